@@ -11,12 +11,15 @@
  * current()            top config, or None
  * current_args()       top args, or None
  * depth()              number of entries on this thread's stack
+ * spin(ns)             busy-wait ns nanoseconds on CLOCK_MONOTONIC, holding
+ *                      the GIL (the "delay" mechanism's calibrated cost)
  *
  * Entries left by a thread that exits without leaving are leaked, not freed:
  * there is no safe point to DECREF without the thread state.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <time.h>
 
 #define LB_TLS_MAX_DEPTH 64
 
@@ -96,6 +99,38 @@ lb_depth_fn(PyObject *self, PyObject *unused)
     return PyLong_FromLong(lb_depth);
 }
 
+static inline long long
+lb_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Busy-wait, not sleep: a sleep's wake-up latency (tens of microseconds)
+   would swamp the sub-microsecond delays the sensitivity check injects.
+   The GIL stays held, as it is during the launch work being imitated. */
+static PyObject *
+lb_spin(PyObject *self, PyObject *arg)
+{
+    long long start = lb_now_ns();
+    long long ns = PyLong_AsLongLong(arg);
+    if (ns == -1 && PyErr_Occurred())
+        return NULL;
+    if (ns < 0) {
+        PyErr_SetString(PyExc_ValueError, "spin(ns) needs ns >= 0");
+        return NULL;
+    }
+    if (ns > 10LL * 1000000000LL) {
+        PyErr_SetString(PyExc_ValueError, "spin(ns) refuses waits over 10 s");
+        return NULL;
+    }
+    long long deadline = start + ns;
+    while (lb_now_ns() < deadline)
+        ;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef lb_methods[] = {
     {"enter", (PyCFunction)(void (*)(void))lb_enter, METH_FASTCALL,
      "enter(config, args): push a launch configuration and its args."},
@@ -103,6 +138,7 @@ static PyMethodDef lb_methods[] = {
     {"current", lb_current, METH_NOARGS, "current(): innermost config or None."},
     {"current_args", lb_current_args, METH_NOARGS, "current_args(): innermost args or None."},
     {"depth", lb_depth_fn, METH_NOARGS, "depth(): entries on this thread's stack."},
+    {"spin", lb_spin, METH_O, "spin(ns): busy-wait ns nanoseconds (GIL held)."},
     {NULL, NULL, 0, NULL},
 };
 

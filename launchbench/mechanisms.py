@@ -1,0 +1,337 @@
+"""Launch-config capture mechanisms, switchable inside one process.
+
+Each mechanism replaces ``CUDADispatcher.call`` of the imported numba-cuda
+with a wrapper, so the cost of *capturing* the launch configuration is
+measured on one build, free of every other difference between releases:
+
+- ``stock``: the original method, untouched.
+- ``passthrough``: the same interception, capturing nothing -- the cost of
+  the wrapper itself, which every other mechanism also pays.
+- ``contextvar``: as described for numba-cuda pull request #288: per launch,
+  a frozen dataclass is built and set in a ``ContextVar`` by a
+  ``@contextlib.contextmanager``, and reset afterwards.
+- ``tls``: our C extension ``launchbench._tls`` (a per-thread stack): push
+  the launch configuration and args before the launch, pop after.
+- ``delay[:T]``: passthrough plus a calibrated busy-wait of T per launch
+  (default 0.5us) -- a known cost that a comparison must be able to see.
+
+Both launch signatures are intercepted: numba-cuda <= 0.29
+``call(self, args, griddim, blockdim, stream, sharedmem)`` and >= 0.30
+``call(self, args, launch_config)``. Which one is detected once, at
+install time, so nothing is inspected per launch.
+
+Import-light on purpose: numba is imported only by ``install``.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import inspect
+import re
+import time
+from dataclasses import dataclass
+
+from .errors import UserError
+
+MECHANISMS = ("stock", "passthrough", "contextvar", "tls", "delay")
+DEFAULT_DELAY_NS = 500
+_MAX_DELAY_NS = 1_000_000  # 1 ms: anything longer is a typo, not a launch cost
+
+SIGNATURE_029 = ("self", "args", "griddim", "blockdim", "stream", "sharedmem")
+SIGNATURE_030 = ("self", "args", "launch_config")
+
+_UNITS_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000}
+_DELAY_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ns|us|µs|ms)\s*$")
+
+
+# --------------------------------------------------------------------------
+# Spec parsing (pure)
+# --------------------------------------------------------------------------
+
+def parse(spec: str) -> tuple[str, int]:
+    """``spec`` -> (mechanism name, delay in ns; 0 unless delay)."""
+    if not isinstance(spec, str):
+        raise UserError(f"mechanism must be a string, got {type(spec).__name__}; use one of {', '.join(MECHANISMS)}")
+    name, sep, arg = spec.strip().partition(":")
+    name = name.strip().lower()
+    if name not in MECHANISMS:
+        raise UserError(
+            f"unknown mechanism {spec!r}; use one of {', '.join(MECHANISMS)} (delay takes a time, e.g. delay:0.5us)"
+        )
+    if name != "delay":
+        if sep:
+            raise UserError(f"mechanism {name!r} takes no argument (got {spec!r}); write just {name!r}")
+        return name, 0
+    if not sep:
+        return name, DEFAULT_DELAY_NS
+    match = _DELAY_RE.match(arg)
+    if not match:
+        raise UserError(f"bad delay {arg!r} in {spec!r}; write a time with a unit, e.g. delay:0.5us or delay:500ns")
+    ns = round(float(match.group(1)) * _UNITS_NS[match.group(2)])
+    if ns > _MAX_DELAY_NS:
+        raise UserError(f"delay {arg!r} is over 1ms per launch; use a sub-millisecond delay such as delay:0.5us")
+    return name, ns
+
+
+def format_spec(name: str, delay_ns: int = 0) -> str:
+    """The canonical spelling of a mechanism (``delay:500ns``)."""
+    return f"delay:{delay_ns}ns" if name == "delay" else name
+
+
+def validate(spec: str) -> str:
+    """Check a mechanism spec without importing numba; return its canonical form."""
+    return format_spec(*parse(spec))
+
+
+# --------------------------------------------------------------------------
+# What the capturing mechanisms make visible
+# --------------------------------------------------------------------------
+
+@dataclass(frozen=True, repr=False)
+class LaunchConfig:
+    """One launch's configuration, as the contextvar mechanism captures it."""
+
+    dispatcher: object
+    args: tuple
+    griddim: object
+    blockdim: object
+    stream: object
+    sharedmem: object
+
+    def __repr__(self) -> str:
+        # Not the fields' own reprs: a cuda.core Stream's repr calls the driver.
+        name = getattr(self.dispatcher, "__name__", type(self.dispatcher).__name__)
+        return (
+            f"LaunchConfig({name}, {len(self.args)} args, griddim={self.griddim!r}, "
+            f"blockdim={self.blockdim!r}, stream={type(self.stream).__name__}, sharedmem={self.sharedmem!r})"
+        )
+
+
+_CONFIG_VAR: contextvars.ContextVar = contextvars.ContextVar("launchbench_launch_config", default=None)
+
+
+@contextlib.contextmanager
+def _launch_config_scope(dispatcher, args, griddim, blockdim, stream, sharedmem):
+    token = _CONFIG_VAR.set(LaunchConfig(dispatcher, args, griddim, blockdim, stream, sharedmem))
+    try:
+        yield
+    finally:
+        _CONFIG_VAR.reset(token)
+
+
+def current_launch_config():
+    """The launch being made (``LaunchConfig``) under contextvar or tls, else None.
+
+    Set for the whole call: launch-triggered compilation and the launch.
+    """
+    config = _CONFIG_VAR.get()
+    if config is not None:
+        return config
+    tls = _tls_module(required=False)
+    if tls is None:
+        return None
+    raw = tls.current()
+    if raw is None:
+        return None
+    args = tls.current_args()
+    if isinstance(raw, tuple):  # 0.29 signature: (dispatcher, griddim, blockdim, stream, sharedmem)
+        return LaunchConfig(raw[0], args, *raw[1:])
+    # 0.30 signature: numba-cuda's own configured launch object
+    return LaunchConfig(raw.dispatcher, args, raw.griddim, raw.blockdim, raw.stream, raw.sharedmem)
+
+
+# --------------------------------------------------------------------------
+# The C extension and the calibrated delay
+# --------------------------------------------------------------------------
+
+def _tls_module(required: bool = True):
+    try:
+        from . import _tls
+    except ImportError:
+        if required:
+            raise UserError(
+                "launchbench's C extension launchbench._tls is not built; run "
+                "`pip install -e .` (or `python setup.py build_ext --inplace`) in the launchbench checkout"
+            ) from None
+        return None
+    return _tls
+
+
+@functools.lru_cache(maxsize=None)
+def spin_overhead_ns() -> int:
+    """What one ``spin(0)`` statement costs in Python, measured once per process.
+
+    Subtracted from a requested delay so that ``delay:T`` adds T per launch,
+    not T plus the call that implements it.
+    """
+    spin = _tls_module().spin
+    n = 20_000
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter_ns()
+        for _ in range(n):
+            spin(0)
+        t1 = time.perf_counter_ns()
+        for _ in range(n):
+            pass
+        t2 = time.perf_counter_ns()
+        best = min(best, ((t1 - t0) - (t2 - t1)) / n)
+    return max(0, round(best))
+
+
+# --------------------------------------------------------------------------
+# Wrappers: one factory per (mechanism, signature)
+# --------------------------------------------------------------------------
+
+def _wrap_passthrough(orig, sig):
+    if sig == SIGNATURE_030:
+        def call(self, args, launch_config):
+            return orig(self, args, launch_config)
+    else:
+        def call(self, args, griddim, blockdim, stream, sharedmem):
+            return orig(self, args, griddim, blockdim, stream, sharedmem)
+    return call
+
+
+def _wrap_contextvar(orig, sig):
+    scope = _launch_config_scope
+    if sig == SIGNATURE_030:
+        def call(self, args, launch_config):
+            with scope(self, args, launch_config.griddim, launch_config.blockdim,
+                       launch_config.stream, launch_config.sharedmem):
+                return orig(self, args, launch_config)
+    else:
+        def call(self, args, griddim, blockdim, stream, sharedmem):
+            with scope(self, args, griddim, blockdim, stream, sharedmem):
+                return orig(self, args, griddim, blockdim, stream, sharedmem)
+    return call
+
+
+def _wrap_tls(orig, sig):
+    tls = _tls_module()
+    enter, leave = tls.enter, tls.leave
+    if sig == SIGNATURE_030:
+        # The configured launch object already carries everything: push it as is.
+        def call(self, args, launch_config):
+            enter(launch_config, args)
+            try:
+                return orig(self, args, launch_config)
+            finally:
+                leave()
+    else:
+        def call(self, args, griddim, blockdim, stream, sharedmem):
+            enter((self, griddim, blockdim, stream, sharedmem), args)
+            try:
+                return orig(self, args, griddim, blockdim, stream, sharedmem)
+            finally:
+                leave()
+    return call
+
+
+def _wrap_delay(orig, sig, spin_ns):
+    spin = _tls_module().spin
+    if sig == SIGNATURE_030:
+        def call(self, args, launch_config):
+            spin(spin_ns)
+            return orig(self, args, launch_config)
+    else:
+        def call(self, args, griddim, blockdim, stream, sharedmem):
+            spin(spin_ns)
+            return orig(self, args, griddim, blockdim, stream, sharedmem)
+    return call
+
+
+def make_wrapper(spec: str, orig):
+    """The replacement for ``orig`` (an unbound ``call``) under ``spec``; None for stock."""
+    name, delay_ns = parse(spec)
+    sig = signature_of(orig)
+    if name == "stock":
+        return None
+    if name == "passthrough":
+        wrapper = _wrap_passthrough(orig, sig)
+    elif name == "contextvar":
+        wrapper = _wrap_contextvar(orig, sig)
+    elif name == "tls":
+        wrapper = _wrap_tls(orig, sig)
+    else:
+        wrapper = _wrap_delay(orig, sig, max(0, delay_ns - spin_overhead_ns()))
+    functools.update_wrapper(wrapper, orig)
+    wrapper.__launchbench_mechanism__ = format_spec(name, delay_ns)
+    return wrapper
+
+
+def signature_of(func) -> tuple:
+    """Which launch signature ``func`` has (SIGNATURE_029 or SIGNATURE_030)."""
+    params = tuple(inspect.signature(func, follow_wrapped=False).parameters)
+    if params in (SIGNATURE_029, SIGNATURE_030):
+        return params
+    raise UserError(
+        f"unsupported CUDADispatcher.call signature ({', '.join(params)}); launchbench knows numba-cuda "
+        "0.29's (args, griddim, blockdim, stream, sharedmem) and 0.30's (args, launch_config): "
+        "install numba-cuda 0.29.x or >= 0.30"
+    )
+
+
+# --------------------------------------------------------------------------
+# Installing onto a dispatcher class
+# --------------------------------------------------------------------------
+
+class _State:
+    target = None     # the class patched
+    original = None   # its own ``call`` before we touched it (the very object)
+    spec = "stock"
+
+
+def _default_target():
+    from .device import import_cuda, simulator_enabled
+
+    if simulator_enabled():
+        raise UserError(
+            "the CUDA simulator's kernels never reach CUDADispatcher.call, so no mechanism can be "
+            "installed on them; unset NUMBA_ENABLE_CUDASIM (or pass target= a stand-in dispatcher class)"
+        )
+    import_cuda()
+    from numba.cuda.dispatcher import CUDADispatcher
+
+    return CUDADispatcher
+
+
+def install(spec: str, target=None) -> None:
+    """Make ``spec`` the active mechanism on numba-cuda's CUDADispatcher (or ``target``).
+
+    Replaces any active mechanism. ``stock`` leaves the class untouched.
+    """
+    name, delay_ns = parse(spec)
+    target = _default_target() if target is None else target
+    uninstall()
+    if name == "stock":
+        return
+    original = target.__dict__.get("call")
+    if original is None:
+        raise UserError(f"{target.__qualname__} defines no call method of its own; pass the class that does")
+    wrapper = make_wrapper(spec, original)
+    _State.target, _State.original, _State.spec = target, original, wrapper.__launchbench_mechanism__
+    target.call = wrapper
+
+
+def uninstall() -> None:
+    """Restore the original ``call`` (the very same function object)."""
+    if _State.target is not None:
+        _State.target.call = _State.original
+    _State.target, _State.original, _State.spec = None, None, "stock"
+
+
+def active() -> str:
+    """The installed mechanism's canonical spec; "stock" when none."""
+    return _State.spec
+
+
+@contextlib.contextmanager
+def installed(spec: str, target=None):
+    """``with installed("tls"): ...`` -- install for the block, then restore stock."""
+    install(spec, target)
+    try:
+        yield
+    finally:
+        uninstall()
