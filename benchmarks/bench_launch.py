@@ -1,0 +1,157 @@
+"""Launch overhead: host-side cost of one numba-cuda kernel launch.
+
+Each timed call is exactly one launch of an empty kernel that was compiled
+and warmed up in ``setup``, so asv's reported time *is* the time per launch
+(asv divides each sample by its ``number`` of calls); read ``12.3±0.1μs`` as
+12.3 µs per launch. The timed body never synchronizes: the empty kernels run
+on the GPU faster than the host can launch them, so the queue never fills
+and what is measured is the host-side launch path.
+
+Low-occupancy warning: numba-cuda warns when a launch configuration with
+fewer than 128 blocks is built. ``setup`` turns the warning off (config flag
+plus a warnings filter, see ``common.quiet_occupancy_warnings``) for every
+benchmark, small grid or not, so all configurations pay the same (zero)
+warning cost and ``[1, 1]`` is not distorted by a ``warnings.warn`` call
+whenever numba-cuda builds a new launch configuration.
+
+Dynamic shared memory: the ``sharedmem=1KiB`` configuration launches the
+same empty kernel with 1024 bytes of dynamic shared memory. The host-side
+launch path does not look at whether the kernel declares
+``cuda.shared.array(0, ...)``; keeping the kernel identical makes the launch
+configuration the only difference between rows.
+"""
+from . import common
+
+#: Launch configurations by readable name: (griddim, blockdim, extra), where
+#: extra is "" (plain), "stream" (a non-default stream) or a dynamic
+#: shared-memory size in bytes.
+LAUNCH_CONFIGS = {
+    "[1, 1]": (1, 1, ""),
+    "[1, 128]": (1, 128, ""),
+    "[128, 128]": (128, 128, ""),
+    "[1024, 256]": (1024, 256, ""),
+    "[(16, 16), (16, 16)]": ((16, 16), (16, 16), ""),
+    "[1, 128] sharedmem=1KiB": (1, 128, 1024),
+    "[1, 128] stream": (1, 128, "stream"),
+}
+CONFIG_NAMES = list(LAUNCH_CONFIGS)
+
+#: Launches in setup after compilation, before timing starts.
+WARMUP_LAUNCHES = 100
+
+
+def launch_index(config, stream=None):
+    """The subscript users write, ``k[<index>]``, for a named configuration."""
+    griddim, blockdim, extra = LAUNCH_CONFIGS[config]
+    if extra == "stream":
+        if stream is None:
+            raise ValueError(f"{config} needs a stream")
+        return (griddim, blockdim, stream)
+    if extra:
+        return (griddim, blockdim, 0, extra)
+    return (griddim, blockdim)
+
+
+class _LaunchBase:
+    params = [common.ARG_COUNTS, CONFIG_NAMES]
+    param_names = ["args", "config"]
+    # Each call is one ~10 µs launch: fix the calls per sample so every
+    # sample averages thousands of launches, and take enough samples for a
+    # stable median.
+    number = 2000
+    repeat = (5, 20, 10.0)
+    warmup_time = 0.2
+
+    def setup(self, nargs, config):
+        common.gpu_or_skip()
+        common.quiet_occupancy_warnings()
+        from numba import cuda
+
+        self.kernel = common.make_kernel(nargs)
+        self.args = common.make_args(nargs)
+        self.stream = cuda.stream() if LAUNCH_CONFIGS[config][2] == "stream" else None
+        self.index = launch_index(config, self.stream)
+        self.configured = self.kernel[self.index]
+        for _ in range(WARMUP_LAUNCHES):  # first launch compiles
+            self.configured(*self.args)
+        common.synchronize()
+
+    def teardown(self, nargs, config):
+        if hasattr(self, "kernel"):
+            common.synchronize()
+
+
+class TimeLaunchPreconfigured(_LaunchBase):
+    """``cfg = k[g, b]`` once, then ``cfg(*args)`` per launch."""
+
+    def time_launch(self, nargs, config):
+        self.configured(*self.args)
+
+
+class TimeLaunchConfigurePerLaunch(_LaunchBase):
+    """``k[g, b](*args)`` per launch: indexing (a cached configure) plus launch."""
+
+    def time_launch(self, nargs, config):
+        self.kernel[self.index](*self.args)
+
+
+class TimeLaunchWithCallback:
+    """``cfg(*args)`` with one no-op ``pre_launch_callbacks`` entry (v2 API).
+
+    The extension point compile-time extensions use on every launch; absent
+    before numba-cuda 0.30, where this benchmark skips.
+    """
+
+    params = [common.ARG_COUNTS]
+    param_names = ["args"]
+    number = _LaunchBase.number
+    repeat = _LaunchBase.repeat
+    warmup_time = _LaunchBase.warmup_time
+
+    def setup(self, nargs):
+        common.gpu_or_skip()
+        if not common.has_launchconfig():
+            raise NotImplementedError("pre_launch_callbacks needs numba-cuda >= 0.30 (v2)")
+        common.quiet_occupancy_warnings()
+        self.kernel = common.make_kernel(nargs)
+        self.args = common.make_args(nargs)
+        self.configured = self.kernel[1, 1]
+        if not hasattr(self.configured, "pre_launch_callbacks"):
+            raise NotImplementedError("this numba-cuda has no pre_launch_callbacks")
+        self.configured.pre_launch_callbacks.append(_noop_callback)
+        for _ in range(WARMUP_LAUNCHES):
+            self.configured(*self.args)
+        common.synchronize()
+
+    def teardown(self, nargs):
+        if hasattr(self, "configured"):
+            callbacks = getattr(self.configured, "pre_launch_callbacks", [])
+            if _noop_callback in callbacks:
+                # configure() is cached: leave the shared object as found.
+                callbacks.remove(_noop_callback)
+            common.synchronize()
+
+    def time_launch(self, nargs):
+        self.configured(*self.args)
+
+
+def _noop_callback(kernel, launch_config):
+    return None
+
+
+class TrackRunKind:
+    """Records whether these results come from the CUDA simulator.
+
+    ``cuda_simulator`` is 1 for a smoke run under the simulator and 0 on a
+    GPU. ``asv compare`` and ``asv publish`` show it beside the timings, so a
+    smoke run can never pass for GPU numbers.
+    """
+
+    unit = "simulator (1=yes)"
+
+    def setup(self):
+        if common.simulator_enabled() and not common.smoke_mode():
+            raise NotImplementedError("CUDA simulator without LAUNCHBENCH_SMOKE=1: no results")
+
+    def track_cuda_simulator(self):
+        return 1 if common.simulator_enabled() else 0
