@@ -1,0 +1,407 @@
+"""``launchbench mechanisms``: what each capture mechanism adds per launch, in one process.
+
+Kernels for 0..4 args are compiled once; then, round after round, every
+mechanism is installed (in a shuffled order), timed over a block of launches
+and uninstalled, so all mechanisms share the machine's drift and the
+per-round differences against ``passthrough`` (the wrapper's own cost) and
+``stock`` are paired. Raw samples go to the JSON, which is rewritten
+atomically after every round, so an interrupted run keeps what it measured.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+from datetime import datetime, timezone
+
+from .errors import UserError
+from . import mechanisms
+
+DEFAULT_SPECS = ("stock", "passthrough", "contextvar", "tls", "delay:0.5us")
+DEFAULT_ARG_COUNTS = (0, 1, 2, 3, 4)
+TARGET_US = 0.1  # issue 4: tls may add at most this much per launch over passthrough
+SCHEMA = "launchbench.mechanisms/1"
+
+
+# ----------------------------------------------------------------- options
+
+def parse_arg_counts(text: str) -> list[int]:
+    """"0,1,4" or "0-4" -> sorted distinct arg counts in 0..8."""
+    counts: set[int] = set()
+    try:
+        for part in text.split(","):
+            part = part.strip()
+            if "-" in part:
+                lo, hi = (int(x) for x in part.split("-", 1))
+                counts.update(range(lo, hi + 1))
+            elif part:
+                counts.add(int(part))
+    except ValueError:
+        raise UserError(f"bad --args {text!r}; write arg counts like 0,1,2 or 0-4") from None
+    if not counts or min(counts) < 0 or max(counts) > 8:
+        raise UserError(f"bad --args {text!r}; arg counts must lie in 0..8, e.g. --args 0-4")
+    return sorted(counts)
+
+
+def parse_specs(text: str) -> list[str]:
+    """Mechanism specs, canonical and distinct; stock and passthrough are always included
+    because every difference is reported against them."""
+    specs = []
+    for part in text.split(","):
+        if part.strip():
+            spec = mechanisms.validate(part)
+            if spec not in specs:
+                specs.append(spec)
+    for required in ("passthrough", "stock"):
+        if required not in specs:
+            specs.insert(0, required)
+    return specs
+
+
+def _positive(name: str, value: int) -> int:
+    if value < 1:
+        raise UserError(f"--{name} must be at least 1 (got {value})")
+    return value
+
+
+# ----------------------------------------------------------------- statistics
+
+def paired_rounds(rounds: list[dict], nargs: int, a: str, b: str) -> tuple[list, list]:
+    """Per-round sample lists of *a* and *b* at *nargs*, for rounds where both were measured."""
+    key = str(nargs)
+    ra, rb = [], []
+    for rnd in rounds:
+        per = rnd["samples"].get(key, {})
+        if per.get(a) and per.get(b):
+            ra.append(per[a])
+            rb.append(per[b])
+    return ra, rb
+
+
+def target_verdict(ci_us, target: float = TARGET_US) -> str:
+    """met: the whole CI is at or under the target; missed: all above; else inconclusive."""
+    lo, hi = ci_us
+    if hi <= target:
+        return "met"
+    if lo > target:
+        return "missed"
+    return "inconclusive"
+
+
+def analyse(rounds: list[dict], specs: list[str], arg_counts: list[int], target: float = TARGET_US,
+            judge: bool = True) -> dict:
+    """Medians, paired deltas vs passthrough and vs stock, and the tls target verdict
+    (not judged when *judge* is false: simulator numbers are not launch costs)."""
+    from .stats import paired_delta
+
+    results = {}
+    for nargs in arg_counts:
+        key = str(nargs)
+        medians = {}
+        for spec in specs:
+            values = [v for rnd in rounds for v in rnd["samples"].get(key, {}).get(spec, [])]
+            if values:
+                medians[spec] = statistics.median(values)
+        entry = {"median_us": medians, "vs_passthrough": {}, "vs_stock": {}}
+        for ref, slot in (("passthrough", "vs_passthrough"), ("stock", "vs_stock")):
+            for spec in specs:
+                if spec == ref:
+                    continue
+                ref_rounds, var_rounds = paired_rounds(rounds, nargs, ref, spec)
+                if ref_rounds:
+                    entry[slot][spec] = paired_delta(ref_rounds, var_rounds)
+        tls = entry["vs_passthrough"].get("tls")
+        if tls is not None and judge:
+            entry["tls_target"] = {"target_us": target, "verdict": target_verdict(tls["ci_us"], target)}
+        results[key] = entry
+    verdicts = [e["tls_target"]["verdict"] for e in results.values() if "tls_target" in e]
+    if not judge:
+        overall = "not judged (simulator)"
+    elif not verdicts:
+        overall = "not measured"
+    elif all(v == "met" for v in verdicts):
+        overall = "met"
+    elif any(v == "missed" for v in verdicts):
+        overall = "missed"
+    else:
+        overall = "inconclusive"
+    return {"per_args": results, "tls_target": {"rule": f"tls - passthrough <= {target:g} us at every arg count",
+                                                 "verdict": overall}}
+
+
+# ----------------------------------------------------------------- kernels
+
+class SimulatorDispatcher:
+    """Stand-in for CUDADispatcher under the CUDA simulator.
+
+    The simulator's kernels never reach ``CUDADispatcher.call``, so the smoke
+    mode installs the mechanisms on this class instead: it has the 0.30 call
+    signature and runs the simulator kernel from ``call``.
+    """
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def __getitem__(self, config):
+        return _SimulatorLaunch(self, *config)
+
+    def call(self, args, launch_config):
+        lc = launch_config
+        self.kernel[lc.griddim, lc.blockdim, lc.stream, lc.sharedmem](*args)
+
+
+class _SimulatorLaunch:
+    def __init__(self, dispatcher, griddim, blockdim, stream=0, sharedmem=0):
+        self.dispatcher, self.griddim, self.blockdim = dispatcher, griddim, blockdim
+        self.stream, self.sharedmem = stream, sharedmem
+
+    def __call__(self, *args):
+        return self.dispatcher.call(args, self)
+
+
+def _quiet_occupancy_warning():
+    """The low-occupancy warning would otherwise fire on our [1, 1] launches."""
+    from numba.cuda import config
+
+    if hasattr(config, "CUDA_LOW_OCCUPANCY_WARNINGS"):
+        config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
+    try:
+        from numba.core.errors import NumbaPerformanceWarning
+
+        warnings.simplefilter("ignore", NumbaPerformanceWarning)
+    except ImportError:  # pragma: no cover
+        pass
+
+
+def make_launchers(arg_counts, simulator: bool) -> dict:
+    """nargs -> (configured [1, 1] launch, device-array args), compiled and warmed once."""
+    import numpy as np
+    from numba import cuda
+
+    _quiet_occupancy_warning()
+    launchers = {}
+    for nargs in arg_counts:
+        params = ", ".join(f"a{i}" for i in range(nargs))
+        namespace: dict = {}
+        exec(compile(f"def k({params}):\n    pass\n", f"<launchbench mechanisms k{nargs}>", "exec"), namespace)
+        kernel = cuda.jit(namespace["k"])
+        if simulator:
+            kernel = SimulatorDispatcher(kernel)
+        args = tuple(cuda.to_device(np.zeros(1, dtype=np.float32)) for _ in range(nargs))
+        launch = kernel[1, 1]
+        launch(*args)  # compile now, outside any timing
+        launchers[nargs] = (launch, args)
+    cuda.synchronize()
+    return launchers
+
+
+# ----------------------------------------------------------------- measuring
+
+def measure_block(launch, args, samples: int, launches: int, warmup: int, sync) -> list[float]:
+    """*samples* timings (µs per launch) of *launches* back-to-back launches each."""
+    for _ in range(warmup):
+        launch(*args)
+    sync()
+    clock = time.perf_counter_ns
+    out = []
+    for _ in range(samples):
+        t0 = clock()
+        for _ in range(launches):
+            launch(*args)
+        t1 = clock()
+        out.append((t1 - t0) / launches / 1000.0)
+    sync()
+    return out
+
+
+def run_rounds(launchers, specs, n_rounds, samples, launches, warmup, sync, rng, target=None,
+               on_round=None, rounds=None) -> list[dict]:
+    """The interleaved measurement; appends to *rounds* (kept on KeyboardInterrupt)."""
+    rounds = [] if rounds is None else rounds
+    for index in range(n_rounds):
+        record = {"round": index, "order": {}, "samples": {}, "complete": False}
+        rounds.append(record)
+        arg_counts = list(launchers)
+        rng.shuffle(arg_counts)
+        for nargs in arg_counts:
+            launch, args = launchers[nargs]
+            order = list(specs)
+            rng.shuffle(order)
+            record["order"][str(nargs)] = order
+            per = record["samples"].setdefault(str(nargs), {})
+            for spec in order:
+                mechanisms.install(spec, target)
+                try:
+                    per[spec] = measure_block(launch, args, samples, launches, warmup, sync)
+                finally:
+                    mechanisms.uninstall()
+        record["complete"] = True
+        if on_round is not None:
+            on_round(rounds)
+    return rounds
+
+
+# ----------------------------------------------------------------- output
+
+def write_json_atomic(path: str, doc: dict) -> str:
+    path = os.path.abspath(path)
+    directory = os.path.dirname(path)
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".mechanisms-", suffix=".json.tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(doc, fh, indent=1, allow_nan=False)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
+
+
+def _fmt_delta(d: dict | None) -> str:
+    if d is None:
+        return "-"
+    lo, hi = d["ci_us"]
+    return f"{d['delta_us']:+.3f} [{lo:+.3f},{hi:+.3f}]"
+
+
+def format_table(doc: dict) -> str:
+    specs, analysis = doc["params"]["mechanisms"], doc["analysis"]
+    lines = []
+    if doc["simulator"]:
+        lines.append("SIMULATOR SMOKE RUN -- not a measurement of GPU launch costs")
+    lines.append(f"numba-cuda {doc['numba_cuda']} ({doc['signature']}); {doc['rounds_complete']} rounds x "
+                 f"{doc['params']['samples']} samples x {doc['params']['launches']} launches"
+                 + ("; INTERRUPTED" if doc["interrupted"] else ""))
+    lines.append("Median us/launch:")
+    lines.append("args " + "".join(f"{s:>14}" for s in specs))
+    for key, entry in analysis["per_args"].items():
+        lines.append(f"{key:<5}" + "".join(f"{entry['median_us'].get(s, float('nan')):>14.3f}" for s in specs))
+    for slot, ref in (("vs_passthrough", "passthrough"), ("vs_stock", "stock")):
+        others = [s for s in specs if s != ref]
+        lines.append(f"Delta vs {ref}, us/launch: mean [95% CI over rounds]")
+        lines.append("args " + "".join(f" {s:>27}" for s in others))
+        for key, entry in analysis["per_args"].items():
+            lines.append(f"{key:<5}" + "".join(f" {_fmt_delta(entry[slot].get(s)):>27}" for s in others))
+    lines.append(f"Target {analysis['tls_target']['rule']}: {analysis['tls_target']['verdict'].upper()} ("
+                 + ", ".join(f"{k} args {e['tls_target']['verdict']}" for k, e in analysis["per_args"].items()
+                             if "tls_target" in e) + ")")
+    return "\n".join(lines)
+
+
+def _numba_cuda_version() -> str | None:
+    try:
+        from importlib.metadata import version
+
+        return version("numba-cuda")
+    except Exception:  # noqa: BLE001
+        return None
+
+
+# ----------------------------------------------------------------- command
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "mechanisms",
+        help="cost of each launch-config capture mechanism (stock/passthrough/contextvar/tls/delay), one process",
+        description=__doc__.split("\n\n")[1] if __doc__ else None,
+    )
+    p.add_argument("--mechanisms", default=",".join(DEFAULT_SPECS),
+                   help="comma-separated specs (default: %(default)s); stock and passthrough are always added")
+    p.add_argument("--args", default="0-4", help="argument counts, e.g. 0-4 or 0,2 (default: %(default)s)")
+    p.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 30; 2 with --simulator)")
+    p.add_argument("--samples", type=int, default=None, help="timed samples per block (default 4; 2 with --simulator)")
+    p.add_argument("--launches", type=int, default=None,
+                   help="launches per sample (default 500; 3 with --simulator)")
+    p.add_argument("--warmup", type=int, default=50, help="untimed launches after each install (default %(default)s)")
+    p.add_argument("--seed", type=int, default=None, help="shuffle seed (default: random, recorded)")
+    p.add_argument("--output", "-o", default="mechanisms.json", help="JSON path (default: %(default)s)")
+    p.add_argument("--simulator", action="store_true",
+                   help="smoke run under NUMBA_ENABLE_CUDASIM=1; its numbers are NOT launch costs")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from .device import device_info, host_info, require_gpu, simulator_enabled
+
+    specs = parse_specs(args.mechanisms)
+    arg_counts = parse_arg_counts(args.args)
+    sim = bool(args.simulator)
+    n_rounds = _positive("rounds", args.rounds if args.rounds is not None else (2 if sim else 30))
+    samples = _positive("samples", args.samples if args.samples is not None else (2 if sim else 4))
+    launches = _positive("launches", args.launches if args.launches is not None else (3 if sim else 500))
+    if args.warmup < 0:
+        raise UserError(f"--warmup must be >= 0 (got {args.warmup})")
+    if sim and not simulator_enabled():
+        raise UserError("--simulator needs NUMBA_ENABLE_CUDASIM=1 set before launchbench starts; "
+                        "run NUMBA_ENABLE_CUDASIM=1 launchbench mechanisms --simulator")
+    require_gpu(allow_simulator=sim)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
+
+    from numba import cuda
+
+    launchers = make_launchers(arg_counts, sim)
+    target = SimulatorDispatcher if sim else None
+    if not sim:
+        from numba.cuda.dispatcher import CUDADispatcher
+
+        signature = mechanisms.signature_of(CUDADispatcher.__dict__["call"])
+    else:
+        signature = mechanisms.signature_of(SimulatorDispatcher.call)
+    delay = {}
+    for spec in specs:
+        name, ns = mechanisms.parse(spec)
+        if name == "delay":
+            overhead = mechanisms.spin_overhead_ns()
+            delay[spec] = {"requested_ns": ns, "spin_call_overhead_ns": overhead, "spin_ns": max(0, ns - overhead)}
+
+    doc = {
+        "schema": SCHEMA,
+        "tool": "launchbench mechanisms",
+        "measurement": not sim,
+        "simulator": sim,
+        "note": ("simulator smoke run: the numbers are NOT GPU launch costs" if sim else
+                 "per-launch host time of [1, 1] launches of empty kernels with float32[:] device-array args"),
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "command": sys.argv,
+        "numba_cuda": _numba_cuda_version(),
+        "signature": "call(" + ", ".join(signature[1:]) + ")",
+        "host": host_info(),
+        "device": device_info(),
+        "params": {"mechanisms": specs, "arg_counts": arg_counts, "rounds": n_rounds, "samples": samples,
+                   "launches": launches, "warmup": args.warmup, "seed": seed, "unit": "us/launch"},
+        "delay": delay,
+        "interrupted": False,
+        "rounds": [],
+    }
+
+    def finish(rounds, interrupted=False):
+        doc["rounds"] = rounds
+        doc["interrupted"] = interrupted
+        doc["rounds_complete"] = sum(1 for r in rounds if r["complete"])
+        doc["analysis"] = analyse(rounds, specs, arg_counts, judge=not sim)
+        write_json_atomic(args.output, doc)
+
+    rounds: list[dict] = []
+    try:
+        run_rounds(launchers, specs, n_rounds, samples, launches, args.warmup, cuda.synchronize,
+                   random.Random(seed), target=target, on_round=finish, rounds=rounds)
+    except KeyboardInterrupt:
+        mechanisms.uninstall()
+        finish(rounds, interrupted=True)
+        print(format_table(doc))
+        print(f"interrupted: partial results in {args.output}", file=sys.stderr)
+        return 130
+    finish(rounds)
+    print(format_table(doc))
+    print(f"wrote {args.output}")
+    return 0
