@@ -23,6 +23,7 @@ SUBCOMMAND_MODULES = (
     "launchbench.mechanisms_cli",
     "launchbench.peers",
     "launchbench.report",
+    "launchbench.site",
     "launchbench.device",
 )
 
