@@ -1,0 +1,355 @@
+"""Where a numba-cuda launch spends its time, stage by stage, measured.
+
+Each stage of ``k[1, 1](*args)`` is re-run on its own, in a loop, with the
+same objects the real launch uses (the cached configured launch, the
+compiled ``_Kernel``, its prepared arguments), so every number is a
+measurement of numba-cuda's own code rather than an estimate:
+
+configure       ``k[1, 1]``: ``__getitem__`` and the lru_cached ``configure``
+type_dispatch   ``_dispatcher.Dispatcher._cuda_call(k, *args)`` -- typeof of
+                every argument and the overload lookup, in C (0.30 passes the
+                launch config as a keyword; both forms are the real call)
+lc_bookkeeping  0.30+ only: the launch-args swap in and out of TLS, the LC-S
+                dispatcher selection, the sensitivity update and the (empty)
+                pre-launch callback loop of ``CUDADispatcher.call``
+cufunc_lookup   ``kernel._codelibrary.get_cufunc().kernel`` (context lookup
+                plus per-device cache hit)
+marshal_args    the ``_prepare_args`` loop of ``_Kernel.launch``
+launch_config   ``cuda.core.LaunchConfig(...)`` as ``_Kernel.launch`` builds it
+driver_launch   ``cuda.core.launch(stream, config, kernel, *kernelargs)`` with
+                the prepared config and arguments (cuda.core's own argument
+                packing included -- it cannot be separated from the call)
+
+``full`` is the preconfigured launch ``cfg(*args)``; the stages it contains
+(all but configure) are summed and the difference is reported as the
+unexplained remainder: Python frames and attribute reads between the
+layers, which no stage isolates. Loops of launches end with one
+synchronize inside the timed region, as everywhere in launchbench. The
+cost of an empty Python loop iteration is measured and subtracted from
+every stage so that summing stages does not count it several times.
+
+numba and numpy are imported only when a breakdown runs.
+"""
+from __future__ import annotations
+
+import inspect
+import statistics
+import time
+
+ARG_COUNTS = (0, 1, 2, 3, 4)
+
+STAGES = (
+    "configure",
+    "type_dispatch",
+    "lc_bookkeeping",
+    "cufunc_lookup",
+    "marshal_args",
+    "launch_config",
+    "driver_launch",
+)
+#: Stages that are part of a preconfigured launch ``cfg(*args)``.
+IN_FULL = STAGES[1:]
+TOTALS = ("full", "full_with_configure")
+
+NOTES = {
+    "lc_bookkeeping": "absent before numba-cuda 0.30 (no launch-config capture in the launch path)",
+    "driver_launch": "includes cuda.core's packing of the marshalled Python values into kernel params",
+    "remainder": "full minus the sum of its stages: frames and attribute reads between layers",
+}
+
+
+# -- numba-cuda kernels (shared with launchbench.peers) ----------------------
+
+def kernel_source(nargs: int, name: str = "k") -> str:
+    """Source of an empty kernel with *nargs* array parameters."""
+    params = ", ".join(f"a{i}" for i in range(nargs))
+    return f"def {name}({params}):\n    pass\n"
+
+
+def quiet_occupancy_warnings() -> None:
+    """The low-occupancy warning would otherwise fire for every [1, 1] config built."""
+    import warnings
+
+    from numba.cuda import config
+
+    if hasattr(config, "CUDA_LOW_OCCUPANCY_WARNINGS"):
+        config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
+    try:
+        from numba.core.errors import NumbaPerformanceWarning
+    except ImportError:  # pragma: no cover
+        return
+    warnings.simplefilter("ignore", NumbaPerformanceWarning)
+
+
+def numba_kernel_and_args(nargs: int):
+    """A compiled empty ``@cuda.jit`` kernel and *nargs* float32[1] device arrays.
+
+    Same kernel as benchmarks/common.py's make_kernel/make_args (which the
+    installed package cannot import). The first launch compiles it.
+    """
+    import numpy as np
+
+    from .device import import_cuda
+
+    cuda = import_cuda()
+    quiet_occupancy_warnings()
+    namespace: dict = {}
+    exec(compile(kernel_source(nargs), f"<launchbench k/{nargs}>", "exec"), namespace)
+    kernel = cuda.jit(namespace["k"])
+    args = [cuda.to_device(np.zeros(1, dtype=np.float32)) for _ in range(nargs)]
+    kernel[1, 1](*args)
+    cuda.synchronize()
+    return kernel, args
+
+
+# -- the launch path, per numba-cuda version ---------------------------------
+
+def launch_path_style(call) -> str:
+    """'launch_config' for 0.30+'s ``call(args, launch_config)``, 'griddim' for 0.29's.
+
+    Gated on the signature, not the version string, so a development build
+    between releases is handled by what it actually does.
+    """
+    params = list(inspect.signature(call).parameters)
+    if params[:1] == ["self"]:
+        params = params[1:]
+    if params == ["args", "launch_config"]:
+        return "launch_config"
+    if params == ["args", "griddim", "blockdim", "stream", "sharedmem"]:
+        return "griddim"
+    raise ValueError(f"unrecognised CUDADispatcher.call signature {params}")
+
+
+def _stage_loops(kernel_dispatcher, cfg, args):
+    """Timed loops, one per stage: each takes n and returns seconds."""
+    from numba import cuda
+    from numba.cuda import dispatcher as nd
+    from numba.cuda.cext import _dispatcher
+
+    style = launch_path_style(nd.CUDADispatcher.call)
+    k = kernel_dispatcher
+    dispatch_kw = {nd._LAUNCH_CONFIG_KW: cfg} if style == "launch_config" else {}
+    cuda_call = _dispatcher.Dispatcher._cuda_call
+    compiled = cuda_call(k, *args, **dispatch_kw)
+    stream, griddim, blockdim, sharedmem = cfg.stream, cfg.griddim, cfg.blockdim, cfg.sharedmem
+    argtypes = compiled.argument_types
+    prepare = compiled._prepare_args
+    codelib = compiled._codelibrary
+    cukernel = codelib.get_cufunc().kernel
+    kernelargs: list = []
+    for t, v in zip(argtypes, args):
+        prepare(t, v, stream, [], kernelargs)
+    LaunchConfig, launch = nd.LaunchConfig, nd.launch
+    try:
+        from numba.cuda._compat import CUDA_CORE_GE_1_0
+    except ImportError:  # 0.29: cuda-core < 1.0 only
+        CUDA_CORE_GE_1_0 = False
+    coop_kw = "is_cooperative" if CUDA_CORE_GE_1_0 else "cooperative_launch"
+    lc_kw = {"grid": griddim, "block": blockdim, "shmem_size": sharedmem, coop_kw: compiled.cooperative}
+    config = LaunchConfig(**lc_kw)
+    sync = cuda.synchronize
+    clock = time.perf_counter
+
+    def loop(n):
+        t0 = clock()
+        for _ in range(n):
+            pass
+        return clock() - t0
+
+    def configure(n):
+        t0 = clock()
+        for _ in range(n):
+            k[1, 1]
+        return clock() - t0
+
+    def type_dispatch(n):
+        t0 = clock()
+        for _ in range(n):
+            cuda_call(k, *args, **dispatch_kw)
+        return clock() - t0
+
+    def lc_bookkeeping(n):
+        t0 = clock()
+        for _ in range(n):
+            prev = cfg._push_args(args)
+            try:
+                k._select_launch_config_dispatcher(cfg)
+                k._update_launch_config_sensitivity(compiled, cfg)
+                for callback in cfg.pre_launch_callbacks:
+                    callback(compiled, cfg)
+            finally:
+                cfg._pop_args(prev)
+        return clock() - t0
+
+    def cufunc_lookup(n):
+        t0 = clock()
+        for _ in range(n):
+            codelib.get_cufunc().kernel
+        return clock() - t0
+
+    def marshal_args(n):
+        t0 = clock()
+        for _ in range(n):
+            retr: list = []
+            kargs: list = []
+            for t, v in zip(argtypes, args):
+                prepare(t, v, stream, retr, kargs)
+        return clock() - t0
+
+    def launch_config(n):
+        t0 = clock()
+        for _ in range(n):
+            LaunchConfig(**lc_kw)
+        return clock() - t0
+
+    def driver_launch(n):
+        t0 = clock()
+        for _ in range(n):
+            launch(stream, config, cukernel, *kernelargs)
+        sync()
+        return clock() - t0
+
+    def full(n):
+        t0 = clock()
+        for _ in range(n):
+            cfg(*args)
+        sync()
+        return clock() - t0
+
+    def full_with_configure(n):
+        t0 = clock()
+        for _ in range(n):
+            k[1, 1](*args)
+        sync()
+        return clock() - t0
+
+    loops = {
+        "loop": loop,
+        "configure": configure,
+        "type_dispatch": type_dispatch,
+        "cufunc_lookup": cufunc_lookup,
+        "marshal_args": marshal_args,
+        "launch_config": launch_config,
+        "driver_launch": driver_launch,
+        "full": full,
+        "full_with_configure": full_with_configure,
+    }
+    if style == "launch_config":
+        loops["lc_bookkeeping"] = lc_bookkeeping
+    return style, loops
+
+
+# -- pure summaries -----------------------------------------------------------
+
+def summarize_stages(medians: dict[str, float | None]) -> dict:
+    """Sum of the stages inside a preconfigured launch, and what is left over.
+
+    *medians* maps stage and total names to µs (None: not in this version).
+    """
+    parts = [medians.get(s) for s in IN_FULL]
+    total = sum(p for p in parts if p is not None)
+    full = medians.get("full")
+    out = {"sum_of_stages": total, "full": full, "remainder": None, "explained_fraction": None}
+    if full:
+        out["remainder"] = full - total
+        out["explained_fraction"] = total / full
+    fwc = medians.get("full_with_configure")
+    if fwc is not None and full is not None:
+        out["configure_in_full_launch"] = fwc - full
+    return out
+
+
+def format_breakdown(doc: dict) -> str:
+    """A stage-by-arg-count table of µs per launch from a breakdown document."""
+    counts = [str(n) for n in doc["arg_counts"]]
+    by = doc["stages"]
+    lines = [
+        f"Launch breakdown, numba-cuda {doc.get('numba_cuda') or '?'} "
+        f"(launch path: call(args, {'launch_config' if doc['launch_path'] == 'launch_config' else 'griddim, ...'})), us/launch:",
+        "stage".ljust(22) + "".join(f"{n + ' args':>10}" for n in counts),
+    ]
+
+    def row(label, values):
+        cells = ["-".rjust(10) if v is None else f"{v:10.3f}" for v in values]
+        lines.append(label.ljust(22) + "".join(cells))
+
+    for stage in STAGES:
+        row(stage, [by[n].get(stage) for n in counts])
+    row("sum (excl. configure)", [doc["summary"][n]["sum_of_stages"] for n in counts])
+    row("full cfg(*args)", [by[n].get("full") for n in counts])
+    row("remainder", [doc["summary"][n]["remainder"] for n in counts])
+    row("full k[1, 1](*args)", [by[n].get("full_with_configure") for n in counts])
+    lines.append(f"(empty-loop cost subtracted from every stage: {doc['loop_overhead_us']:.3f} us)")
+    for key, note in NOTES.items():
+        lines.append(f"  {key}: {note}")
+    return "\n".join(lines)
+
+
+# -- running ------------------------------------------------------------------
+
+def run_breakdown(arg_counts=ARG_COUNTS, loops: int = 10000, repeats: int = 5, rounds: int = 3) -> dict:
+    """Measure every stage for every arg count; medians of interleaved samples, µs."""
+    from .device import require_gpu
+
+    require_gpu()
+    from importlib.metadata import version
+
+    samples: dict[str, dict[str, list[float]]] = {}
+    style = None
+    stage_loops = {}
+    for nargs in arg_counts:
+        k, args = numba_kernel_and_args(nargs)
+        cfg = k[1, 1]
+        style, stage_loops[nargs] = _stage_loops(k, cfg, args)
+        for fn in stage_loops[nargs].values():  # warm-up
+            fn(max(10, loops // 10))
+        samples[str(nargs)] = {name: [] for name in stage_loops[nargs]}
+    for r in range(rounds):
+        for nargs in arg_counts:
+            names = list(stage_loops[nargs])
+            shift = r % len(names)
+            order = names[shift:] + names[:shift]
+            for _ in range(repeats):
+                for name in order:
+                    samples[str(nargs)][name].append(stage_loops[nargs][name](loops) / loops * 1e6)
+    loop_us = statistics.median(x for n in samples for x in samples[n]["loop"])
+    stages, summary = {}, {}
+    for n, by_name in samples.items():
+        med = {name: statistics.median(v) - loop_us for name, v in by_name.items() if name != "loop"}
+        for stage in STAGES:
+            med.setdefault(stage, None)
+        stages[n] = med
+        summary[n] = summarize_stages(med)
+    return {
+        "schema": "launchbench.breakdown/1",
+        "numba_cuda": version("numba-cuda"),
+        "launch_path": style,
+        "arg_counts": list(arg_counts),
+        "settings": {"loops": loops, "repeats": repeats, "rounds": rounds},
+        "loop_overhead_us": loop_us,
+        "stages": stages,
+        "summary": summary,
+        "samples_us": samples,
+        "notes": NOTES,
+    }
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--loops", type=int, default=10000, help="calls per sample (default 10000)")
+    p.add_argument("--repeats", type=int, default=5, help="samples per stage per round (default 5)")
+    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
+    p.add_argument("--args", default="0,1,2,3,4", help="comma-separated argument counts (default 0..4)")
+    p.add_argument("--output", help="write the JSON document here (atomically)")
+
+
+def run_cli(args) -> int:
+    from .peers import parse_arg_counts, check_counts, write_json_atomic
+
+    counts = parse_arg_counts(args.args)
+    check_counts(args.loops, args.repeats, args.rounds)
+    doc = run_breakdown(counts, args.loops, args.repeats, args.rounds)
+    print(format_breakdown(doc))
+    if args.output:
+        write_json_atomic(args.output, doc)
+        print(f"wrote {args.output}")
+    return 0
