@@ -30,7 +30,8 @@ Schema ``launchbench.compare`` version 1 (all times in microseconds per launch):
         "affinity": [3] | null,            # CPUs the workers are pinned to while timing
         "gc_disabled": true,               # gc off while timing
         "launch": "[1, 1]",                # launch configuration of the timed kernels
-        "order": "interleaved"             # how samples are ordered (see runner.py)
+        "order": "interleaved: ...",       # how samples are ordered (see runner.py)
+        "peers": false                     # --peers asked for
       },
       "reference": "baseline",             # variant name deltas are taken against
       "variants": [
@@ -56,6 +57,7 @@ Schema ``launchbench.compare`` version 1 (all times in microseconds per launch):
       ],
       "deltas": [                          # per non-reference variant and arg count
         {"variant": "v2", "nargs": 0, "rounds": 10,
+         "n": 10, "units": "rounds" | "samples",   # what the CI is over (samples: 1 round)
          "delta_us": 1.02, "ci_us": [0.95, 1.09],
          "delta_pct": 9.7, "ci_pct": [9.0, 10.4],
          "verdict": "slower" | "faster" | "indistinguishable" | "inconclusive",

@@ -1,0 +1,289 @@
+"""``launchbench compare``: launch overhead of several numba-cuda variants, measured fairly.
+
+With no variants it runs the embedded default: baseline = numba-cuda 0.29.0,
+contextvar = the contextvar mechanism replayed on the baseline (same env),
+v2 = numba-cuda 0.30.4, each env pinned like constraints.txt. Each variant's
+environment is its own (envs.py); samples are interleaved across fresh
+worker processes in rounds (runner.py); deltas get paired confidence
+intervals and verdicts (stats.py); the table is the old script's (tables.py);
+the JSON (schema.py) is rewritten atomically after every round.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from .errors import NoGPUError, UserError
+
+ARG_COUNTS = [0, 1, 2, 3, 4]
+OLD_SCRIPT_LOOPS = {0: 100_000, 1: 100_000, 2: 100_000, 3: 100_000, 4: 10_000}
+
+
+class _Ordered(argparse.Action):
+    """--repo and --variant append (option, value) to one list, keeping command-line order."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        items = list(getattr(namespace, self.dest, None) or [])
+        items.append((option_string.lstrip("-"), values))
+        setattr(namespace, self.dest, items)
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "compare", help="launch overhead of numba-cuda variants: interleaved rounds, CIs, verdicts",
+        description=__doc__.split("\n\n")[0] + " Default: baseline (0.29.0), contextvar on it, v2 (0.30.4).",
+    )
+    v = p.add_argument_group("variants (the first is the reference)")
+    v.add_argument("--repo", dest="items", action=_Ordered, metavar="NAME=PATH",
+                   help="a numba-cuda checkout, built into its own virtualenv (repeatable)")
+    v.add_argument("--variant", dest="items", action=_Ordered, metavar="NAME=SPEC",
+                   help="numba-cuda==X.Y.Z, repo:PATH, env:PATH (existing env) or MECH@BASE, "
+                        "e.g. contextvar@numba-cuda==0.29.0 or delay:0.5us@baseline (repeatable)")
+    v.add_argument("--reference", help="variant the deltas are taken against (default: the first)")
+    e = p.add_argument_group("environments")
+    e.add_argument("--env-dir", help="where variant envs are cached (default ~/.cache/launchbench/envs)")
+    e.add_argument("--no-install", action="store_true", help="reuse existing envs only; error if one is missing")
+    e.add_argument("--python", help="interpreter for new envs (default: this one)")
+    e.add_argument("--wheels", metavar="DIR", help="install offline from DIR (pip --no-index --find-links DIR)")
+    e.add_argument("--system-site-packages", action="store_true",
+                   help="envs also see the site-packages of --python (after their own): for hosts "
+                        "whose CUDA packages are installed there")
+    e.add_argument("--constraints", metavar="FILE", help="pins for built envs (default: constraints.txt's)")
+    e.add_argument("--extras", default=None,
+                   help="numba-cuda extras to install (default cu13, or none with --system-site-packages)")
+    m = p.add_argument_group("measurement")
+    m.add_argument("--args", default="0,1,2,3,4", help="kernel argument counts (default 0,1,2,3,4)")
+    m.add_argument("--loops", help="launches per sample, one value or one per arg count "
+                                   "(default: calibrated to --sample-time; the old script's: 100000,100000,100000,100000,10000)")
+    m.add_argument("--sample-time", type=float, default=0.05, help="calibration target seconds per sample (default 0.05)")
+    m.add_argument("--repeats", type=int, default=5, help="samples per variant, arg count and round (default 5)")
+    m.add_argument("--rounds", type=int, default=10, help="rounds of fresh worker processes (default 10)")
+    m.add_argument("--warmup", type=int, default=1000, help="launches per arg count before timing (default 1000)")
+    m.add_argument("--affinity", metavar="CPUS", help="pin workers to these CPUs while timing, e.g. 3 or 2,3")
+    m.add_argument("--peers", action="store_true", help="also time CuPy, cuda.core and the C floor in the reference's workers")
+    m.add_argument("--simulator", action="store_true",
+                   help="smoke mode under NUMBA_ENABLE_CUDASIM=1 on CPU; labelled NOT a measurement")
+    o = p.add_argument_group("output")
+    o.add_argument("--output", "-o", default="launchbench-compare.json", help="JSON results (default launchbench-compare.json)")
+    o.add_argument("--markdown", help="Markdown report (default: next to --output, .md)")
+    o.add_argument("--plot", help="PNG plot (default: next to --output, .png)")
+    o.add_argument("--no-report", action="store_true", help="write only the JSON and the table")
+    o.add_argument("--quiet", action="store_true", help="no progress output")
+    p.set_defaults(func=run)
+
+
+# ---------------------------------------------------------------- analysis
+
+def analyze(samples: list, names: list, reference: str, arg_counts: list) -> tuple[list, list]:
+    """(stats, deltas) records of the schema from complete-round samples."""
+    from . import stats
+
+    by = {}
+    for s in samples:
+        by.setdefault((s["variant"], s["nargs"]), {}).setdefault(s["round"], []).append(s["us"])
+    stat_recs, delta_recs = [], []
+    for name in names:
+        for n in arg_counts:
+            rounds = by.get((name, n))
+            if rounds:
+                values = [u for r in sorted(rounds) for u in rounds[r]]
+                stat_recs.append({"variant": name, "nargs": n, **stats.summarize(values)})
+    for name in names:
+        if name == reference:
+            continue
+        for n in arg_counts:
+            ref_r, var_r = by.get((reference, n), {}), by.get((name, n), {})
+            common = sorted(set(ref_r) & set(var_r))
+            if not common:
+                continue
+            d = stats.paired_delta([ref_r[r] for r in common], [var_r[r] for r in common])
+            d["verdict"] = stats.verdict(d["ci_pct"], d["n"])
+            rec = {"variant": name, "nargs": n, **d}
+            rec["summary"] = stats.summary_line(name, rec, reference)
+            delta_recs.append(rec)
+    return stat_recs, delta_recs
+
+
+def peer_stats(peer_samples: list) -> list:
+    from . import stats
+
+    grouped = {}
+    for s in peer_samples:
+        grouped.setdefault((s["peer"], s["nargs"]), []).append(s["us"])
+    out = []
+    for (peer, n), values in sorted(grouped.items()):
+        values = [v for v in values if v is not None]
+        if values:
+            out.append({"peer": peer, "nargs": n, **stats.summarize(values)})
+        else:
+            out.append({"peer": peer, "nargs": n, "n": 0, "mean": None, "stdev": None,
+                        "median": None, "min": None, "max": None})
+    return out
+
+
+def build_document(*, argv, simulator, host, settings, reference, variants, outcome, confidence=0.95) -> dict:
+    from . import schema, stats
+
+    names = [v["name"] for v in variants]
+    stat_recs, delta_recs = analyze(outcome.samples, names, reference, settings["arg_counts"])
+    label = ("CUDA simulator smoke run: NOT A MEASUREMENT" if simulator
+             else "launch overhead measurement on a GPU")
+    device = {"name": None}
+    info = outcome.infos.get(reference)
+    if info:
+        device = info.get("device") or device
+    return {
+        "schema": schema.SCHEMA_ID,
+        "schema_version": schema.SCHEMA_VERSION,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "command": list(argv),
+        "simulator": bool(simulator),
+        "measurement": not simulator,
+        "label": label,
+        "host": host,
+        "device": device,
+        "settings": settings,
+        "reference": reference,
+        "variants": variants,
+        "samples": outcome.samples,
+        "partial_samples": outcome.partial_samples,
+        "stats": stat_recs,
+        "deltas": delta_recs,
+        "confidence": confidence,
+        "method": stats.METHOD,
+        "peers": ({"samples": outcome.peer_samples, "stats": peer_stats(outcome.peer_samples)}
+                  if settings.get("peers") else None),
+        "rounds_planned": settings["rounds"],
+        "rounds_completed": outcome.rounds_completed,
+        "interrupted": outcome.interrupted,
+        "interrupt_reason": outcome.reason,
+    }
+
+
+# ---------------------------------------------------------------- command
+
+def export_reports(doc: dict, output: str, markdown: str | None = None, plot: str | None = None) -> list:
+    """Markdown and PNG next to the JSON unless paths are given (launchbench.report renders them)."""
+    from . import report
+
+    stem = os.path.splitext(output)[0]
+    return list(report.export(doc, markdown=markdown or stem + ".md", plot=plot or stem + ".png"))
+
+
+def _check_not_simulated(args) -> None:
+    """Refuse the simulator without --simulator, and a GPU-less host before building anything."""
+    from . import device
+
+    if args.simulator:
+        return
+    if device.simulator_enabled():
+        device.require_gpu(allow_simulator=False)  # raises the one-line refusal
+    try:
+        from numba import cuda
+    except Exception:  # noqa: BLE001 - this interpreter may lack numba-cuda; the workers check
+        return
+    if not cuda.is_available():
+        raise NoGPUError("no CUDA GPU is available (numba.cuda.is_available() is False); run on a machine "
+                         "with an NVIDIA GPU and driver, or pass --simulator for a labelled smoke run")
+
+
+def _settings(args, arg_counts, loops, calibrated, affinity) -> dict:
+    return {
+        "arg_counts": arg_counts,
+        "loops": {str(n): loops[n] for n in arg_counts} if loops else {},
+        "calibrated": calibrated,
+        "sample_target_s": args.sample_time if calibrated else None,
+        "repeats": args.repeats,
+        "rounds": args.rounds,
+        "warmup": args.warmup,
+        "affinity": affinity,
+        "gc_disabled": True,
+        "launch": "[1, 1]",
+        "order": "interleaved: fresh workers per round; for repeat, for nargs, for variant (rotated per round)",
+        "peers": bool(args.peers),
+    }
+
+
+def run(args) -> int:
+    from . import device, envs, runner, schema, tables, variants
+
+    if args.repeats < 1 or args.rounds < 1:
+        raise UserError("--repeats and --rounds must be at least 1")
+    if args.sample_time <= 0:
+        raise UserError("--sample-time must be positive, e.g. 0.05")
+    arg_counts = variants.parse_int_list(args.args, "--args")
+    loops = None
+    if args.loops:
+        loops = dict(zip(arg_counts, variants.parse_int_list(args.loops, "--loops", len(arg_counts))))
+        if min(loops.values()) < 1:
+            raise UserError("--loops must be at least 1 per sample")
+    affinity = variants.parse_int_list(args.affinity, "--affinity") if args.affinity else None
+    vlist, reference = variants.parse_variants(args.items or [], args.reference)
+    _check_not_simulated(args)
+
+    log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    pins = variants.parse_pins(args.constraints)
+    python = args.python or sys.executable
+    extras = args.extras if args.extras is not None else ("" if args.system_site_packages else "cu13")
+    manager = envs.EnvManager(env_dir=args.env_dir, python=python, pins=pins, wheels=args.wheels,
+                              site_from=python if args.system_site_packages else None, extras=extras,
+                              no_install=args.no_install, log=log)
+    resolved = {}
+    for var in vlist:
+        if var.base not in resolved:
+            env = manager.ensure(var.base, var.name)
+            envs.check_python_matches(env, var.name)
+            resolved[var.base] = env
+
+    output = os.path.abspath(args.output)
+    run_dir = os.path.splitext(output)[0] + ".logs"
+    os.makedirs(run_dir, exist_ok=True)
+    overlay = envs.make_overlay(os.path.join(run_dir, "overlay"))
+    plan = runner.Plan(
+        variants=[(v.name, resolved[v.base].python, v.mechanism) for v in vlist],
+        reference=reference, arg_counts=arg_counts, loops=loops, repeats=args.repeats,
+        rounds=args.rounds, warmup=args.warmup, sample_target_s=args.sample_time,
+        simulator=args.simulator, affinity=affinity, peers=args.peers, overlay=overlay, log_dir=run_dir,
+    )
+    host = device.host_info()
+    argv = ["launchbench"] + sys.argv[1:] if os.path.basename(sys.argv[0]) in ("launchbench", "__main__.py") else list(sys.argv)
+
+    def variant_records(outcome) -> list:
+        recs = []
+        for v in vlist:
+            env = resolved[v.base]
+            info = outcome.infos.get(v.name, {})
+            recs.append({
+                "name": v.name, "spec": v.spec, "kind": v.kind, "mechanism": v.mechanism,
+                "base": v.base.label, "numba_cuda_version": info.get("numba_cuda_version"),
+                "git_sha": env.git_sha, "pins": pins if v.base.kind != "env" else {},
+                "installed": info.get("installed", {}), "python": info.get("python") or env.python_version,
+                "env": env.path,
+            })
+        return recs
+
+    def document(outcome):
+        settings = _settings(args, arg_counts, outcome.loops, loops is None, affinity)
+        return build_document(argv=argv, simulator=args.simulator, host=host, settings=settings,
+                              reference=reference, variants=variant_records(outcome), outcome=outcome)
+
+    total = args.rounds * args.repeats * len(arg_counts) * len(vlist)
+    progress = runner.Progress(total, enabled=not args.quiet)
+    if args.simulator:
+        progress.line("launchbench: CUDA SIMULATOR smoke run -- the numbers are NOT a measurement")
+    outcome = runner.run(plan, progress, on_round=lambda o: schema.write(output, document(o)))
+    runner.raise_setup_failure(outcome)
+    doc = document(outcome)
+    schema.write(output, doc)
+    print(tables.render(doc), end="")
+    written = [output]
+    if not args.no_report:
+        written += export_reports(doc, output, markdown=args.markdown, plot=args.plot)
+    log("launchbench: wrote " + ", ".join(written))
+    if outcome.interrupted:
+        print(f"launchbench: interrupted after {outcome.rounds_completed} of {args.rounds} rounds "
+              f"({outcome.reason}); the results keep the completed rounds", file=sys.stderr)
+        return 130 if outcome.reason == "KeyboardInterrupt" else 1
+    return 0

@@ -1,0 +1,271 @@
+"""Interleaved rounds over worker processes, keeping every sample and every finished round.
+
+A round starts one fresh worker per variant (all set up concurrently: import,
+mechanism, compile, warm-up), then takes samples interleaved one at a time,
+``for repeat: for nargs: for variant`` with the variant order rotated each
+round, so all variants see the same drift and no variant is always first.
+Fresh processes every round sample the per-process noise (memory layout,
+clocks) that FACTS.md reports as ~30 % between rounds; the statistics then
+pair variants within rounds (stats.py).
+
+After each finished round ``on_round`` is called (compare writes the JSON
+then), so a Ctrl-C or a dying worker loses at most the unfinished round,
+whose samples are still kept apart as ``partial_samples``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+from .errors import UserError
+
+
+class WorkerError(Exception):
+    def __init__(self, variant: str, kind: str, message: str):
+        super().__init__(message)
+        self.variant = variant
+        self.kind = kind
+
+
+class Worker:
+    """One ``python -m launchbench.worker`` process of one variant."""
+
+    def __init__(self, variant: str, python: str, overlay: str, log_path: str, simulator: bool):
+        self.variant = variant
+        self.log_path = log_path
+        env = dict(os.environ)
+        env["PYTHONPATH"] = overlay  # only launchbench; nothing else of the parent
+        env["PYTHONNOUSERSITE"] = "1"
+        env["PYTHONUNBUFFERED"] = "1"
+        env["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"] = "0"
+        if simulator:
+            env["NUMBA_ENABLE_CUDASIM"] = "1"
+        else:
+            env.pop("NUMBA_ENABLE_CUDASIM", None)
+        self._log = open(log_path, "ab")
+        self.proc = subprocess.Popen(
+            [python, "-m", "launchbench.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=self._log, env=env, text=True, bufsize=1,
+            start_new_session=True,  # Ctrl-C reaches the parent only; it ends the workers
+        )
+        self.pid = self.proc.pid
+
+    def send(self, request: dict) -> None:
+        try:
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise self._died() from None
+
+    def receive(self) -> dict:
+        line = self.proc.stdout.readline()
+        if not line:
+            raise self._died()
+        reply = json.loads(line)
+        if not reply.get("ok"):
+            raise WorkerError(self.variant, reply.get("kind", "error"), reply.get("error", "unknown failure"))
+        return reply
+
+    def request(self, request: dict) -> dict:
+        self.send(request)
+        return self.receive()
+
+    def _died(self) -> WorkerError:
+        try:
+            rc = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            rc = None
+        tail = ""
+        try:
+            with open(self.log_path, "rb") as fh:
+                lines = [ln for ln in fh.read().decode(errors="replace").splitlines() if ln.strip()]
+            tail = lines[-1].strip()[:200] if lines else ""
+        except OSError:
+            pass
+        return WorkerError(self.variant, "died",
+                           f"worker for {self.variant} exited (code {rc}){': ' + tail if tail else ''}; log: {self.log_path}")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write('{"cmd": "exit"}\n')
+                self.proc.stdin.flush()
+                self.proc.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired, ValueError):
+                self.kill()
+        self._log.close()
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+# ---------------------------------------------------------------- progress
+
+class Progress:
+    """A bar on a TTY; plain lines (one per round) otherwise. Always on stderr."""
+
+    def __init__(self, total: int, stream=None, enabled: bool = True):
+        self.total = max(1, total)
+        self.done = 0
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.enabled = enabled
+        self.start = time.monotonic()
+
+    def tick(self, note: str) -> None:
+        self.done += 1
+        if self.enabled and self.tty:
+            width = 30
+            filled = int(width * self.done / self.total)
+            elapsed = time.monotonic() - self.start
+            eta = elapsed / self.done * (self.total - self.done)
+            self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
+                              f"{note:<28.28} eta {eta:4.0f}s")
+            self.stream.flush()
+
+    def line(self, text: str) -> None:
+        if not self.enabled:
+            return
+        if self.tty:
+            self.stream.write("\r\033[K")
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def finish(self) -> None:
+        if self.enabled and self.tty:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+# ---------------------------------------------------------------- rounds
+
+@dataclass
+class Plan:
+    variants: list  # [(name, python, mechanism or None)], reference first is not required
+    reference: str
+    arg_counts: list
+    loops: dict | None  # nargs -> loops; None: calibrate in round 0
+    repeats: int
+    rounds: int
+    warmup: int
+    sample_target_s: float
+    simulator: bool
+    affinity: list | None
+    peers: bool
+    overlay: str
+    log_dir: str
+
+
+@dataclass
+class Outcome:
+    samples: list = field(default_factory=list)
+    partial_samples: list = field(default_factory=list)
+    peer_samples: list = field(default_factory=list)
+    infos: dict = field(default_factory=dict)  # variant -> worker setup info (round 0)
+    loops: dict = field(default_factory=dict)
+    rounds_completed: int = 0
+    interrupted: bool = False
+    reason: str | None = None
+    error: WorkerError | None = None
+
+
+def rotated(items: list, k: int) -> list:
+    k %= len(items)
+    return items[k:] + items[:k]
+
+
+def _start_round(plan: Plan, rnd: int) -> tuple[dict, dict]:
+    workers = {}
+    try:
+        for name, python, _mech in plan.variants:
+            log = os.path.join(plan.log_dir, f"worker-r{rnd}-{name}.log")
+            workers[name] = Worker(name, python, plan.overlay, log, plan.simulator)
+        for name, _python, mech in plan.variants:  # all set up concurrently
+            workers[name].send({"cmd": "setup", "arg_counts": plan.arg_counts, "mechanism": mech,
+                                "warmup": plan.warmup, "simulator": plan.simulator, "affinity": plan.affinity})
+        infos = {name: workers[name].receive()["info"] for name, _p, _m in plan.variants}
+    except BaseException:
+        for w in workers.values():
+            w.kill()
+        raise
+    return workers, infos
+
+
+def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
+    """Run the rounds; returns what was measured even when interrupted."""
+    out = Outcome(loops=dict(plan.loops or {}))
+    names = [v[0] for v in plan.variants]
+    for rnd in range(plan.rounds):
+        workers = {}
+        try:
+            workers, infos = _start_round(plan, rnd)
+            if rnd == 0:
+                out.infos = infos
+                if not out.loops:
+                    ref = workers[plan.reference]
+                    for nargs in plan.arg_counts:
+                        out.loops[nargs] = ref.request({"cmd": "calibrate", "nargs": nargs,
+                                                        "target_s": plan.sample_target_s})["loops"]
+                    progress.line("launchbench: calibrated loops per sample: " +
+                                  ", ".join(f"{n} args: {out.loops[n]}" for n in plan.arg_counts))
+            order = rotated(names, rnd)
+            for rep in range(plan.repeats):
+                for nargs in plan.arg_counts:
+                    for name in order:
+                        us = workers[name].request({"cmd": "sample", "nargs": nargs,
+                                                    "loops": out.loops[nargs]})["us"]
+                        out.partial_samples.append({"variant": name, "nargs": nargs, "round": rnd,
+                                                    "repeat": rep, "worker": workers[name].pid, "us": us})
+                        progress.tick(f"round {rnd + 1}/{plan.rounds} {name} {nargs} args")
+            if plan.peers:
+                ref = workers[plan.reference]
+                for nargs in plan.arg_counts:
+                    got = ref.request({"cmd": "peers", "nargs": nargs, "loops": out.loops[nargs]})["peers"]
+                    for peer, us in sorted(got.items()):
+                        out.peer_samples.append({"peer": peer, "nargs": nargs, "round": rnd, "us": us})
+        except KeyboardInterrupt:
+            out.interrupted, out.reason = True, "KeyboardInterrupt"
+            for w in workers.values():
+                w.kill()
+            break
+        except WorkerError as exc:
+            for w in workers.values():
+                w.kill()
+            out.interrupted, out.reason, out.error = True, f"{exc.variant}: {exc}", exc
+            break
+        for w in workers.values():
+            w.close()
+        out.samples.extend(out.partial_samples)
+        out.partial_samples = []
+        out.rounds_completed = rnd + 1
+        progress.line(f"launchbench: round {rnd + 1}/{plan.rounds} done "
+                      f"({time.monotonic() - progress.start:.0f} s)")
+        if on_round:
+            on_round(out)
+    out.peer_samples = [s for s in out.peer_samples if s["round"] < out.rounds_completed]
+    progress.finish()
+    return out
+
+
+def worker_error_message(exc: WorkerError) -> str:
+    """The one-line user error for a worker that could not set up."""
+    if exc.kind == "import":
+        return f"variant {exc.variant} cannot import numba-cuda: {exc}"
+    if exc.kind == "nogpu":
+        return f"{exc} (variant {exc.variant})"
+    return f"variant {exc.variant}: {exc}"
+
+
+def raise_setup_failure(out: Outcome) -> None:
+    """Nothing measured and a worker failed: that is a user error, not a partial result."""
+    if out.rounds_completed == 0 and out.error is not None:
+        raise UserError(worker_error_message(out.error))

@@ -1,0 +1,238 @@
+"""The measuring process: runs inside one variant's environment, answers JSON lines.
+
+``python -m launchbench.worker`` reads one JSON request per line on stdin and
+writes one JSON reply per line on the original stdout; anything else that
+prints (numba warnings, stray output) is sent to stderr, so the protocol
+cannot be corrupted. Requests::
+
+    {"cmd": "setup", "arg_counts": [0..4], "mechanism": null|"contextvar", "warmup": 1000,
+     "simulator": false, "affinity": null|[cpus]}
+        -> {"ok": true, "info": {pid, python, numba_cuda_version, installed, mechanism, device}}
+    {"cmd": "calibrate", "nargs": 2, "target_s": 0.05} -> {"ok": true, "loops": 20000}
+    {"cmd": "sample", "nargs": 2, "loops": 20000}       -> {"ok": true, "us": 19.64}
+    {"cmd": "peers", "nargs": 2, "loops": 20000}        -> {"ok": true, "peers": {"cupy": 4.6, ...}}
+    {"cmd": "exit"}
+    failures -> {"ok": false, "kind": "import"|"nogpu"|"mechanism"|"error", "error": "one line"}
+
+A sample is ``loops`` launches of a preconfigured ``k[1, 1]`` with the
+garbage collector off, between two ``cuda.synchronize()`` calls, in µs/launch.
+Only the standard library, numba-cuda and launchbench are imported here.
+"""
+from __future__ import annotations
+
+import gc
+import json
+import os
+import sys
+import time
+import warnings
+
+
+class Failure(Exception):
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+def _versions() -> dict:
+    from importlib import metadata
+
+    out = {}
+    for dist in ("numba-cuda", "numba", "llvmlite", "numpy", "cuda-core", "cuda-bindings"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
+def kernel_source(nargs: int) -> str:
+    params = ", ".join(f"a{i}" for i in range(nargs))
+    return f"def k({params}):\n    pass\n"
+
+
+class SimulatorDispatcher:
+    """Smoke-run stand-in for ``CUDADispatcher``: the simulator's kernels never reach
+    ``CUDADispatcher.call``, so under ``--simulator`` every timed launch goes through this
+    class's ``call`` (numba-cuda 0.29's signature) and mechanisms are installed here."""
+
+    def __init__(self, launcher):
+        self.launcher = launcher
+
+    def call(self, args, griddim, blockdim, stream, sharedmem):
+        return self.launcher(*args)
+
+
+class _SimulatorLaunch:
+    def __init__(self, dispatcher):
+        self.dispatcher = dispatcher
+
+    def __call__(self, *args):
+        return self.dispatcher.call(args, (1, 1, 1), (1, 1, 1), 0, 0)
+
+
+class Bench:
+    """Kernels for each arg count, configured once, and the timing loops."""
+
+    def __init__(self):
+        self.cuda = None
+        self.launchers = {}
+        self.args = {}
+        self.mechanism = None
+
+    def setup(self, req: dict) -> dict:
+        from . import device
+
+        try:
+            from numba import cuda
+        except Exception as exc:  # noqa: BLE001 - any import failure is an environment problem
+            raise Failure("import", device.diagnose_import_error(exc)) from None
+        self.cuda = cuda
+        if not req.get("simulator"):
+            try:
+                device.require_gpu(allow_simulator=False)
+            except Exception as exc:  # noqa: BLE001
+                raise Failure("nogpu", device.one_line(exc, 300)) from None
+        mech = req.get("mechanism")
+        if mech:
+            try:
+                from . import mechanisms
+
+                mechanisms.install(mech, target=SimulatorDispatcher if req.get("simulator") else None)
+            except Exception as exc:  # noqa: BLE001
+                raise Failure("mechanism", f"installing mechanism {mech!r} failed: {device.one_line(exc)}") from None
+            self.mechanism = mech
+        self._quiet()
+        import numpy as np
+
+        for nargs in req["arg_counts"]:
+            namespace: dict = {}
+            exec(compile(kernel_source(nargs), f"<launchbench k/{nargs}>", "exec"), namespace)
+            kernel = cuda.jit(namespace["k"])
+            args = [cuda.to_device(np.zeros(1, dtype=np.float32)) for _ in range(nargs)]
+            launcher = kernel[1, 1]
+            if req.get("simulator"):
+                launcher = _SimulatorLaunch(SimulatorDispatcher(launcher))
+            self.launchers[nargs] = launcher
+            self.args[nargs] = args
+            for _ in range(max(1, int(req.get("warmup", 1000)))):
+                launcher(*args)
+        cuda.synchronize()
+        affinity = req.get("affinity")
+        if affinity:
+            try:
+                os.sched_setaffinity(0, set(affinity))
+            except (OSError, AttributeError, ValueError) as exc:
+                raise Failure("error", f"cannot pin to CPUs {affinity} ({exc}); choose CPUs from os.sched_getaffinity") from None
+        try:
+            dev = device.device_info()
+        except Exception as exc:  # noqa: BLE001
+            dev = {"name": None, "error": device.one_line(exc)}
+        return {
+            "pid": os.getpid(),
+            "python": sys.version.split()[0],
+            "numba_cuda_version": _versions()["numba-cuda"],
+            "installed": _versions(),
+            "mechanism": mech,
+            "device": dev,
+            "launchbench": os.path.dirname(os.path.abspath(__file__)),
+        }
+
+    def _quiet(self) -> None:
+        """No occupancy warnings: a warnings.warn per launch would distort [1, 1] timings."""
+        try:
+            from numba.cuda import config
+
+            config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            from numba.core.errors import NumbaPerformanceWarning
+
+            warnings.simplefilter("ignore", NumbaPerformanceWarning)
+        except ImportError:
+            pass
+
+    def time_loops(self, nargs: int, loops: int) -> float:
+        """Seconds for *loops* launches, gc off, synchronized before and after."""
+        launcher, args = self.launchers[nargs], self.args[nargs]
+        sync = self.cuda.synchronize
+        gc_was = gc.isenabled()
+        gc.disable()
+        try:
+            sync()
+            t0 = time.perf_counter()
+            for _ in range(loops):
+                launcher(*args)
+            sync()
+            t1 = time.perf_counter()
+        finally:
+            if gc_was:
+                gc.enable()
+        return t1 - t0
+
+    def sample(self, nargs: int, loops: int) -> float:
+        return self.time_loops(nargs, loops) / loops * 1e6
+
+    def calibrate(self, nargs: int, target_s: float) -> int:
+        """Loops so one sample lasts about *target_s* (rounded to 2 significant digits)."""
+        loops = 10
+        while True:
+            elapsed = self.time_loops(nargs, loops)
+            if elapsed >= min(0.2 * target_s, 0.02) or loops >= 10_000_000:
+                break
+            loops *= 4
+        wanted = max(1, int(target_s / (elapsed / loops)))
+        digits = len(str(wanted)) - 2
+        return max(1, round(wanted, -digits) if digits > 0 else wanted)
+
+    def peers(self, nargs: int, loops: int) -> dict:
+        from . import peers
+
+        return peers.measure(nargs, loops)
+
+
+def handle(bench: Bench, req: dict) -> dict:
+    cmd = req.get("cmd")
+    if cmd == "setup":
+        return {"ok": True, "info": bench.setup(req)}
+    if cmd == "calibrate":
+        return {"ok": True, "loops": bench.calibrate(int(req["nargs"]), float(req["target_s"]))}
+    if cmd == "sample":
+        return {"ok": True, "us": bench.sample(int(req["nargs"]), int(req["loops"]))}
+    if cmd == "peers":
+        return {"ok": True, "peers": bench.peers(int(req["nargs"]), int(req["loops"]))}
+    raise Failure("error", f"unknown request {cmd!r}")
+
+
+def main() -> int:
+    # Protocol on a private copy of stdout; fd 1 now goes to stderr.
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    bench = Bench()
+    from .device import one_line
+
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            req = json.loads(line)
+            if req.get("cmd") == "exit":
+                break
+            reply = handle(bench, req)
+        except Failure as exc:
+            reply = {"ok": False, "kind": exc.kind, "error": str(exc)}
+        except Exception as exc:  # noqa: BLE001 - reported to the parent, which decides
+            import traceback
+
+            traceback.print_exc()
+            reply = {"ok": False, "kind": "error", "error": f"{type(exc).__name__}: {one_line(exc)}"}
+        proto.write(json.dumps(reply) + "\n")
+        proto.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
