@@ -1,0 +1,191 @@
+"""launchbench.peers: PTX, statistics, tables and JSON on CPU; real launches on a GPU."""
+import json
+import os
+import re
+
+import pytest
+
+from launchbench import peers
+from launchbench.cli import main
+from launchbench.errors import UserError
+
+
+@pytest.mark.parametrize(
+    "cc, expected",
+    [((9, 0), ("7.8", "sm_90")), ((8, 6), ("7.1", "sm_86")), ((7, 5), ("6.3", "sm_75")),
+     ((9, 5), ("7.8", "sm_90")), ((13, 0), ("8.8", "sm_121")), ((10, 0), ("8.6", "sm_100"))],
+)
+def test_ptx_target_is_the_device_or_the_nearest_older_target(cc, expected):
+    assert peers.ptx_target(cc) == expected
+
+
+def test_ptx_target_refuses_ancient_devices():
+    with pytest.raises(ValueError, match="older than any"):
+        peers.ptx_target((3, 5))
+
+
+def test_empty_kernels_have_the_right_parameters():
+    ptx = peers.empty_kernels_ptx((9, 0), 4)
+    assert ".target sm_90" in ptx and ".version 7.8" in ptx
+    for nargs in range(5):
+        body = re.search(r"\.entry %s\((.*?)\)" % peers.kernel_name(nargs), ptx, re.S).group(1)
+        assert body.count(".param .u64") == nargs
+    assert ptx.count(".visible .entry") == 5 and ptx.count("ret;") == 5
+
+
+@pytest.mark.parametrize("cc", [(7, 5), (8, 0), (9, 0), (10, 0), (12, 0)])
+def test_ptx_assembles_for_its_target(cc):
+    """nvJitLink assembles PTX without a GPU: the hand-written kernels are valid."""
+    cc_ns = pytest.importorskip("cuda.core")
+    try:
+        ptx = peers.empty_kernels_ptx(cc, 4)
+        obj = cc_ns.ObjectCode.from_ptx(ptx.encode())
+        linker = cc_ns.Linker(obj, options=cc_ns.LinkerOptions(arch="sm_%d%d" % cc))
+    except Exception as exc:  # noqa: BLE001 - nvJitLink missing: nothing to check with
+        pytest.skip(f"nvJitLink unavailable: {exc}")
+    assert len(linker.link("cubin").code) > 0
+
+
+def test_fit_line_recovers_a_known_line():
+    assert peers.fit_line([0, 1, 2, 3, 4], [3, 5, 7, 9, 11]) == pytest.approx((2.0, 3.0))
+    slope, intercept = peers.fit_line([0, 1, 2], [1.0, 1.5, 3.5])
+    assert slope == pytest.approx(1.25) and intercept == pytest.approx(0.75)
+
+
+@pytest.mark.parametrize("xs, ys", [([1], [1]), ([1, 2], [1]), ([2, 2], [1, 3])])
+def test_fit_line_rejects_underdetermined_input(xs, ys):
+    with pytest.raises(ValueError):
+        peers.fit_line(xs, ys)
+
+
+def test_summarize():
+    s = peers.summarize([4.0, 1.0, 3.0, 2.0, 10.0])
+    assert s == {"median_us": 3.0, "mad_us": 1.0, "min_us": 1.0, "n": 5}
+
+
+MEDIANS = {
+    "numba_cuda": {0: 10.0, 1: 14.5, 2: 19.0},
+    "cupy": {0: 4.0, 1: 4.2, 2: 4.4},
+    "floor": {0: 2.0, 1: 2.0, 2: 2.5},
+}
+
+
+def test_analyse_overhead_and_per_arg_cost():
+    a = peers.analyse(MEDIANS)
+    assert a["overhead_vs_floor"][0] == {"us": 8.0, "ratio": 5.0}
+    assert a["overhead_vs_floor"][2]["us"] == pytest.approx(16.5)
+    assert a["per_arg"]["numba_cuda"]["us_per_arg"] == pytest.approx(4.5)
+    assert a["per_arg"]["cupy"]["us_per_arg"] == pytest.approx(0.2)
+    assert a["per_arg"]["cupy"]["intercept_us"] == pytest.approx(4.0)
+
+
+def test_analyse_without_floor_or_single_count():
+    a = peers.analyse({"numba_cuda": {1: 5.0}})
+    assert a == {"overhead_vs_floor": {}, "per_arg": {}}
+
+
+def _doc():
+    samples = {name: {n: [v, v + 0.2, v - 0.2] for n, v in per.items()} for name, per in MEDIANS.items()}
+    settings = {"loops": 100, "repeats": 3, "rounds": 1}
+    return peers.build_document(samples, [0, 1, 2], settings, {"cuda_core": "not importable"}, {"extra": 1})
+
+
+def test_document_is_json_and_table_shows_every_launcher():
+    doc = json.loads(json.dumps(_doc()))
+    assert doc["results"]["numba_cuda"]["1"]["median_us"] == 14.5
+    assert doc["analysis"]["overhead_vs_floor"]["0"]["ratio"] == 5.0
+    assert doc["extra"] == 1
+    table = peers.format_table(doc)
+    lines = table.splitlines()
+    assert "numba-cuda" in lines[1] and "CuPy" in lines[1] and "floor (C)" in lines[1]
+    assert "cuda.core" not in lines[1]
+    row0 = lines[2].split()
+    assert row0 == ["0", "10.00", "4.00", "2.00", "8.00", "5.0x"]
+    assert "4.500" in table and "cuda.core: not measured (not importable)" in table
+
+
+def test_write_json_atomic_replaces_whole_files_only(tmp_path):
+    path = tmp_path / "sub" / "peers.json"
+    peers.write_json_atomic(str(path), {"a": 1})
+    assert json.loads(path.read_text()) == {"a": 1}
+    with pytest.raises(TypeError):
+        peers.write_json_atomic(str(path), {"a": object()})
+    assert json.loads(path.read_text()) == {"a": 1}
+    assert os.listdir(path.parent) == ["peers.json"]
+
+
+def test_collect_interleaves_and_converts_to_us():
+    calls = []
+
+    def fake(name):
+        def run(n):
+            calls.append(name)
+            return n * {"a": 1e-6, "b": 2e-6}[name]
+        return run
+
+    runs = {"a": {0: fake("a"), 1: fake("a")}, "b": {0: fake("b"), 1: fake("b")}}
+    samples = peers.collect(runs, [0, 1], loops=10, repeats=2, rounds=2)
+    assert samples["a"][0] == pytest.approx([1.0] * 4) and samples["b"][1] == pytest.approx([2.0] * 4)
+    assert calls[:2] == ["a", "b"] and calls[8:10] == ["b", "a"]  # order rotates per round
+
+
+def test_parsers_give_user_errors():
+    assert peers.parse_arg_counts("3,0, 1,1") == [0, 1, 3]
+    assert peers.parse_launchers("floor,cupy") == ["cupy", "floor"]
+    assert peers.parse_launchers(None) == list(peers.LAUNCHERS)
+    for bad in ("a,b", "", "0,99", "-1"):
+        with pytest.raises(UserError, match="--args"):
+            peers.parse_arg_counts(bad)
+    with pytest.raises(UserError, match="unknown launcher"):
+        peers.parse_launchers("numba,floor")
+    with pytest.raises(UserError, match="--repeats must be >= 1"):
+        peers.check_counts(10, 0, 1)
+
+
+def test_measure_validates_input():
+    with pytest.raises(ValueError):
+        peers.measure(-1, 10)
+    with pytest.raises(ValueError):
+        peers.measure(1, 0)
+
+
+def test_measure_under_the_simulator_is_all_none(monkeypatch):
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
+    assert peers.measure(2, 10) == {"cupy": None, "cuda_core": None, "floor": None}
+    assert peers.unavailable()["floor"] == "CUDA simulator run"
+
+
+def test_measure_without_a_gpu_returns_none_with_reasons():
+    from launchbench import _floor
+
+    if _floor.available():
+        pytest.skip("a CUDA driver is present")
+    assert peers.measure(1, 10) == {"cupy": None, "cuda_core": None, "floor": None}
+    assert set(peers.unavailable()) == set(peers.PEERS)
+
+
+def test_cli_refuses_without_a_gpu(capsys, monkeypatch):
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
+    assert main(["peers", "--loops", "10"]) == 2
+    assert "simulator" in capsys.readouterr().err
+    assert main(["breakdown", "--loops", "10"]) == 2
+    assert main(["peers", "--args", "x"]) == 2
+    assert "--args" in capsys.readouterr().err
+
+
+@pytest.mark.gpu
+def test_measure_on_a_gpu_gives_the_floor():
+    result = peers.measure(2, 200, repeats=2)
+    assert set(result) == set(peers.PEERS)
+    assert result["floor"] is not None and 0 < result["floor"] < 1000
+
+
+@pytest.mark.gpu
+def test_peers_cli_on_a_gpu(tmp_path, capsys):
+    out = tmp_path / "peers.json"
+    assert main(["peers", "--loops", "200", "--repeats", "1", "--rounds", "1", "--args", "0,1",
+                 "--output", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert "numba_cuda" in doc["results"] and "floor" in doc["results"]
+    assert doc["analysis"]["overhead_vs_floor"]["0"]["us"] > 0
+    assert "us per extra arg" in capsys.readouterr().out
