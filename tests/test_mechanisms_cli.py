@@ -1,0 +1,178 @@
+"""``launchbench mechanisms``: option parsing, the interleaved loop, statistics, simulator smoke run."""
+import json
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+
+from launchbench import mechanisms
+from launchbench import mechanisms_cli as cli
+from launchbench.errors import UserError
+
+pytest.importorskip("launchbench._tls", reason="C extension not built (pip install -e .)")
+
+
+@pytest.fixture(autouse=True)
+def restore_stock():
+    yield
+    mechanisms.uninstall()
+
+
+def test_parse_arg_counts():
+    assert cli.parse_arg_counts("0-4") == [0, 1, 2, 3, 4]
+    assert cli.parse_arg_counts("3,0, 1") == [0, 1, 3]
+    for bad in ("", "x", "0-9", "-1", "2-x"):
+        with pytest.raises(UserError, match="--args"):
+            cli.parse_arg_counts(bad)
+
+
+def test_parse_specs_adds_references_and_canonicalises():
+    assert cli.parse_specs("tls,delay:0.5us,tls") == ["stock", "passthrough", "tls", "delay:500ns"]
+    assert cli.parse_specs("stock,passthrough,contextvar")[:2] == ["stock", "passthrough"]
+    with pytest.raises(UserError, match="unknown mechanism"):
+        cli.parse_specs("tls,fast")
+
+
+@pytest.mark.parametrize("ci, verdict", [((0.01, 0.09), "met"), ((0.05, 0.1), "met"),
+                                         ((0.05, 0.2), "inconclusive"), ((0.11, 0.3), "missed")])
+def test_target_verdict(ci, verdict):
+    assert cli.target_verdict(ci) == verdict
+
+
+def _round(index, per_args):
+    return {"round": index, "order": {}, "complete": True,
+            "samples": {str(k): v for k, v in per_args.items()}}
+
+
+def test_analyse_pairs_rounds_and_judges_the_target():
+    specs = ["stock", "passthrough", "tls", "contextvar"]
+    rounds = []
+    for r in range(6):
+        drift = 0.5 * r  # the machine drifts between rounds; pairing removes it
+        jitter = 0.01 * (r % 2)
+        rounds.append(_round(r, {0: {"stock": [10.0 + drift] * 3, "passthrough": [10.1 + drift] * 3,
+                                     "tls": [10.14 + drift + jitter] * 3, "contextvar": [13.1 + drift] * 3}}))
+    out = cli.analyse(rounds, specs, [0])
+    entry = out["per_args"]["0"]
+    tls = entry["vs_passthrough"]["tls"]
+    assert tls["rounds"] == 6
+    assert tls["delta_us"] == pytest.approx(0.045, abs=1e-9)
+    assert tls["ci_us"][0] < 0.045 < tls["ci_us"][1] < 0.1
+    assert entry["tls_target"]["verdict"] == "met"
+    assert out["tls_target"]["verdict"] == "met"
+    assert entry["vs_stock"]["contextvar"]["delta_us"] == pytest.approx(3.1)
+    assert entry["median_us"]["stock"] == pytest.approx(11.25)
+
+
+def test_analyse_missed_and_simulator_not_judged():
+    rounds = [_round(r, {1: {"stock": [5.0 + r], "passthrough": [5.0 + r], "tls": [5.5 + r + 0.01 * (r % 2)]}})
+              for r in range(4)]
+    assert cli.analyse(rounds, ["stock", "passthrough", "tls"], [1])["tls_target"]["verdict"] == "missed"
+    sim = cli.analyse(rounds, ["stock", "passthrough", "tls"], [1], judge=False)
+    assert sim["tls_target"]["verdict"] == "not judged (simulator)"
+    assert "tls_target" not in sim["per_args"]["1"]
+
+
+class _CountingKernel:
+    """Plays a simulator kernel: ``kernel[g, b, s, m](*args)``; can raise Ctrl-C after N launches."""
+
+    def __init__(self, interrupt_after=None):
+        self.launches, self.interrupt_after = 0, interrupt_after
+
+    def __getitem__(self, config):
+        return self._launch
+
+    def _launch(self, *args):
+        self.launches += 1
+        if self.interrupt_after is not None and self.launches >= self.interrupt_after:
+            raise KeyboardInterrupt
+
+
+def test_run_rounds_interleaves_every_mechanism():
+    specs = cli.parse_specs(",".join(cli.DEFAULT_SPECS))
+    kernels = {n: _CountingKernel() for n in (0, 2)}
+    launchers = {n: (cli.SimulatorDispatcher(k)[1, 1], (None,) * n) for n, k in kernels.items()}
+    rounds = cli.run_rounds(launchers, specs, n_rounds=3, samples=2, launches=5, warmup=1, sync=lambda: None,
+                            rng=random.Random(1), target=cli.SimulatorDispatcher)
+    assert [r["complete"] for r in rounds] == [True] * 3
+    for r in rounds:
+        for n in ("0", "2"):
+            assert sorted(r["order"][n]) == sorted(specs)
+            assert set(r["samples"][n]) == set(specs)
+            assert all(len(v) == 2 and all(x > 0 for x in v) for v in r["samples"][n].values())
+    orders = {tuple(r["order"]["0"]) for r in rounds}
+    assert len(orders) > 1, "mechanism order should be shuffled between rounds"
+    assert kernels[0].launches == 3 * len(specs) * (1 + 2 * 5)
+    assert mechanisms.active() == "stock"
+
+
+def test_run_rounds_keeps_partial_round_on_ctrl_c():
+    specs = ["stock", "passthrough", "tls"]
+    per_round = len(specs) * (1 + 2 * 5)
+    kernel = _CountingKernel(interrupt_after=per_round + 15)  # in round 2, mechanism 2
+    launchers = {0: (cli.SimulatorDispatcher(kernel)[1, 1], ())}
+    rounds = []
+    with pytest.raises(KeyboardInterrupt):
+        cli.run_rounds(launchers, specs, n_rounds=5, samples=2, launches=5, warmup=1, sync=lambda: None,
+                       rng=random.Random(0), target=cli.SimulatorDispatcher, rounds=rounds)
+    assert [r["complete"] for r in rounds] == [True, False]
+    assert len(rounds[1]["samples"]["0"]) == 1  # the one block finished before Ctrl-C
+    assert mechanisms.active() == "stock"
+    out = cli.analyse(rounds, specs, [0])
+    assert out["per_args"]["0"]["vs_passthrough"]["tls"]["rounds"] == 1
+
+
+def test_write_json_atomic(tmp_path):
+    path = tmp_path / "sub" / "m.json"
+    cli.write_json_atomic(str(path), {"a": 1})
+    assert json.loads(path.read_text()) == {"a": 1}
+    with pytest.raises(ValueError):
+        cli.write_json_atomic(str(path), {"a": float("nan")})
+    assert json.loads(path.read_text()) == {"a": 1}, "a failed write must leave the old file"
+    assert [p.name for p in path.parent.iterdir()] == ["m.json"]
+
+
+def _launchbench(args, env_extra, cwd):
+    env = dict(os.environ, **env_extra)
+    return subprocess.run([sys.executable, "-m", "launchbench", *args], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=300)
+
+
+def test_simulator_smoke_run_is_labelled(tmp_path):
+    out = tmp_path / "mech.json"
+    proc = _launchbench(["mechanisms", "--simulator", "--args", "0,1", "--rounds", "2", "-o", str(out)],
+                        {"NUMBA_ENABLE_CUDASIM": "1"}, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "not a measurement" in proc.stdout
+    doc = json.loads(out.read_text())
+    assert doc["simulator"] is True and doc["measurement"] is False
+    assert doc["rounds_complete"] == 2 and not doc["interrupted"]
+    assert doc["params"]["mechanisms"] == ["stock", "passthrough", "contextvar", "tls", "delay:500ns"]
+    assert doc["signature"] == "call(args, launch_config)"
+    assert doc["delay"]["delay:500ns"]["requested_ns"] == 500
+    assert doc["analysis"]["tls_target"]["verdict"] == "not judged (simulator)"
+    for rnd in doc["rounds"]:
+        assert set(rnd["samples"]) == {"0", "1"}
+
+
+def test_refuses_simulator_without_flag(tmp_path):
+    proc = _launchbench(["mechanisms", "-o", str(tmp_path / "x.json")], {"NUMBA_ENABLE_CUDASIM": "1"}, tmp_path)
+    assert proc.returncode == 2
+    assert "simulator" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_simulator_flag_needs_the_simulator(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    proc = subprocess.run([sys.executable, "-m", "launchbench", "mechanisms", "--simulator"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 2 and "NUMBA_ENABLE_CUDASIM=1" in proc.stderr
+
+
+def test_bad_options_are_one_line_errors(tmp_path):
+    for args in (["--rounds", "0"], ["--mechanisms", "tls,v3"], ["--args", "0-12"]):
+        proc = _launchbench(["mechanisms", "--simulator", *args], {"NUMBA_ENABLE_CUDASIM": "1"}, tmp_path)
+        assert proc.returncode == 2, args
+        assert proc.stderr.startswith("launchbench: error:") and "Traceback" not in proc.stderr
