@@ -1,0 +1,84 @@
+"""Known inputs give known intervals and verdicts (launchbench.stats)."""
+import math
+
+import pytest
+
+from launchbench import stats
+
+
+@pytest.mark.parametrize("p, df, expected", [
+    (0.975, 1, 12.7062), (0.975, 4, 2.7764), (0.975, 9, 2.2622), (0.975, 30, 2.0423),
+    (0.975, 1e6, 1.9600), (0.95, 5, 2.0150), (0.025, 4, -2.7764),
+])
+def test_t_quantile_matches_tables(p, df, expected):
+    assert stats.t_quantile(p, df) == pytest.approx(expected, abs=1e-4)
+
+
+def test_t_cdf_is_inverse_of_quantile():
+    for df in (2, 7, 50):
+        assert stats.t_cdf(stats.t_quantile(0.9, df), df) == pytest.approx(0.9, abs=1e-10)
+
+
+def test_mean_ci_known_values():
+    mean, lo, hi = stats.mean_ci([1, 2, 3, 4, 5])
+    half = 2.776445 * math.sqrt(2.5) / math.sqrt(5)
+    assert mean == 3
+    assert (lo, hi) == (pytest.approx(3 - half, abs=1e-5), pytest.approx(3 + half, abs=1e-5))
+
+
+def test_mean_ci_single_value_is_zero_width():
+    assert stats.mean_ci([4.2]) == (4.2, 4.2, 4.2)
+
+
+def test_summarize():
+    s = stats.summarize([3, 1, 2, 10])
+    assert s == {"n": 4, "mean": 4.0, "stdev": pytest.approx(4.0825, abs=1e-4), "median": 2.5, "min": 1.0, "max": 10.0}
+    assert stats.summarize([5])["stdev"] == 0.0
+
+
+def test_paired_delta_pairs_within_rounds():
+    # Round 2 is 20% slower for both: unpaired this would be noise; paired it is a clean +10%.
+    ref = [[10.0, 10.0, 10.0], [12.0, 12.0, 12.0]]
+    var = [[11.0, 11.0, 11.0], [13.2, 13.2, 13.2]]
+    d = stats.paired_delta(ref, var)
+    assert d["rounds"] == 2 and d["units"] == "rounds" and d["n"] == 2
+    assert d["delta_us"] == pytest.approx(1.1)
+    half = 12.7062 * math.sqrt(0.02) / math.sqrt(2)
+    assert d["ci_us"] == [pytest.approx(1.1 - half, abs=1e-3), pytest.approx(1.1 + half, abs=1e-3)]
+    assert d["delta_pct"] == pytest.approx(10.0)
+    assert d["ci_pct"] == [pytest.approx(10.0), pytest.approx(10.0)]
+    assert stats.verdict(d["ci_pct"], d["n"]) == "slower"
+
+
+def test_paired_delta_uses_medians_per_round():
+    ref = [[10.0, 10.0, 100.0], [10.0, 10.0, 10.0]]  # one hiccup sample is ignored by the median
+    var = [[10.5, 10.5, 10.5], [10.5, 10.5, 10.5]]
+    d = stats.paired_delta(ref, var)
+    assert d["delta_us"] == pytest.approx(0.5)
+    assert d["ci_us"] == [pytest.approx(0.5), pytest.approx(0.5)]
+
+
+def test_paired_delta_single_round_falls_back_to_samples():
+    d = stats.paired_delta([[10.0, 11.0, 12.0]], [[10.5, 11.4, 12.6]])
+    assert d["units"] == "samples" and d["n"] == 3
+    assert d["delta_us"] == pytest.approx(0.5)
+
+
+def test_paired_delta_rejects_mismatched_rounds():
+    with pytest.raises(ValueError):
+        stats.paired_delta([[1.0]], [[1.0], [2.0]])
+
+
+@pytest.mark.parametrize("ci, n, expected", [
+    ([0.5, 1.5], 5, "slower"), ([-2.0, -0.1], 5, "faster"), ([-0.3, 1.1], 5, "indistinguishable"),
+    ([-5.0, 6.0], 5, "inconclusive"), ([1.0, 1.0], 1, "inconclusive"),
+])
+def test_verdicts(ci, n, expected):
+    assert stats.verdict(ci, n) == expected
+
+
+def test_summary_lines_read_plainly():
+    d = {"delta_pct": 0.4, "ci_pct": [-0.3, 1.1], "verdict": "indistinguishable", "n": 10}
+    assert stats.summary_line("v2", d, "baseline") == "v2: +0.4% [-0.3, +1.1] indistinguishable from baseline"
+    d = {"delta_pct": 27.0, "ci_pct": [25.0, 29.0], "verdict": "slower", "n": 10}
+    assert stats.summary_line("contextvar", d, "baseline") == "contextvar: +27.0% [+25.0, +29.0] slower"
