@@ -189,3 +189,38 @@ def test_peers_cli_on_a_gpu(tmp_path, capsys):
     assert "numba_cuda" in doc["results"] and "floor" in doc["results"]
     assert doc["analysis"]["overhead_vs_floor"]["0"]["us"] > 0
     assert "us per extra arg" in capsys.readouterr().out
+
+
+def _bench_peers(monkeypatch):
+    monkeypatch.syspath_prepend(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from benchmarks import bench_peers
+
+    return bench_peers
+
+
+@pytest.mark.parametrize("smoke", ["0", "1"])
+def test_asv_suite_skips_under_the_simulator(monkeypatch, smoke):
+    bench = _bench_peers(monkeypatch)
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
+    monkeypatch.setenv("LAUNCHBENCH_SMOKE", smoke)
+    for launcher in bench.LAUNCHERS:
+        with pytest.raises(NotImplementedError):
+            bench.TrackPeerLaunch().setup(launcher, 1)
+
+
+def test_asv_suite_skips_without_a_gpu(monkeypatch):
+    from launchbench.device import gpu_available
+
+    if gpu_available():
+        pytest.skip("a GPU is present")
+    bench = _bench_peers(monkeypatch)
+    with pytest.raises(NotImplementedError, match="no CUDA GPU"):
+        bench.TrackPeerLaunch().setup("floor", 0)
+
+
+@pytest.mark.gpu
+def test_asv_suite_tracks_the_floor(monkeypatch):
+    bench = _bench_peers(monkeypatch)
+    case = bench.TrackPeerLaunch()
+    case.setup("floor", 2)
+    assert 0 < case.track_us_per_launch("floor", 2) < 1000
