@@ -8,7 +8,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 SMOKE = """
 import sys
-sys.path.insert(0, {root!r})
+sys.path.append({root!r})  # benchmarks/ from the checkout; launchbench as installed
 from benchmarks import bench_mechanisms as b
 from launchbench import mechanisms as m
 for spec in b.MECHANISM_SPECS:
@@ -23,7 +23,7 @@ print("ran", len(b.MECHANISM_SPECS))
 
 NO_LAUNCHBENCH = """
 import builtins, sys
-sys.path.insert(0, {root!r})
+sys.path.append({root!r})  # benchmarks/ from the checkout; launchbench as installed
 real = builtins.__import__
 def guarded(name, *args, **kwargs):
     if name == "launchbench" or name.startswith("launchbench."):
@@ -38,18 +38,19 @@ except NotImplementedError as exc:
 """
 
 
-def _run(code, **env):
+def _run(code, cwd, **env):
+    # cwd elsewhere: launchbench must come from the installed package (with its C extension)
     return subprocess.run([sys.executable, "-c", code.format(root=str(ROOT))], capture_output=True, text=True,
-                          env=dict(os.environ, **env), timeout=120, cwd=ROOT)
+                          env=dict(os.environ, **env), timeout=120, cwd=cwd)
 
 
-def test_smoke_run_under_simulator():
-    proc = _run(SMOKE, NUMBA_ENABLE_CUDASIM="1", LAUNCHBENCH_SMOKE="1")
+def test_smoke_run_under_simulator(tmp_path):
+    proc = _run(SMOKE, tmp_path, NUMBA_ENABLE_CUDASIM="1", LAUNCHBENCH_SMOKE="1")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ran 5"
 
 
-def test_skips_where_launchbench_is_absent():
-    proc = _run(NO_LAUNCHBENCH, NUMBA_ENABLE_CUDASIM="1", LAUNCHBENCH_SMOKE="1")
+def test_skips_where_launchbench_is_absent(tmp_path):
+    proc = _run(NO_LAUNCHBENCH, tmp_path, NUMBA_ENABLE_CUDASIM="1", LAUNCHBENCH_SMOKE="1")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("skipped: launchbench is not importable")
