@@ -1,0 +1,144 @@
+"""launchbench compare end to end in subprocesses: parsing, one-line errors, a simulator smoke run, Ctrl-C."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import venv
+
+import pytest
+
+from launchbench import cli
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE_ENV = f"env:{sys.prefix}"
+FAST = ["--args", "0,1", "--loops", "3", "--repeats", "2", "--warmup", "1"]
+
+
+def launchbench(*args, env_extra=None, timeout=180):
+    env = dict(os.environ)
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    env.update(env_extra or {})
+    return subprocess.run([sys.executable, "-m", "launchbench", *args], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=timeout)
+
+
+def assert_one_line_error(proc, needle):
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    progress = ("launchbench: building", "launchbench: built", "launchbench: CUDA SIMULATOR", "launchbench: round")
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and not ln.startswith(progress)]
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("launchbench: error: ") and needle in lines[0], lines[0]
+
+
+def parse(*argv):
+    return cli.build_parser().parse_args(["compare", *argv])
+
+
+def test_parsing_defaults_and_order():
+    a = parse()
+    assert a.items is None and a.repeats == 5 and a.rounds == 10 and a.loops is None and not a.simulator
+    a = parse("--variant", "x=numba-cuda==0.29.0", "--repo", "y=/p", "--variant", "z=tls@x",
+              "--loops", "100000,100000,100000,100000,10000", "--rounds", "3", "--simulator",
+              "--wheels", "/w", "--system-site-packages", "--env-dir", "/e", "--no-install", "--affinity", "3")
+    assert a.items == [("variant", "x=numba-cuda==0.29.0"), ("repo", "y=/p"), ("variant", "z=tls@x")]
+    assert (a.rounds, a.wheels, a.env_dir, a.no_install, a.system_site_packages, a.affinity) == (3, "/w", "/e", True, True, "3")
+
+
+def test_unknown_variant_syntax():
+    assert_one_line_error(launchbench("compare", "--simulator", "--variant", "a=numba-cuda>=1", "--variant", "b=numba-cuda==0.30.4"),
+                          "unknown variant spec")
+
+
+def test_missing_path():
+    assert_one_line_error(launchbench("compare", "--simulator", "--repo", "a=/no/such/clone", "--variant", HERE_ENV.replace("env:", "b=env:")),
+                          "does not exist")
+
+
+def test_not_numba_cuda(tmp_path):
+    assert_one_line_error(launchbench("compare", "--simulator", "--repo", f"a={tmp_path}", "--variant", f"b={HERE_ENV}"),
+                          "is not a numba-cuda checkout")
+
+
+def test_no_install_missing_env(tmp_path):
+    proc = launchbench("compare", "--simulator", "--no-install", "--env-dir", str(tmp_path),
+                       "--variant", "a=numba-cuda==0.29.0", "--variant", f"b={HERE_ENV}")
+    assert_one_line_error(proc, "no environment for variant a")
+
+
+def test_variant_that_cannot_import(tmp_path):
+    bare = tmp_path / "bare"
+    venv.EnvBuilder(with_pip=False).create(bare)  # no numba at all
+    proc = launchbench("compare", "--simulator", *FAST, "--rounds", "1", "--no-report", "-o", str(tmp_path / "r.json"),
+                       "--variant", f"a={HERE_ENV}", "--variant", f"b=env:{bare}")
+    assert_one_line_error(proc, "variant b cannot import numba-cuda")
+    assert "numba-cuda is not installed" in proc.stderr
+
+
+def test_simulator_refused_without_flag():
+    proc = launchbench("compare", "--variant", f"a={HERE_ENV}", "--variant", "b=passthrough@a",
+                       env_extra={"NUMBA_ENABLE_CUDASIM": "1"})
+    assert_one_line_error(proc, "--simulator")
+
+
+@pytest.mark.skipif(os.environ.get("LAUNCHBENCH_HAVE_GPU") == "1", reason="a GPU is present")
+def test_no_gpu():
+    proc = launchbench("compare", "--variant", f"a={HERE_ENV}", "--variant", "b=passthrough@a")
+    assert_one_line_error(proc, "no CUDA GPU")
+
+
+@pytest.mark.slow
+def test_build_failure_names_the_log(tmp_path):
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    proc = launchbench("compare", "--simulator", "--wheels", str(wheels), "--env-dir", str(tmp_path / "envs"),
+                       "--variant", "a=numba-cuda==0.29.0", "--variant", f"b={HERE_ENV}")
+    assert_one_line_error(proc, "building variant a (numba-cuda==0.29.0) failed (pip exit")
+    log = proc.stderr.strip().splitlines()[-1].rsplit("see the log: ", 1)[1]
+    assert os.path.isfile(log)
+
+
+@pytest.mark.slow
+def test_simulator_smoke_end_to_end(tmp_path):
+    out = tmp_path / "r.json"
+    proc = launchbench("compare", "--simulator", *FAST, "--rounds", "2", "-o", str(out),
+                       "--variant", f"a={HERE_ENV}", "--variant", "b=passthrough@a", "--variant", f"c={HERE_ENV}")
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stdout.splitlines()[0].startswith("*** CUDA SIMULATOR SMOKE RUN: NOT A MEASUREMENT")
+    assert "Launch overhead (us/launch):" in proc.stdout and "Deltas vs a:" in proc.stdout
+    doc = json.loads(out.read_text())
+    assert doc["simulator"] is True and doc["measurement"] is False and "NOT A MEASUREMENT" in doc["label"]
+    assert doc["rounds_completed"] == 2 and not doc["interrupted"]
+    assert len(doc["samples"]) == 2 * 2 * 2 * 3  # rounds x repeats x arg counts x variants
+    assert {s["variant"] for s in doc["samples"]} == {"a", "b", "c"}
+    assert len({s["worker"] for s in doc["samples"]}) == 6  # fresh workers per variant and round
+    assert {(d["variant"], d["nargs"]) for d in doc["deltas"]} == {("b", 0), ("b", 1), ("c", 0), ("c", 1)}
+    assert [v["mechanism"] for v in doc["variants"]] == [None, "passthrough", None]
+    assert all(v["numba_cuda_version"] for v in doc["variants"])
+    assert doc["settings"]["loops"] == {"0": 3, "1": 3}
+    assert (tmp_path / "r.md").is_file() and (tmp_path / "r.png").is_file()
+
+
+@pytest.mark.slow
+def test_interrupt_keeps_completed_rounds(tmp_path):
+    out = tmp_path / "r.json"
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0")
+    proc = subprocess.Popen([sys.executable, "-m", "launchbench", "compare", "--simulator", *FAST, "--rounds", "50",
+                             "--no-report", "-o", str(out), "--variant", f"a={HERE_ENV}", "--variant", "b=passthrough@a"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not out.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert out.exists(), "no round finished"
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and "interrupted after" in stderr
+    doc = json.loads(out.read_text())
+    assert doc["interrupted"] is True and doc["interrupt_reason"] == "KeyboardInterrupt"
+    assert 1 <= doc["rounds_completed"] < 50
+    assert len(doc["samples"]) == doc["rounds_completed"] * 2 * 2 * 2
+    assert "INTERRUPTED" in stdout
