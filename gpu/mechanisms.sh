@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# GPU step (issue 4): launch-config capture mechanisms measured in one process.
+#
+#   bash gpu/mechanisms.sh RESULTS_DIR
+#
+# For numba-cuda 0.30.4 (/tmp/env030, call(args, launch_config)) and 0.29.0
+# (/tmp/env029, call(args, griddim, blockdim, stream, sharedmem)):
+#   1. installs this checkout's launchbench into a private dir (so the code
+#      measured is this commit's, whatever the env was built from),
+#   2. runs `launchbench mechanisms` (stock/passthrough/contextvar/tls/delay:0.5us
+#      x 0..4 args, interleaved rounds) -> RESULTS/mechanisms-<ver>.json,
+#   3. runs tests/test_mechanisms*.py (GPU-marked ones included).
+# About 4-5 minutes in all; each part has its own time limit, and Ctrl-C /
+# timeout still leaves the JSON of the rounds measured so far.
+set -u
+export PYTHONUNBUFFERED=1 NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
+unset NUMBA_ENABLE_CUDASIM
+RESULTS=${1:?usage: bash gpu/mechanisms.sh RESULTS_DIR}
+mkdir -p "$RESULTS"
+RESULTS=$(cd "$RESULTS" && pwd)
+REPO=$(pwd)
+ROUNDS=${MECH_ROUNDS:-40}
+CMDS="$RESULTS/command.txt"
+: > "$CMDS"
+
+run() {  # run LIMIT LOG CMD...: record, run with a time limit (SIGINT first), log
+    local limit=$1 log=$2
+    shift 2
+    echo "$*" >> "$CMDS"
+    timeout --signal=INT --kill-after=15 "$limit" "$@" > "$log" 2>&1
+    local rc=$?
+    echo "rc=$rc $(basename "$log")" | tee -a "$RESULTS/status.txt"
+    return $rc
+}
+
+for ver in 030 029; do
+    env=/tmp/env$ver
+    if [ ! -x "$env/bin/python" ]; then
+        echo "SKIP numba-cuda $ver: $env/bin/python missing (run gpu/setup_env.sh envs)" | tee -a "$RESULTS/status.txt"
+        continue
+    fi
+    lib=/tmp/launchbench-mech-$ver
+    rm -rf "$lib"
+    if run 45 "$RESULTS/install-$ver.log" "$env/bin/python" -m pip install -q --no-index --no-deps \
+            --no-build-isolation --no-compile --target "$lib" "$REPO"; then
+        pp=$lib
+    else
+        echo "WARNING: private install failed; using the launchbench installed in $env"
+        pp=
+    fi
+    # cd /tmp: the checkout's own launchbench/ (no C extension for this python) must not shadow it
+    (cd /tmp && PYTHONPATH=$pp run 130 "$RESULTS/mechanisms-$ver.log" "$env/bin/python" -m launchbench \
+        mechanisms --rounds "$ROUNDS" -o "$RESULTS/mechanisms-$ver.json")
+    (cd /tmp && PYTHONPATH=$pp run 70 "$RESULTS/pytest-$ver.log" "$env/bin/python" -m pytest -q -rs \
+        -p no:cacheprovider --rootdir "$REPO" "$REPO"/tests/test_tls.py "$REPO"/tests/test_mechanisms*.py)
+done
+
+echo
+echo "=== launchbench mechanisms summary (us/launch; delta = mean over rounds [95% CI])"
+for ver in 030 029; do
+    f="$RESULTS/mechanisms-$ver.json"
+    [ -f "$f" ] || { echo "numba-cuda $ver: no JSON (see mechanisms-$ver.log)"; continue; }
+    python3 - "$f" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+a = doc["analysis"]
+print(f"numba-cuda {doc['numba_cuda']} {doc['signature']}: {doc['rounds_complete']} rounds"
+      + (" (INTERRUPTED)" if doc["interrupted"] else "") + f"; {doc['device'].get('name')}")
+def d(x):
+    return "-" if x is None else f"{x['delta_us']:+.3f} [{x['ci_us'][0]:+.3f},{x['ci_us'][1]:+.3f}]"
+print(f"{'args':<5}{'stock':>8}{'tls-pass':>24}{'ctxvar-stock':>24}{'ctxvar %':>9}{'delay-pass':>24}  target")
+for k, e in a["per_args"].items():
+    cv = e["vs_stock"].get("contextvar")
+    dl = next((v for s, v in e["vs_passthrough"].items() if s.startswith("delay")), None)
+    print(f"{k:<5}{e['median_us'].get('stock', float('nan')):>8.2f}{d(e['vs_passthrough'].get('tls')):>24}"
+          f"{d(cv):>24}{(cv['delta_pct'] if cv else float('nan')):>+8.1f}%{d(dl):>24}  "
+          f"{e.get('tls_target', {}).get('verdict', '-')}")
+print(f"target {a['tls_target']['rule']}: {a['tls_target']['verdict'].upper()}")
+PY
+done
+for ver in 030 029; do
+    [ -f "$RESULTS/pytest-$ver.log" ] && echo "pytest $ver: $(tail -n 1 "$RESULTS/pytest-$ver.log")"
+done
+cat "$RESULTS/status.txt"
+exit 0
