@@ -174,13 +174,15 @@ def test_spin_waits_at_least_the_requested_time():
 
 
 def test_spin_is_accurate_on_average():
-    n, ns = 2000, 2000
-    t0 = time.perf_counter_ns()
-    for _ in range(n):
-        _tls.spin(ns)
-    per = (time.perf_counter_ns() - t0) / n
-    # the loop and call overhead add a little, a busy-wait never returns early
-    assert ns <= per < ns + 1500, per
+    n, ns = 200, 2000
+    per = float("inf")
+    for _ in range(20):  # the fastest batch is the one least disturbed by other processes
+        t0 = time.perf_counter_ns()
+        for _ in range(n):
+            _tls.spin(ns)
+        per = min(per, (time.perf_counter_ns() - t0) / n)
+    # the loop and call overhead add a little; a busy-wait never returns early
+    assert ns <= per < ns + 500, per
 
 
 @pytest.mark.parametrize("bad", [-1, 11 * 10**9])
