@@ -88,19 +88,24 @@ def test_python_minor_must_match(tmp_path):
 @pytest.mark.slow
 def test_build_once_then_reuse_and_failures(tmp_path):
     wheels = make_fake_wheel(tmp_path)
-    manager = envs.EnvManager(env_dir=str(tmp_path / "envs"), pins={}, wheels=wheels, extras="", log=lambda m: None)
+    # site_from: the env sees this interpreter's site-packages (which hold a real numba-cuda)
+    # after its own, as on the offline GPU machine; its own stand-in must win.
+    manager = envs.EnvManager(env_dir=str(tmp_path / "envs"), pins={}, wheels=wheels, extras="",
+                              site_from=sys.executable, log=lambda m: None)
     env = manager.ensure(WHEEL, "standin")
     assert env.built
-    out = subprocess.run([env.python, "-c", "import numba_cuda_standin as m, sys; print(m.VERSION, sys.prefix)"],
-                         capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["0.0.1", env.path]
+    code = ("import numba_cuda_standin as m, sys, pytest, importlib.metadata as md; "
+            "print(m.VERSION, md.version('numba-cuda'), sys.prefix)")
+    out = subprocess.run([env.python, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["0.0.1", "0.0.1", env.path]
     marker = os.path.join(env.path, envs.MARKER)
     stamp = os.stat(marker).st_mtime_ns
     again = manager.ensure(WHEEL, "standin")
     assert not again.built and again.path == env.path and os.stat(marker).st_mtime_ns == stamp
     # a different pin set is a different env; --no-install then finds the first one
     assert manager.location(WHEEL)[0] != envs.EnvManager(env_dir=manager.env_dir, pins={"x": "1"}).location(WHEEL)[0]
-    reused = envs.EnvManager(env_dir=manager.env_dir, pins={}, wheels=wheels, no_install=True).ensure(WHEEL, "standin")
+    reused = envs.EnvManager(env_dir=manager.env_dir, pins={}, wheels=wheels, extras="", site_from=sys.executable,
+                             no_install=True).ensure(WHEEL, "standin")
     assert reused.path == env.path
     # a version pip cannot find: one-line error naming the log
     with pytest.raises(UserError) as info:
