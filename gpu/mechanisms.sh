@@ -5,8 +5,9 @@
 #
 # For numba-cuda 0.30.4 (/tmp/env030, call(args, launch_config)) and 0.29.0
 # (/tmp/env029, call(args, griddim, blockdim, stream, sharedmem)):
-#   1. installs this checkout's launchbench into a private dir (so the code
-#      measured is this commit's, whatever the env was built from),
+#   1. installs this checkout's launchbench into a private dir with the host
+#      python3 (as gpu/setup_env.sh does; same 3.12 ABI), so the code
+#      measured is this commit's, whatever the env was built from,
 #   2. runs `launchbench mechanisms` (stock/passthrough/contextvar/tls/delay:0.5us
 #      x 0..4 args, interleaved rounds) -> RESULTS/mechanisms-<ver>.json,
 #   3. runs tests/test_mechanisms*.py (GPU-marked ones included).
@@ -41,7 +42,7 @@ for ver in 030 029; do
     fi
     lib=/tmp/launchbench-mech-$ver
     rm -rf "$lib"
-    if run 45 "$RESULTS/install-$ver.log" "$env/bin/python" -m pip install -q --no-index --no-deps \
+    if run 45 "$RESULTS/install-$ver.log" "${HOST_PY:-python3}" -m pip install -q --no-index --no-deps \
             --no-build-isolation --no-compile --target "$lib" "$REPO"; then
         pp=$lib
     else
@@ -68,12 +69,12 @@ print(f"numba-cuda {doc['numba_cuda']} {doc['signature']}: {doc['rounds_complete
       + (" (INTERRUPTED)" if doc["interrupted"] else "") + f"; {doc['device'].get('name')}")
 def d(x):
     return "-" if x is None else f"{x['delta_us']:+.3f} [{x['ci_us'][0]:+.3f},{x['ci_us'][1]:+.3f}]"
-print(f"{'args':<5}{'stock':>8}{'tls-pass':>24}{'ctxvar-stock':>24}{'ctxvar %':>9}{'delay-pass':>24}  target")
+print(f"{'args':<5}{'stock':>8} {'tls-pass':>24} {'ctxvar-stock':>24} {'ctxvar %':>9} {'delay-pass':>24}  target")
 for k, e in a["per_args"].items():
     cv = e["vs_stock"].get("contextvar")
     dl = next((v for s, v in e["vs_passthrough"].items() if s.startswith("delay")), None)
-    print(f"{k:<5}{e['median_us'].get('stock', float('nan')):>8.2f}{d(e['vs_passthrough'].get('tls')):>24}"
-          f"{d(cv):>24}{(cv['delta_pct'] if cv else float('nan')):>+8.1f}%{d(dl):>24}  "
+    print(f"{k:<5}{e['median_us'].get('stock', float('nan')):>8.2f} {d(e['vs_passthrough'].get('tls')):>24}"
+          f" {d(cv):>24} {(cv['delta_pct'] if cv else float('nan')):>+8.1f}% {d(dl):>24}  "
           f"{e.get('tls_target', {}).get('verdict', '-')}")
 print(f"target {a['tls_target']['rule']}: {a['tls_target']['verdict'].upper()}")
 PY
