@@ -575,9 +575,12 @@ def main(argv=None) -> int:
         nargs_list = parse_nargs(args.nargs)
         if args.launches < 1 or args.repeats < 1:
             raise UserError("--launches and --repeats must be at least 1")
-        from launchbench.device import device_info, host_info, require_gpu
+        from launchbench.device import device_info, gpu_available, host_info, simulator_enabled
 
-        require_gpu()
+        if simulator_enabled():
+            raise UserError("the CUDA simulator is enabled (NUMBA_ENABLE_CUDASIM=1): LC-S needs a real GPU; unset it")
+        if not gpu_available():
+            raise UserError("no CUDA GPU is available (numba.cuda.is_available() is False); run on a GPU machine")
         try:
             install()
         except RuntimeError as exc:  # numba-cuda without launchconfig
