@@ -39,6 +39,27 @@ CONFIG_NAMES = list(LAUNCH_CONFIGS)
 #: Launches in setup after compilation, before timing starts.
 WARMUP_LAUNCHES = 100
 
+#: Smoke runs (simulator) only prove the suite runs: the simulator executes
+#: every GPU thread in Python, so they take one sample of one launch and skip
+#: grids larger than this many threads.
+SMOKE_MAX_THREADS = 128
+SMOKE = common.smoke_mode()
+
+
+def total_threads(config):
+    """Threads one launch of a named configuration starts."""
+    griddim, blockdim, _ = LAUNCH_CONFIGS[config]
+
+    def size(dim):
+        if isinstance(dim, int):
+            return dim
+        out = 1
+        for d in dim:
+            out *= d
+        return out
+
+    return size(griddim) * size(blockdim)
+
 
 def launch_index(config, stream=None):
     """The subscript users write, ``k[<index>]``, for a named configuration."""
@@ -58,12 +79,15 @@ class _LaunchBase:
     # Each call is one ~10 µs launch: fix the calls per sample so every
     # sample averages thousands of launches, and take enough samples for a
     # stable median.
-    number = 2000
-    repeat = (5, 20, 10.0)
-    warmup_time = 0.2
+    number = 1 if SMOKE else 2000
+    repeat = 1 if SMOKE else (5, 20, 10.0)
+    rounds = 1 if SMOKE else 2
+    warmup_time = 0 if SMOKE else 0.2
 
     def setup(self, nargs, config):
         common.gpu_or_skip()
+        if SMOKE and total_threads(config) > SMOKE_MAX_THREADS:
+            raise NotImplementedError(f"smoke run: {config} is too many threads for the simulator")
         common.quiet_occupancy_warnings()
         from numba import cuda
 
@@ -72,7 +96,7 @@ class _LaunchBase:
         self.stream = cuda.stream() if LAUNCH_CONFIGS[config][2] == "stream" else None
         self.index = launch_index(config, self.stream)
         self.configured = self.kernel[self.index]
-        for _ in range(WARMUP_LAUNCHES):  # first launch compiles
+        for _ in range(1 if SMOKE else WARMUP_LAUNCHES):  # first launch compiles
             self.configured(*self.args)
         common.synchronize()
 
@@ -106,6 +130,7 @@ class TimeLaunchWithCallback:
     param_names = ["args"]
     number = _LaunchBase.number
     repeat = _LaunchBase.repeat
+    rounds = _LaunchBase.rounds
     warmup_time = _LaunchBase.warmup_time
 
     def setup(self, nargs):
@@ -119,7 +144,7 @@ class TimeLaunchWithCallback:
         if not hasattr(self.configured, "pre_launch_callbacks"):
             raise NotImplementedError("this numba-cuda has no pre_launch_callbacks")
         self.configured.pre_launch_callbacks.append(_noop_callback)
-        for _ in range(WARMUP_LAUNCHES):
+        for _ in range(1 if SMOKE else WARMUP_LAUNCHES):
             self.configured(*self.args)
         common.synchronize()
 

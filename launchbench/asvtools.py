@@ -1,0 +1,386 @@
+"""Running the asv suite without hand-editing asv.conf.json.
+
+asv has no ``--repo`` option, so pointing it at a local numba-cuda clone (or
+at a release ledger, see :mod:`launchbench.ledger`) means a second config
+file. ``derive_config`` writes one with every path made absolute, so it works
+from any directory through ``asv --config FILE``.
+
+Subcommands: ``asv-config`` (write a derived config), ``against`` (``asv
+continuous`` between two refs), ``asv-releases`` (measure released wheels in
+ready environments, no clone and no network needed).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from .errors import UserError
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CONFIG = ROOT / "asv.conf.json"
+#: Machine name forced for simulator smoke runs: asv shows it everywhere.
+SMOKE_MACHINE = "SIMULATOR-SMOKE"
+PATH_KEYS = ("benchmark_dir", "env_dir", "results_dir", "html_dir")
+
+
+# ----------------------------------------------------------------- configs
+def load_config(path) -> dict:
+    """Read an asv config; asv allows // comments, so parse as asv does (json5)."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"asv config {path} not found; run from the launchbench checkout or pass --config")
+    text = path.read_text(encoding="utf-8")
+    try:
+        import json5
+    except ImportError:  # asv depends on json5; fall back to stripping // comments
+        return json.loads(_strip_line_comments(text))
+    return json5.loads(text)
+
+
+def _strip_line_comments(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
+
+
+def derive_config(base: dict, base_dir, repo=None, results_dir=None, html_dir=None,
+                  env_dir=None, matrix=None, branches=None, extra=None) -> dict:
+    """A copy of *base* with overrides and every path absolute (relative to *base_dir*)."""
+    conf = json.loads(json.dumps(base))
+    base_dir = Path(base_dir).resolve()
+    overrides = {"results_dir": results_dir, "html_dir": html_dir, "env_dir": env_dir}
+    for key, value in overrides.items():
+        if value is not None:
+            conf[key] = str(Path(value).resolve())
+    for key in PATH_KEYS:
+        if key in conf:
+            conf[key] = str((base_dir / conf[key]).resolve())
+    if repo is not None:
+        conf["repo"] = resolve_repo(repo)
+    if matrix is not None:
+        conf["matrix"] = matrix
+    if branches is not None:
+        conf["branches"] = list(branches)
+    if extra:
+        conf.update(extra)
+    return conf
+
+
+def resolve_repo(repo: str) -> str:
+    """A URL unchanged; a local path made absolute after checking it is a git repository."""
+    if re.match(r"^[a-z][a-z0-9+.-]*://", repo) or re.match(r"^[\w.-]+@[\w.-]+:", repo):
+        return repo
+    path = Path(repo).expanduser().resolve()
+    if not (path / ".git").exists() and not (path / "objects").is_dir():
+        raise UserError(f"{repo} is not a git repository; pass the path of a numba-cuda clone (git clone https://github.com/NVIDIA/numba-cuda)")
+    return str(path)
+
+
+def write_json_atomic(data: dict, path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=4)
+        fh.write("\n")
+    os.replace(tmp, path)
+    return path
+
+
+# ----------------------------------------------------------------- asv calls
+def asv_command(config, *args) -> list[str]:
+    """``asv --config CONFIG ARGS...`` run by this interpreter's asv."""
+    return [sys.executable, "-m", "asv", "--config", str(config), *map(str, args)]
+
+
+def run_asv(cmd, env=None, check=True, capture=False, log=None):
+    """Run an asv command, echoing it; a failure becomes a one-line UserError."""
+    text = " ".join(shlex.quote(c) for c in cmd)
+    print(f"$ {text}", flush=True)
+    if log is not None:
+        log.append(text)
+    proc = subprocess.run(cmd, env=env, text=True,
+                          stdout=subprocess.PIPE if capture else None,
+                          stderr=subprocess.STDOUT if capture else None)
+    if check and proc.returncode != 0:
+        raise UserError(f"asv failed (exit {proc.returncode}): {text}; see its output above")
+    return proc
+
+
+def ensure_machine(config, machine, env=None, log=None):
+    """Record *machine* in asv's machine file (asv refuses unknown names)."""
+    run_asv(asv_command(config, "machine", "--yes", "--machine", machine), env=env, log=log)
+
+
+def default_machine(smoke: bool) -> str:
+    return SMOKE_MACHINE if smoke else socket.gethostname().split(".")[0]
+
+
+def smoke_requested(environ=None) -> bool:
+    environ = os.environ if environ is None else environ
+    sim = environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+    return sim and environ.get("LAUNCHBENCH_SMOKE", "0") not in ("", "0")
+
+
+def check_machine_label(machine: str, smoke: bool) -> None:
+    """Smoke results must carry the simulator label and GPU results must not."""
+    if smoke and SMOKE_MACHINE not in machine:
+        raise UserError(f"smoke runs (simulator) must use a machine name containing {SMOKE_MACHINE}, not {machine!r}")
+    if not smoke and SMOKE_MACHINE in machine:
+        raise UserError(f"machine name {machine!r} is reserved for simulator smoke runs; pick another")
+
+
+def parse_attributes(items) -> list[str]:
+    """Validate ``-a NAME=VALUE`` pass-through options for asv run."""
+    out = []
+    for item in items or ():
+        if "=" not in item or not item.split("=", 1)[0].strip():
+            raise UserError(f"-a {item!r}: expected ATTRIBUTE=VALUE, e.g. -a repeat=10")
+        out += ["-a", item]
+    return out
+
+
+def bench_args(benches) -> list[str]:
+    out = []
+    for bench in benches or ():
+        out += ["-b", bench]
+    return out
+
+
+# ----------------------------------------------------------------- asv-config
+def cmd_asv_config(args) -> int:
+    base = load_config(args.config)
+    conf = derive_config(base, Path(args.config).resolve().parent, repo=args.repo,
+                         results_dir=args.results_dir, env_dir=args.env_dir, html_dir=args.html_dir)
+    out = write_json_atomic(conf, args.output)
+    print(f"wrote {out} (repo {conf['repo']})")
+    print(f"use it as: asv --config {out} run baseline..v2   (or continuous/compare/publish)")
+    return 0
+
+
+def default_local_config() -> Path:
+    return ROOT / ".asv" / "asv.local.json"
+
+
+# ----------------------------------------------------------------- against
+def cmd_against(args) -> int:
+    config = Path(args.config)
+    if args.repo:
+        base = load_config(config)
+        conf = derive_config(base, config.resolve().parent, repo=args.repo)
+        config = write_json_atomic(conf, default_local_config())
+    cmd = asv_command(config, "continuous", "--factor", args.factor, *bench_args(args.bench),
+                      *parse_attributes(args.attribute))
+    if args.machine:
+        cmd += ["--machine", args.machine]
+    cmd += [args.ref1, args.ref2]
+    proc = run_asv(cmd, check=False)
+    # asv continuous exits 2 when it finds a regression beyond --factor.
+    if proc.returncode not in (0, 2):
+        raise UserError(f"asv continuous failed (exit {proc.returncode}); see its output above")
+    return proc.returncode
+
+
+# ----------------------------------------------------------------- asv-releases
+def parse_env_specs(items) -> dict:
+    """``VERSION=PYTHON`` pairs -> {version: python}, in the order given."""
+    envs = {}
+    for item in items or ():
+        version, sep, python = item.partition("=")
+        if not sep or not version or not python:
+            raise UserError(f"--env {item!r}: expected VERSION=PYTHON, e.g. --env 0.29.0=/tmp/env029/bin/python")
+        if not re.fullmatch(r"\d+(\.\d+)*\w*", version):
+            raise UserError(f"--env {item!r}: {version!r} is not a numba-cuda version like 0.29.0")
+        if version in envs:
+            raise UserError(f"--env: version {version} given twice")
+        if not (os.path.isfile(python) and os.access(python, os.X_OK)):
+            raise UserError(f"--env {item!r}: {python} is not an executable python; make the venv first")
+        envs[version] = python
+    if not envs:
+        raise UserError("asv-releases needs at least one --env VERSION=PYTHON (e.g. --env 0.29.0=/tmp/env029/bin/python)")
+    return envs
+
+
+def parse_branch_specs(items, versions) -> dict:
+    """``NAME=VERSION`` pairs -> {name: version}; every version must have an --env."""
+    branches = {}
+    for item in items or ():
+        name, sep, version = item.partition("=")
+        if not sep or not name or not version:
+            raise UserError(f"--branch {item!r}: expected NAME=VERSION, e.g. --branch baseline=0.29.0")
+        if version not in versions:
+            raise UserError(f"--branch {item!r}: no --env given for numba-cuda {version}")
+        branches[name] = version
+    return branches
+
+
+def installed_numba_cuda(python) -> str | None:
+    """The numba-cuda version installed for *python* (None if not installed)."""
+    code = ("import importlib.metadata as m\n"
+            "try: print(m.version('numba-cuda'))\n"
+            "except m.PackageNotFoundError: print('')\n")
+    proc = subprocess.run([python, "-c", code], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise UserError(f"{python} failed to run ({proc.stderr.strip().splitlines()[-1:]}); check the venv")
+    return proc.stdout.strip() or None
+
+
+def check_env_versions(envs: dict, allow_mismatch: bool) -> dict:
+    """The version actually installed in each env; a mismatch is the shadowing trap."""
+    found = {}
+    for version, python in envs.items():
+        have = installed_numba_cuda(python)
+        found[version] = have
+        if have != version and not allow_mismatch:
+            raise UserError(f"{python} has numba-cuda {have}, not {version}; install numba-cuda=={version} there "
+                            "(or pass --allow-version-mismatch for a smoke test)")
+    return found
+
+
+def write_python_shim(path, python) -> Path:
+    """A fixed-path script that execs *python*.
+
+    asv names an existing environment after its interpreter's path and
+    ``asv compare`` only pairs results from the same environment name, so
+    every release runs through this one path (pointing at its own venv).
+    exec keeps the venv's own path as argv[0], so the venv stays active.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(f"#!/bin/sh\nexec {shlex.quote(str(Path(python).absolute()))} \"$@\"\n", encoding="utf-8")
+    tmp.chmod(0o755)
+    os.replace(tmp, path)
+    return path
+
+
+def compare_pair(branches: dict) -> tuple[str, str] | None:
+    """The two refs ``asv compare`` gets: baseline and v2 when named, else the first two."""
+    names = list(branches)
+    if "baseline" in branches and "v2" in branches:
+        return "baseline", "v2"
+    if len(names) >= 2:
+        return names[0], names[1]
+    return None
+
+
+def cmd_asv_releases(args) -> int:
+    from . import ledger
+
+    envs = parse_env_specs(args.env)
+    branches = parse_branch_specs(args.branch or default_branches(envs), envs)
+    smoke = smoke_requested()
+    machine = args.machine or default_machine(smoke)
+    check_machine_label(machine, smoke)
+    found = check_env_versions(envs, args.allow_version_mismatch)
+
+    ledger_dir = Path(args.ledger)
+    commits = ledger.ensure_ledger(ledger_dir, list(envs), branches)
+    results_dir = Path(args.results_dir)
+    base = load_config(args.config)
+    conf = derive_config(base, Path(args.config).resolve().parent, repo=str(ledger_dir),
+                         results_dir=results_dir, html_dir=args.html_dir,
+                         branches=list(branches) or ["main"],
+                         extra={"project": "numba-cuda releases",
+                                "show_commit_url": "https://pypi.org/project/numba-cuda/"})
+    config = write_json_atomic(conf, ledger_dir.parent / f"{ledger_dir.name}.asv.json")
+
+    log: list[str] = []
+    ensure_machine(config, machine, log=log)
+    failed = []
+    shim = ledger_dir.parent / f"{ledger_dir.name}.python" / "python"
+    for version, python in envs.items():
+        write_python_shim(shim, python)
+        cmd = asv_command(config, "run", "--environment", f"existing:{shim}",
+                          "--set-commit-hash", commits[version], "--machine", machine,
+                          "--launch-method", args.launch_method, "--show-stderr",
+                          *bench_args(args.bench), *parse_attributes(args.attribute))
+        print(f"== numba-cuda {version} (installed: {found[version]}) in {python}", flush=True)
+        proc = run_asv(cmd, check=False, log=log)
+        if proc.returncode != 0:
+            failed.append(version)
+    pair = compare_pair(branches)
+    table = ""
+    if pair:
+        cmd = asv_command(config, "compare", "--machine", machine, "--split", *pair)
+        proc = run_asv(cmd, check=False, capture=True, log=log)
+        table = drop_unmeasured_rows(proc.stdout)
+        print(table)
+        if proc.returncode != 0:
+            failed.append("compare")
+    if args.log:
+        Path(args.log).write_text("\n".join(log) + "\n", encoding="utf-8")
+    if args.compare_output and table:
+        out = Path(args.compare_output)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(table, encoding="utf-8")
+        os.replace(tmp, out)
+    if failed:
+        raise UserError(f"asv failed for: {', '.join(failed)}; see the output above")
+    return 0
+
+
+def drop_unmeasured_rows(table: str) -> str:
+    """Drop ``asv compare`` rows with no result on either side.
+
+    asv compare lists every benchmark of the suite; rows not selected with -b
+    (or skipped on both sides, e.g. simulator smoke skips) only add noise.
+    """
+    out = []
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.lstrip().startswith("|") and len(cells) >= 5 and cells[1] == "n/a" and cells[2] == "n/a":
+            continue
+        out.append(line)
+    return "\n".join(out) + ("\n" if table.endswith("\n") else "")
+
+
+def default_branches(envs: dict) -> list[str]:
+    """baseline=0.29.0 and v2=0.30.4 when those envs are given."""
+    defaults = {"baseline": "0.29.0", "v2": "0.30.4"}
+    return [f"{name}={version}" for name, version in defaults.items() if version in envs]
+
+
+# ----------------------------------------------------------------- CLI
+def register(sub) -> None:
+    p = sub.add_parser("asv-config", help="write an asv config pointing at a local numba-cuda clone (use with asv --config)")
+    p.add_argument("--repo", required=True, help="numba-cuda clone (path) or git URL")
+    p.add_argument("--config", default=str(DEFAULT_CONFIG), help="base asv config (default: the checkout's asv.conf.json)")
+    p.add_argument("-o", "--output", default=str(default_local_config()), help="where to write (default: .asv/asv.local.json)")
+    p.add_argument("--results-dir", help="results directory (default: the base config's)")
+    p.add_argument("--env-dir", help="environments directory (default: the base config's)")
+    p.add_argument("--html-dir", help="site directory (default: the base config's)")
+    p.set_defaults(func=cmd_asv_config)
+
+    p = sub.add_parser("against", help="asv continuous between two numba-cuda refs (each built in its own virtualenv)")
+    p.add_argument("ref1", help="reference ref, e.g. baseline (see `launchbench refs`)")
+    p.add_argument("ref2", help="ref to compare, e.g. v2")
+    p.add_argument("--repo", help="local numba-cuda clone (default: the config's repo, upstream)")
+    p.add_argument("--config", default=str(DEFAULT_CONFIG), help="base asv config")
+    p.add_argument("-b", "--bench", action="append", help="benchmark regex (repeatable)")
+    p.add_argument("-a", "--attribute", action="append", help="asv benchmark attribute override NAME=VALUE")
+    p.add_argument("--factor", default="1.05", help="ratio reported as a change (default 1.05)")
+    p.add_argument("--machine", help="asv machine name")
+    p.set_defaults(func=cmd_against)
+
+    p = sub.add_parser("asv-releases", help="run the asv suite on released numba-cuda in ready environments (no clone, no network)")
+    p.add_argument("--env", action="append", metavar="VERSION=PYTHON", help="a release and the python of a venv that has it (repeatable)")
+    p.add_argument("--branch", action="append", metavar="NAME=VERSION", help="ledger branch names (default baseline=0.29.0, v2=0.30.4)")
+    p.add_argument("--results-dir", default=str(ROOT / "results" / "asv"), help="asv results directory (default results/asv)")
+    p.add_argument("--html-dir", default=str(ROOT / "html"), help="asv publish directory")
+    p.add_argument("--ledger", default=str(ROOT / ".asv" / "release-ledger"), help="release ledger git repo (created if missing)")
+    p.add_argument("--config", default=str(DEFAULT_CONFIG), help="base asv config")
+    p.add_argument("--machine", help=f"asv machine name (default: host name; {SMOKE_MACHINE} under the simulator)")
+    p.add_argument("-b", "--bench", action="append", help="benchmark regex (repeatable)")
+    p.add_argument("-a", "--attribute", action="append", help="asv benchmark attribute override NAME=VALUE")
+    p.add_argument("--launch-method", default="spawn", choices=("spawn", "forkserver"), help="asv launch method")
+    p.add_argument("--allow-version-mismatch", action="store_true", help="do not require the env's numba-cuda to match VERSION (smoke tests)")
+    p.add_argument("--compare-output", help="also write the asv compare table here")
+    p.add_argument("--log", help="write the exact asv commands here")
+    p.set_defaults(func=cmd_asv_releases)
