@@ -200,6 +200,58 @@ def publish(config: Path, html_dir: Path | None = None, pull: bool = True) -> No
         )
 
 
+#: The releases ``launchbench asv-releases`` measures by default (its ledger branches).
+DEFAULT_RELEASES = {"baseline": "0.29.0", "v2": "0.30.4"}
+LEDGER_MANIFEST = "ledger.json"
+
+
+def result_commits(results_dir: Path) -> set[str]:
+    """Commit hashes of every result file in an asv results directory."""
+    commits = set()
+    for path in results_dir.glob("*/*.json"):
+        if path.name != "machine.json":
+            commits.add(json.loads(path.read_text(encoding="utf-8"))["commit_hash"])
+    return commits
+
+
+def write_ledger_manifest(results_dir: Path, branches: dict) -> Path:
+    """Record which releases (and branch names) a results directory was measured against.
+
+    Results of released wheels are filed under commits of a release ledger
+    (:mod:`launchbench.ledger`) that exists only where they were measured;
+    the ledger is deterministic, so this manifest is all another machine
+    needs to rebuild it and publish the results.
+    """
+    path = Path(results_dir) / LEDGER_MANIFEST
+    _write_json_atomic(path, {"branches": dict(branches), "versions": sorted(set(branches.values()))})
+    return path
+
+
+def release_ledger(results_dir: Path, workdir: Path):
+    """(ledger path, branches) that holds this directory's commits, or None.
+
+    Reads ``ledger.json`` when present, else tries asv-releases' default
+    branches; the rebuilt ledger is used only if it contains every commit.
+    """
+    from . import ledger
+
+    manifest = results_dir / LEDGER_MANIFEST
+    if manifest.is_file():
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+        branches, versions = data["branches"], data.get("versions") or sorted(set(data["branches"].values()))
+    else:
+        branches, versions = dict(DEFAULT_RELEASES), sorted(set(DEFAULT_RELEASES.values()))
+    key = "-".join(sorted(versions, key=ledger.version_key))
+    path = workdir / f"ledger-{key}"
+    commits = ledger.ensure_ledger(path, versions, branches)
+    if result_commits(results_dir) <= set(commits.values()):
+        return path, branches
+    if manifest.is_file():
+        raise UserError(f"{manifest} does not match the results' commits; regenerate the results with "
+                        "`launchbench asv-releases` or fix the manifest")
+    return None
+
+
 def build_site(
     config: Path,
     sources: list[Path] | None = None,
@@ -208,24 +260,63 @@ def build_site(
     offline_assets: bool = True,
     echo=print,
 ) -> Path:
-    """Merge committed results, publish, localize assets; return the site folder."""
+    """Merge committed results, publish, localize assets; return the site folder.
+
+    One asv site shows one repository's history. Results of released wheels
+    (filed under a release ledger's commits) are published against a
+    rebuilt ledger, from a scratch results directory so the user's own
+    results stay untouched; other results are merged into the config's
+    results directory and published against the config's repository.
+    """
+    from .asvtools import derive_config, load_config, write_json_atomic
+
     config = Path(config).resolve()
     conf = load_asv_config(config)
-    results_dir = Path(conf.results_dir)
+    # asv resolves the config's relative paths against the config's folder.
+    conf_results = (config.parent / conf.results_dir).resolve()
     if sources is None:
         sources = find_committed_results(config.parent / "results")
-    for source in sources:
-        source = Path(source).resolve()
-        if source == results_dir.resolve():
-            continue
-        echo(merge_results(source, results_dir).line(source))
+    out = Path(html_dir).resolve() if html_dir else (config.parent / conf.html_dir).resolve()
+    workdir = conf_results.parent / "site"
+    releases, per_commit = [], []
+    for source in map(lambda p: Path(p).resolve(), sources):
+        if not is_results_dir(source):
+            raise UserError(f"{source} is not an asv results directory (it needs benchmarks.json and "
+                            "<machine>/machine.json); pass the folder asv's results_dir points to")
+        found = release_ledger(source, workdir)
+        (releases if found else per_commit).append((source, found))
+    if releases:
+        ledgers = {str(found[0]) for _, found in releases}
+        if len(ledgers) > 1:
+            raise UserError("the committed release results use different ledgers (" + ", ".join(sorted(ledgers))
+                            + "); pass the ones to publish with --results DIR")
+        ledger_path, branches = releases[0][1]
+        results_dir = workdir / "results"
+        if results_dir.exists():
+            shutil.rmtree(results_dir)
+        for source, _ in releases:
+            echo(merge_results(source, results_dir).line(source))
+        site_conf = derive_config(load_config(config), config.parent, repo=str(ledger_path),
+                                  results_dir=results_dir, html_dir=out, branches=list(branches),
+                                  extra={"project": "numba-cuda releases",
+                                         "show_commit_url": "https://pypi.org/project/numba-cuda/"})
+        publish_config = write_json_atomic(site_conf, workdir / "site.asv.json")
+        pull = False  # a local ledger: nothing to pull
+        for source, _ in per_commit:
+            echo(f"note: {source} holds per-commit results (not released wheels); publish those with "
+                 f"`launchbench site --results {source}`")
+    else:
+        results_dir = conf_results
+        for source, _ in per_commit:
+            if source != results_dir:
+                echo(merge_results(source, results_dir).line(source))
+        publish_config = config
     if not (results_dir / "benchmarks.json").is_file():
         raise UserError(
             f"no asv results in {results_dir} and none committed under {config.parent / 'results'}; "
             "run `asv run` first or pass --results DIR"
         )
-    out = Path(html_dir).resolve() if html_dir else Path(conf.html_dir).resolve()
-    publish(config, out, pull=pull)
+    publish(publish_config, out, pull=pull)
     if offline_assets:
         remote = localize_assets(out)
         if remote:
