@@ -1,0 +1,144 @@
+"""The asv suite under real asv, in this environment, on the CUDA simulator.
+
+`asv check`, discovery of the full grid, the GPU guard, and a smoke
+`launchbench asv-releases` run whose results `asv compare` and `asv publish`
+consume. asv's machine file lives in $HOME, so every asv call gets a
+scratch HOME.
+"""
+import itertools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+
+
+def asv_env(tmp, smoke=True, **extra):
+    env = dict(os.environ)
+    env["HOME"] = str(tmp)
+    env["PATH"] = f"{Path(PY).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["NUMBA_ENABLE_CUDASIM"] = "1"
+    env.pop("LAUNCHBENCH_SMOKE", None)
+    if smoke:
+        env["LAUNCHBENCH_SMOKE"] = "1"
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(extra)
+    return env
+
+
+def run(cmd, env, cwd=ROOT, timeout=600):
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, f"{cmd}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc.stdout
+
+
+def test_asv_check(tmp_path):
+    out = run([PY, "-m", "asv", "check", "--python=same"], asv_env(tmp_path, smoke=False))
+    assert "No problems found" in out
+
+
+def test_suite_imports_without_numba():
+    """Discovery must never import numba.cuda (an old commit might not import)."""
+    code = ("import sys; sys.path.insert(0, %r); import benchmarks.bench_launch as b; "
+            "print('numba' in sys.modules)" % str(ROOT))
+    out = subprocess.run([PY, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "False"
+
+
+def test_gpu_guard_without_smoke_switch(monkeypatch):
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
+    monkeypatch.delenv("LAUNCHBENCH_SMOKE", raising=False)
+    from benchmarks import bench_launch
+
+    for bench in (bench_launch.TimeLaunchPreconfigured(), bench_launch.TimeLaunchConfigurePerLaunch()):
+        with pytest.raises(NotImplementedError, match="LAUNCHBENCH_SMOKE"):
+            bench.setup(0, "[1, 1]")
+    with pytest.raises(NotImplementedError, match="LAUNCHBENCH_SMOKE"):
+        bench_launch.TrackRunKind().setup()
+
+
+def test_launch_index_is_what_users_write():
+    from benchmarks import bench_launch
+
+    assert bench_launch.launch_index("[1, 1]") == (1, 1)
+    assert bench_launch.launch_index("[(16, 16), (16, 16)]") == ((16, 16), (16, 16))
+    assert bench_launch.launch_index("[1, 128] sharedmem=1KiB") == (1, 128, 0, 1024)
+    assert bench_launch.launch_index("[1, 128] stream", stream="s") == (1, 128, "s")
+    with pytest.raises(ValueError):
+        bench_launch.launch_index("[1, 128] stream")
+    assert bench_launch.total_threads("[(16, 16), (16, 16)]") == 65536
+    assert bench_launch.total_threads("[1024, 256]") == 262144
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    """One smoke asv-releases run (two 'releases', both this venv) shared by the tests below."""
+    tmp = tmp_path_factory.mktemp("asvsmoke")
+    env = asv_env(tmp)
+    selection = ["-b", r"time_launch\(1, '\[1, 1\]'\)", "-b", r"time_launch\(0, '\[1, 128\] stream'\)",
+                 "-b", r"time_launch\(2, '\[1024, 256\]'\)", "-b", "TrackRunKind"]
+    cmd = [PY, "-m", "launchbench", "asv-releases", "--env", f"0.29.0={PY}", "--env", f"0.30.4={PY}",
+           "--allow-version-mismatch", "--ledger", str(tmp / "ledger"), "--results-dir", str(tmp / "results"),
+           "--html-dir", str(tmp / "html"), "--compare-output", str(tmp / "compare.txt"),
+           "--log", str(tmp / "commands.txt"), *selection]
+    out = run(cmd, env)
+    return {"tmp": tmp, "env": env, "out": out, "config": tmp / "ledger.asv.json"}
+
+
+def _results(smoke_run):
+    machine_dir = smoke_run["tmp"] / "results" / "SIMULATOR-SMOKE"
+    files = sorted(p for p in machine_dir.glob("*.json") if p.name != "machine.json")
+    return [json.loads(p.read_text()) for p in files]
+
+
+@pytest.mark.slow
+def test_discovery_finds_full_grid(smoke_run):
+    from benchmarks import bench_launch
+
+    benchmarks = json.loads((smoke_run["tmp"] / "results" / "benchmarks.json").read_text())
+    grid = list(itertools.product(map(repr, [0, 1, 2, 3, 4]), map(repr, bench_launch.CONFIG_NAMES)))
+    assert len(grid) == 35
+    for cls in ("TimeLaunchPreconfigured", "TimeLaunchConfigurePerLaunch"):
+        bench = benchmarks[f"bench_launch.{cls}.time_launch"]
+        assert bench["param_names"] == ["args", "config"]
+        assert list(itertools.product(*bench["params"])) == grid
+    assert benchmarks["bench_launch.TimeLaunchWithCallback.time_launch"]["params"] == [["0", "1", "2", "3", "4"]]
+
+
+@pytest.mark.slow
+def test_smoke_results_are_labelled_and_present(smoke_run):
+    results = _results(smoke_run)
+    assert len(results) == 2  # one per ledger commit
+    for res in results:
+        flag = res["results"]["bench_launch.TrackRunKind.track_cuda_simulator"][0][0]
+        assert flag == 1  # recorded simulator flag
+        pre = res["results"]["bench_launch.TimeLaunchPreconfigured.time_launch"][0]
+        values = dict(zip(itertools.product(["0", "1", "2", "3", "4"],
+                                            [repr(c) for c in __import__("benchmarks.bench_launch").bench_launch.CONFIG_NAMES]), pre))
+        assert values[("1", "'[1, 1]'")] > 0
+        assert values[("0", "'[1, 128] stream'")] > 0
+        assert values[("2", "'[1024, 256]'")] is None or values[("2", "'[1024, 256]'")] != values[("2", "'[1024, 256]'")]  # skipped: too big for the simulator
+
+
+@pytest.mark.slow
+def test_compare_and_publish_consume_results(smoke_run):
+    table = (smoke_run["tmp"] / "compare.txt").read_text()
+    assert "TimeLaunchPreconfigured.time_launch(1, '[1, 1]')" in table
+    assert "track_cuda_simulator" in table
+    assert "n/a                           | n/a" not in table
+    commands = (smoke_run["tmp"] / "commands.txt").read_text()
+    assert "--machine SIMULATOR-SMOKE" in commands and "compare" in commands
+    out = run([PY, "-m", "asv", "--config", str(smoke_run["config"]), "compare", "--machine", "SIMULATOR-SMOKE",
+               "baseline", "v2"], smoke_run["env"])
+    assert "time_launch(1, '[1, 1]')" in out
+    run([PY, "-m", "asv", "--config", str(smoke_run["config"]), "publish"], smoke_run["env"])
+    html = smoke_run["tmp"] / "html"
+    assert (html / "index.html").is_file()
+    index = json.loads((html / "index.json").read_text())
+    assert "SIMULATOR-SMOKE" in index["params"]["machine"]
+    assert "bench_launch.TimeLaunchPreconfigured.time_launch" in index["benchmarks"]
