@@ -178,3 +178,25 @@ def test_asv_releases_rejects_gpu_run_under_smoke_label(monkeypatch, capsys):
     monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
     rc = main(["asv-releases", "--env", f"0.30.4={sys.executable}", "--machine", "SIMULATOR-SMOKE"])
     assert rc == 2 and "reserved" in capsys.readouterr().err
+
+
+def test_against_builds_asv_continuous_on_a_derived_config(tmp_path, monkeypatch, capsys):
+    repo = tmp_path / "clone"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    calls = []
+
+    class Done:
+        returncode = 2  # asv continuous: regression found; not an error
+
+    monkeypatch.setattr(asvtools, "default_local_config", lambda: tmp_path / "local.json")
+    monkeypatch.setattr(asvtools, "run_asv", lambda cmd, **kw: calls.append(cmd) or Done())
+    assert main(["against", "baseline", "v2", "--repo", str(repo), "-b", "Preconfigured", "--factor", "1.1"]) == 2
+    (cmd,) = calls
+    assert cmd[cmd.index("--config") + 1] == str(tmp_path / "local.json")
+    assert cmd[-2:] == ["baseline", "v2"] and cmd[cmd.index("--factor") + 1] == "1.1"
+    assert "continuous" in cmd and ["-b", "Preconfigured"] == cmd[cmd.index("-b"):cmd.index("-b") + 2]
+    assert json.loads((tmp_path / "local.json").read_text())["repo"] == str(repo.resolve())
+    capsys.readouterr()
+    Done.returncode = 1
+    assert main(["against", "a", "b", "--repo", str(repo)]) == 2
+    assert "asv continuous failed (exit 1)" in capsys.readouterr().err
