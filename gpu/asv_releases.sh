@@ -28,7 +28,7 @@ rm -rf "$LEDGER" "$LEDGER.python" "$LEDGER.asv.json" "$RESULTS/asv-results"
 # [1, 1], the v2 callback benchmark (skips on 0.29.0), and the run-kind flag.
 CMD=("$PY" -m launchbench asv-releases
      --env "0.29.0=$ENV029/bin/python" --env "0.30.4=$ENV030/bin/python"
-     --machine "$MACHINE" --ledger "$LEDGER" --results-dir "$RESULTS/asv-results"
+     --config "$PWD/asv.conf.json" --machine "$MACHINE" --ledger "$LEDGER" --results-dir "$RESULTS/asv-results"
      --html-dir "$RESULTS/html" --compare-output "$RESULTS/compare.txt" --log "$RESULTS/asv-commands.txt"
      -b 'TimeLaunchPreconfigured'
      -b "TimeLaunchConfigurePerLaunch.time_launch\(\d, '\[1, 1\]'\)"

@@ -24,7 +24,9 @@ from pathlib import Path
 from .errors import UserError
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CONFIG = ROOT / "asv.conf.json"
+# An editable install finds the checkout's config; an installed copy
+# (site-packages) uses the one in the current directory.
+DEFAULT_CONFIG = ROOT / "asv.conf.json" if (ROOT / "asv.conf.json").is_file() else Path("asv.conf.json").resolve()
 #: Machine name forced for simulator smoke runs: asv shows it everywhere.
 SMOKE_MACHINE = "SIMULATOR-SMOKE"
 PATH_KEYS = ("benchmark_dir", "env_dir", "results_dir", "html_dir")
