@@ -1,17 +1,23 @@
 """Statistics for interleaved launch-overhead runs: summaries, paired deltas, CIs, verdicts.
 
-Why paired by round: on the GPU machine a variant's level moves by up to
-30 % between rounds (FACTS.md), while variants measured in the same round,
-interleaved sample by sample, share that drift. So each round gives one
-delta per variant (median of its samples minus the reference's median in
-that round), and the confidence interval is a Student t interval over those
-per-round deltas: rounds, not samples, are the independent units. With a
-single round we fall back to the paired samples inside it and say so.
+Why paired differences of adjacent samples, and their median: on the GPU
+VM a process flips between a fast and a slow state (~10 vs ~14 us at 0
+args) that lasts 0.1 s to seconds. Samples of a few ms, interleaved
+A B C A B C, put a variant's sample next to the reference's sample of the
+same repeat slot, so both see the same state; the median of those
+differences ignores the slots where the state flipped in between.
+
+compare (separate processes): each round gives one delta per variant, the
+median of its paired differences; the CI is a Student t interval over
+rounds, because per-process offsets make rounds the independent units.
+mechanisms (one process): the paired differences are pooled and their
+median gets a distribution-free binomial order-statistic interval.
 
 Pure standard library; no numpy, so variant environments and tests stay light.
 """
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 
@@ -20,9 +26,11 @@ CONFIDENCE = 0.95
 INCONCLUSIVE_HALF_WIDTH_PCT = 2.0
 
 METHOD = (
-    "per round, delta = median(variant samples) - median(reference samples) of the interleaved "
-    "samples; mean over rounds with a two-sided Student t confidence interval (rounds are the "
-    "independent units); percent deltas are per-round delta / reference median"
+    "per round, delta = median over repeat slots of (variant sample - reference sample), the two "
+    "samples adjacent in time (paired differences); mean over rounds with a two-sided Student t "
+    "confidence interval (rounds of fresh processes are the independent units); percent deltas are "
+    "per-round delta / per-round reference median; with one round: median of the paired "
+    "differences with a binomial order-statistic interval"
 )
 
 
@@ -125,7 +133,182 @@ def mean_ci(values, confidence: float = CONFIDENCE) -> tuple[float, float, float
     return mean, mean - half, mean + half
 
 
+# ---------------------------------------------------------------- medians
+
+def _binom_cdf_half(k: int, n: int) -> float:
+    """P(X <= k) for X ~ Binomial(n, 1/2), summed in log space (exact for any n we meet)."""
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    log_half_n = n * math.log(0.5)
+    lg_n1 = math.lgamma(n + 1)
+    return min(1.0, sum(math.exp(lg_n1 - math.lgamma(i + 1) - math.lgamma(n - i + 1) + log_half_n)
+                        for i in range(k + 1)))
+
+
+@functools.lru_cache(maxsize=256)
+def median_ci_ranks(n: int, confidence: float = CONFIDENCE) -> tuple[int, int] | None:
+    """1-based ranks (lo, hi) of the order statistics bounding the median with coverage >= confidence.
+
+    The largest k with P(Binomial(n, 1/2) <= k - 1) <= alpha/2 gives [x_(k), x_(n-k+1)]:
+    distribution-free, needs only independent draws. None when n is too small
+    (n < 6 at 95 %) for any such interval.
+    """
+    alpha = 1.0 - confidence
+    k = 0
+    lo, hi = 1, n // 2 + 1
+    while lo < hi:  # largest k in [1, n//2] with cdf(k - 1) <= alpha / 2
+        mid = (lo + hi) // 2
+        if _binom_cdf_half(mid - 1, n) <= alpha / 2.0:
+            k, lo = mid, mid + 1
+        else:
+            hi = mid
+    if k < 1:
+        return None
+    return k, n - k + 1
+
+
+def median_ci(values, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
+    """(median, low, high): binomial order-statistic interval for the median.
+
+    Too few values for a 95 % order-statistic interval: (median, min, max)
+    with the coverage it has, which is below *confidence* (say so via n).
+    """
+    values = sorted(float(v) for v in values)
+    n = len(values)
+    if n == 0:
+        raise ValueError("median_ci() needs at least one value")
+    med = statistics.median(values)
+    ranks = median_ci_ranks(n, confidence)
+    if ranks is None:
+        return med, values[0], values[-1]
+    return med, values[ranks[0] - 1], values[ranks[1] - 1]
+
+
+def paired_differences(reference: list[float], variant: list[float]) -> list[float]:
+    """variant[i] - reference[i] over the repeat slots both have (samples adjacent in time)."""
+    n = min(len(reference), len(variant))
+    return [float(v) - float(r) for r, v in zip(reference[:n], variant[:n])]
+
+
 # ---------------------------------------------------------------- deltas
+
+def paired_median_delta(reference: list[list[float]], variant: list[list[float]],
+                        confidence: float = CONFIDENCE) -> dict:
+    """Delta of *variant* vs *reference* from per-round sample lists aligned by repeat slot.
+
+    Per round: the median of the paired differences (and that over the
+    reference's median, in %). Two or more rounds: Student t over rounds
+    (``units`` "rounds"); one round: the pooled paired differences with a
+    binomial order-statistic interval for their median (``units`` "pairs").
+    """
+    if len(reference) != len(variant) or not reference:
+        raise ValueError("paired_median_delta() needs the same, non-zero number of rounds for both")
+    if len(reference) >= 2:
+        diffs, pcts = [], []
+        for ref, var in zip(reference, variant):
+            d = statistics.median(paired_differences(ref, var))
+            diffs.append(d)
+            pcts.append(100.0 * d / statistics.median(ref))
+        d, dlo, dhi = mean_ci(diffs, confidence)
+        p, plo, phi = mean_ci(pcts, confidence)
+        n, units = len(diffs), "rounds"
+    else:
+        diffs = paired_differences(reference[0], variant[0])
+        ref_med = statistics.median(reference[0])
+        d, dlo, dhi = median_ci(diffs, confidence)
+        p, plo, phi = (100.0 * x / ref_med for x in (d, dlo, dhi))
+        n, units = len(diffs), "pairs"
+    return {
+        "rounds": len(reference),
+        "n": n,
+        "units": units,
+        "delta_us": d,
+        "ci_us": [dlo, dhi],
+        "delta_pct": p,
+        "ci_pct": [plo, phi],
+    }
+
+
+def pooled_median_delta(reference: list[float], variant: list[float], confidence: float = CONFIDENCE) -> dict:
+    """One process, many pair rounds: median of the paired differences, order-statistic CI.
+
+    *reference* and *variant* are aligned block values (one per pair round).
+    """
+    diffs = paired_differences(reference, variant)
+    if not diffs:
+        raise ValueError("pooled_median_delta() needs at least one pair")
+    ref_med = statistics.median(reference)
+    d, lo, hi = median_ci(diffs, confidence)
+    return {
+        "rounds": len(diffs),
+        "n": len(diffs),
+        "units": "pairs",
+        "delta_us": d,
+        "ci_us": [lo, hi],
+        "delta_pct": 100.0 * d / ref_med,
+        "ci_pct": [100.0 * lo / ref_med, 100.0 * hi / ref_med],
+    }
+
+
+def paired_median_delta(reference: list[list[float]], variant: list[list[float]],
+                        confidence: float = CONFIDENCE) -> dict:
+    """Delta of *variant* vs *reference* from per-round sample lists aligned by repeat slot.
+
+    Per round: the median of the paired differences (and that over the
+    reference's median, in %). Two or more rounds: Student t over rounds
+    (``units`` "rounds"); one round: the pooled paired differences with a
+    binomial order-statistic interval for their median (``units`` "pairs").
+    """
+    if len(reference) != len(variant) or not reference:
+        raise ValueError("paired_median_delta() needs the same, non-zero number of rounds for both")
+    if len(reference) >= 2:
+        diffs, pcts = [], []
+        for ref, var in zip(reference, variant):
+            d = statistics.median(paired_differences(ref, var))
+            diffs.append(d)
+            pcts.append(100.0 * d / statistics.median(ref))
+        d, dlo, dhi = mean_ci(diffs, confidence)
+        p, plo, phi = mean_ci(pcts, confidence)
+        n, units = len(diffs), "rounds"
+    else:
+        diffs = paired_differences(reference[0], variant[0])
+        ref_med = statistics.median(reference[0])
+        d, dlo, dhi = median_ci(diffs, confidence)
+        p, plo, phi = (100.0 * x / ref_med for x in (d, dlo, dhi))
+        n, units = len(diffs), "pairs"
+    return {
+        "rounds": len(reference),
+        "n": n,
+        "units": units,
+        "delta_us": d,
+        "ci_us": [dlo, dhi],
+        "delta_pct": p,
+        "ci_pct": [plo, phi],
+    }
+
+
+def pooled_median_delta(reference: list[float], variant: list[float], confidence: float = CONFIDENCE) -> dict:
+    """One process, many pair rounds: median of the paired differences, order-statistic CI.
+
+    *reference* and *variant* are aligned block values (one per pair round).
+    """
+    diffs = paired_differences(reference, variant)
+    if not diffs:
+        raise ValueError("pooled_median_delta() needs at least one pair")
+    ref_med = statistics.median(reference)
+    d, lo, hi = median_ci(diffs, confidence)
+    return {
+        "rounds": len(diffs),
+        "n": len(diffs),
+        "units": "pairs",
+        "delta_us": d,
+        "ci_us": [lo, hi],
+        "delta_pct": 100.0 * d / ref_med,
+        "ci_pct": [100.0 * lo / ref_med, 100.0 * hi / ref_med],
+    }
+
 
 def paired_delta(reference: list[list[float]], variant: list[list[float]],
                  confidence: float = CONFIDENCE) -> dict:

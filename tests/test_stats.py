@@ -36,11 +36,11 @@ def test_summarize():
     assert stats.summarize([5])["stdev"] == 0.0
 
 
-def test_paired_delta_pairs_within_rounds():
+def test_paired_median_delta_pairs_within_rounds():
     # Round 2 is 20% slower for both: unpaired this would be noise; paired it is a clean +10%.
     ref = [[10.0, 10.0, 10.0], [12.0, 12.0, 12.0]]
     var = [[11.0, 11.0, 11.0], [13.2, 13.2, 13.2]]
-    d = stats.paired_delta(ref, var)
+    d = stats.paired_median_delta(ref, var)
     assert d["rounds"] == 2 and d["units"] == "rounds" and d["n"] == 2
     assert d["delta_us"] == pytest.approx(1.1)
     half = 12.7062 * math.sqrt(0.02) / math.sqrt(2)
@@ -50,23 +50,67 @@ def test_paired_delta_pairs_within_rounds():
     assert stats.verdict(d["ci_pct"], d["n"]) == "slower"
 
 
-def test_paired_delta_uses_medians_per_round():
-    ref = [[10.0, 10.0, 100.0], [10.0, 10.0, 10.0]]  # one hiccup sample is ignored by the median
-    var = [[10.5, 10.5, 10.5], [10.5, 10.5, 10.5]]
-    d = stats.paired_delta(ref, var)
+def test_paired_median_delta_follows_state_flips_slot_by_slot():
+    # The process flips between a fast (10) and a slow (14) state; each repeat slot's two
+    # samples share the state, so the paired differences are all +0.5 while the per-variant
+    # medians (10.5 vs 14.0 here) would say +3.5.
+    ref = [[10.0, 14.0, 14.0, 10.0, 14.0], [10.0, 10.0, 14.0, 10.0, 10.0]]
+    var = [[10.5, 14.5, 14.5, 10.5, 14.5], [10.5, 10.5, 14.5, 10.5, 10.5]]
+    d = stats.paired_median_delta(ref, var)
     assert d["delta_us"] == pytest.approx(0.5)
     assert d["ci_us"] == [pytest.approx(0.5), pytest.approx(0.5)]
 
 
-def test_paired_delta_single_round_falls_back_to_samples():
-    d = stats.paired_delta([[10.0, 11.0, 12.0]], [[10.5, 11.4, 12.6]])
-    assert d["units"] == "samples" and d["n"] == 3
-    assert d["delta_us"] == pytest.approx(0.5)
+def test_paired_median_delta_ignores_a_slot_where_the_state_flipped():
+    ref = [[10.0, 10.0, 10.0], [10.0, 10.0, 10.0]]
+    var = [[10.5, 14.5, 10.5], [10.5, 10.5, 10.5]]  # one flip between the two samples of a slot
+    assert stats.paired_median_delta(ref, var)["delta_us"] == pytest.approx(0.5)
 
 
-def test_paired_delta_rejects_mismatched_rounds():
+def test_paired_median_delta_single_round_uses_order_statistics():
+    ref = [[10.0] * 10]
+    var = [[10.0 + x for x in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)]]
+    d = stats.paired_median_delta(ref, var)
+    assert d["units"] == "pairs" and d["n"] == 10 and d["rounds"] == 1
+    assert d["delta_us"] == pytest.approx(0.55)
+    assert d["ci_us"] == [pytest.approx(0.2), pytest.approx(0.9)]  # ranks 2 and 9 of 10
+    assert d["ci_pct"] == [pytest.approx(2.0), pytest.approx(9.0)]
+
+
+def test_paired_median_delta_rejects_mismatched_rounds():
     with pytest.raises(ValueError):
-        stats.paired_delta([[1.0]], [[1.0], [2.0]])
+        stats.paired_median_delta([[1.0]], [[1.0], [2.0]])
+
+
+@pytest.mark.parametrize("n, ranks", [
+    # Classic tables for a 95 % distribution-free CI of the median (coverage >= 95 %).
+    (5, None), (6, (1, 6)), (10, (2, 9)), (20, (6, 15)), (100, (40, 61)), (1000, (469, 532)),
+])
+def test_median_ci_ranks_match_tables(n, ranks):
+    assert stats.median_ci_ranks(n) == ranks
+
+
+def test_median_ci_ranks_coverage_is_at_least_the_confidence_and_tight():
+    for n in (6, 17, 50, 333, 2000):
+        k, _ = stats.median_ci_ranks(n)
+        coverage = 1.0 - 2.0 * stats._binom_cdf_half(k - 1, n)
+        assert coverage >= 0.95
+        assert 1.0 - 2.0 * stats._binom_cdf_half(k, n) < 0.95  # one rank further in would fall short
+
+
+def test_median_ci_known_interval_and_small_n_fallback():
+    assert stats.median_ci([5, 1, 4, 2, 3, 9, 8, 7, 6, 10]) == (5.5, 2.0, 9.0)
+    assert stats.median_ci([3.0, 1.0, 2.0]) == (2.0, 1.0, 3.0)  # too few: min..max
+
+
+def test_pooled_median_delta_is_robust_to_outlier_pairs():
+    ref = [10.0] * 100
+    var = [10.1] * 90 + [25.0] * 10  # a tenth of the pairs hit a hiccup
+    d = stats.pooled_median_delta(ref, var)
+    assert d["units"] == "pairs" and d["n"] == 100
+    assert d["delta_us"] == pytest.approx(0.1)
+    assert d["ci_us"] == [pytest.approx(0.1), pytest.approx(0.1)]
+    assert d["delta_pct"] == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("ci, n, expected", [
