@@ -3,9 +3,10 @@
 With no variants it runs the embedded default: baseline = numba-cuda 0.29.0,
 contextvar = the contextvar mechanism replayed on the baseline (same env),
 v2 = numba-cuda 0.30.4, each env pinned like constraints.txt. Each variant's
-environment is its own (envs.py); samples are interleaved across fresh
-worker processes in rounds (runner.py); deltas get paired confidence
-intervals and verdicts (stats.py); the table is the old script's (tables.py);
+environment is its own (envs.py); short samples are interleaved across
+fresh worker processes, pinned to one CPU, in rounds (runner.py); deltas are
+medians of paired adjacent-sample differences with confidence intervals over
+rounds and verdicts (stats.py); the table is the old script's (tables.py);
 the JSON (schema.py) is rewritten atomically after every round.
 """
 from __future__ import annotations
@@ -19,6 +20,11 @@ from .errors import NoGPUError, UserError
 
 ARG_COUNTS = [0, 1, 2, 3, 4]
 OLD_SCRIPT_LOOPS = {0: 100_000, 1: 100_000, 2: 100_000, 3: 100_000, 4: 10_000}
+# About 3 min on the H200 VM for the default three-way run: 16 rounds x (~5 s worker
+# start-up + 3 variants x 5 arg counts x 80 samples x 4 ms).
+DEFAULT_SAMPLE_TIME = 0.004
+DEFAULT_REPEATS = 80
+DEFAULT_ROUNDS = 16
 
 
 class _Ordered(argparse.Action):
@@ -57,11 +63,17 @@ def register(sub) -> None:
     m.add_argument("--args", default="0,1,2,3,4", help="kernel argument counts (default 0,1,2,3,4)")
     m.add_argument("--loops", help="launches per sample, one value or one per arg count "
                                    "(default: calibrated to --sample-time; the old script's: 100000,100000,100000,100000,10000)")
-    m.add_argument("--sample-time", type=float, default=0.05, help="calibration target seconds per sample (default 0.05)")
-    m.add_argument("--repeats", type=int, default=5, help="samples per variant, arg count and round (default 5)")
-    m.add_argument("--rounds", type=int, default=10, help="rounds of fresh worker processes (default 10)")
+    m.add_argument("--sample-time", type=float, default=DEFAULT_SAMPLE_TIME,
+                   help=f"calibration target seconds per sample (default {DEFAULT_SAMPLE_TIME}: short samples, "
+                        "so a variant's sample and the reference's sample of a repeat slot share the machine's state)")
+    m.add_argument("--repeats", type=int, default=DEFAULT_REPEATS,
+                   help=f"samples per variant, arg count and round (default {DEFAULT_REPEATS})")
+    m.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
+                   help=f"rounds of fresh worker processes; the CI is over rounds (default {DEFAULT_ROUNDS})")
     m.add_argument("--warmup", type=int, default=1000, help="launches per arg count before timing (default 1000)")
-    m.add_argument("--affinity", metavar="CPUS", help="pin workers to these CPUs while timing, e.g. 3 or 2,3")
+    m.add_argument("--affinity", metavar="CPUS", default="auto",
+                   help="pin every worker to these CPUs while timing, e.g. 7 or 6,7; 'auto' (default): the "
+                        "highest-numbered CPU this process may use; 'none': no pinning")
     m.add_argument("--peers", action="store_true", help="also time CuPy, cuda.core and the C floor in the reference's workers")
     m.add_argument("--simulator", action="store_true",
                    help="smoke mode under NUMBA_ENABLE_CUDASIM=1 on CPU; labelled NOT a measurement")
@@ -76,19 +88,24 @@ def register(sub) -> None:
 
 # ---------------------------------------------------------------- analysis
 
+def _by_repeat(pairs: list) -> list:
+    """(repeat, us) records of one round -> us values in repeat order (the pairing key)."""
+    return [us for _rep, us in sorted(pairs, key=lambda p: p[0])]
+
+
 def analyze(samples: list, names: list, reference: str, arg_counts: list) -> tuple[list, list]:
     """(stats, deltas) records of the schema from complete-round samples."""
     from . import stats
 
     by = {}
     for s in samples:
-        by.setdefault((s["variant"], s["nargs"]), {}).setdefault(s["round"], []).append(s["us"])
+        by.setdefault((s["variant"], s["nargs"]), {}).setdefault(s["round"], []).append((s["repeat"], s["us"]))
     stat_recs, delta_recs = [], []
     for name in names:
         for n in arg_counts:
             rounds = by.get((name, n))
             if rounds:
-                values = [u for r in sorted(rounds) for u in rounds[r]]
+                values = [u for r in sorted(rounds) for _rep, u in rounds[r]]
                 stat_recs.append({"variant": name, "nargs": n, **stats.summarize(values)})
     for name in names:
         if name == reference:
@@ -98,7 +115,8 @@ def analyze(samples: list, names: list, reference: str, arg_counts: list) -> tup
             common = sorted(set(ref_r) & set(var_r))
             if not common:
                 continue
-            d = stats.paired_delta([ref_r[r] for r in common], [var_r[r] for r in common])
+            d = stats.paired_median_delta([_by_repeat(ref_r[r]) for r in common],
+                                          [_by_repeat(var_r[r]) for r in common])
             d["verdict"] = stats.verdict(d["ci_pct"], d["n"])
             rec = {"variant": name, "nargs": n, **d}
             rec["summary"] = stats.summary_line(name, rec, reference)
@@ -201,7 +219,9 @@ def _settings(args, arg_counts, loops, calibrated, affinity) -> dict:
         "affinity": affinity,
         "gc_disabled": True,
         "launch": "[1, 1]",
-        "order": "interleaved: fresh workers per round; for repeat, for nargs, for variant (rotated per round)",
+        "order": ("interleaved: fresh workers per round, pinned to the affinity CPUs after set-up; "
+                  "for repeat, for nargs, for variant (order rotated every repeat); "
+                  "deltas pair the samples of each repeat slot"),
         "peers": bool(args.peers),
     }
 
@@ -219,7 +239,7 @@ def run(args) -> int:
         loops = dict(zip(arg_counts, variants.parse_int_list(args.loops, "--loops", len(arg_counts))))
         if min(loops.values()) < 1:
             raise UserError("--loops must be at least 1 per sample")
-    affinity = variants.parse_int_list(args.affinity, "--affinity") if args.affinity else None
+    affinity = runner.parse_affinity(args.affinity)
     vlist, reference = variants.parse_variants(args.items or [], args.reference)
     _check_not_simulated(args)
 
@@ -260,7 +280,7 @@ def run(args) -> int:
                 "base": v.base.label, "numba_cuda_version": info.get("numba_cuda_version"),
                 "git_sha": env.git_sha, "pins": pins if v.base.kind != "env" else {},
                 "installed": info.get("installed", {}), "python": info.get("python") or env.python_version,
-                "env": env.path,
+                "env": env.path, "affinity": info.get("affinity"),
             })
         return recs
 

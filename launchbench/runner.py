@@ -1,12 +1,16 @@
 """Interleaved rounds over worker processes, keeping every sample and every finished round.
 
 A round starts one fresh worker per variant (all set up concurrently: import,
-mechanism, compile, warm-up), then takes samples interleaved one at a time,
-``for repeat: for nargs: for variant`` with the variant order rotated each
-round, so all variants see the same drift and no variant is always first.
-Fresh processes every round sample the per-process noise (memory layout,
-clocks) that FACTS.md reports as ~30 % between rounds; the statistics then
-pair variants within rounds (stats.py).
+mechanism, compile, warm-up), then takes short samples (a few ms) interleaved
+one at a time, ``for repeat: for nargs: for variant`` with the variant order
+rotated every repeat, so the samples of one repeat slot are adjacent in time
+and share the machine's state, and no variant is always first. Fresh
+processes every round sample the per-process noise (memory layout, clocks);
+the statistics pair the samples of each repeat slot (stats.py).
+
+All workers are pinned, after their concurrent set-up, to one CPU (default:
+the highest-numbered CPU this process may use): only one worker measures at a
+time, and a fixed CPU spares the measurement the scheduler's migrations.
 
 After each finished round ``on_round`` is called (compare writes the JSON
 then), so a Ctrl-C or a dying worker loses at most the unfinished round,
@@ -178,6 +182,38 @@ class Outcome:
     error: WorkerError | None = None
 
 
+def parse_affinity(text: str | None, available=None) -> list | None:
+    """``--affinity``: None/"auto" -> [highest CPU of *available*]; "none" -> None (no pinning);
+    "3" or "2,3" -> those CPUs, which must be in *available* (default: this process's CPUs)."""
+    if available is None:
+        available = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
+    available = set(available)
+    text = "auto" if text is None else text.strip().lower()
+    if text == "none":
+        return None
+    if text == "auto":
+        return [max(available)] if available else None
+    try:
+        cpus = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise UserError(f"bad --affinity {text!r}; give CPU numbers like 7 or 6,7, 'auto' or 'none'") from None
+    if not cpus:
+        raise UserError(f"bad --affinity {text!r}; give CPU numbers like 7 or 6,7, 'auto' or 'none'")
+    missing = [c for c in cpus if c not in available]
+    if missing:
+        raise UserError(f"--affinity {text}: CPU(s) {missing} not available to this process "
+                        f"(allowed: {sorted(available)}); choose among those or use --affinity none")
+    return cpus
+
+
+def pin(cpus: list | None) -> list | None:
+    """Pin the calling thread (threads it starts later inherit it); returns the CPUs now allowed."""
+    if not cpus or not hasattr(os, "sched_setaffinity"):
+        return None
+    os.sched_setaffinity(0, set(cpus))
+    return sorted(os.sched_getaffinity(0))
+
+
 def rotated(items: list, k: int) -> list:
     k %= len(items)
     return items[k:] + items[:k]
@@ -217,8 +253,8 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
                                                         "target_s": plan.sample_target_s})["loops"]
                     progress.line("launchbench: calibrated loops per sample: " +
                                   ", ".join(f"{n} args: {out.loops[n]}" for n in plan.arg_counts))
-            order = rotated(names, rnd)
             for rep in range(plan.repeats):
+                order = rotated(names, rnd + rep)
                 for nargs in plan.arg_counts:
                     for name in order:
                         us = workers[name].request({"cmd": "sample", "nargs": nargs,

@@ -23,11 +23,11 @@ Schema ``launchbench.compare`` version 1 (all times in microseconds per launch):
         "arg_counts": [0, 1, 2, 3, 4],
         "loops": {"0": 20000, ...},        # launches per sample, keyed by str(arg count)
         "calibrated": true,                # loops chosen by timing, not given with --loops
-        "sample_target_s": 0.05,           # calibration target per sample
-        "repeats": 5,                      # samples per variant, arg count and round
-        "rounds": 10,                      # rounds planned
+        "sample_target_s": 0.004,          # calibration target per sample
+        "repeats": 80,                     # samples per variant, arg count and round
+        "rounds": 16,                      # rounds planned
         "warmup": 1000,                    # launches per arg count before timing
-        "affinity": [3] | null,            # CPUs the workers are pinned to while timing
+        "affinity": [15] | null,           # CPUs the workers are pinned to while timing (null: unpinned)
         "gc_disabled": true,               # gc off while timing
         "launch": "[1, 1]",                # launch configuration of the timed kernels
         "order": "interleaved: ...",       # how samples are ordered (see runner.py)
@@ -44,9 +44,11 @@ Schema ``launchbench.compare`` version 1 (all times in microseconds per launch):
          "pins": {"numba": "0.65.1", ...}, # versions requested for the env
          "installed": {"numba": "0.65.1", ...},  # versions imported in the worker
          "python": "3.12.3",
-         "env": "/path/to/venv"}
+         "env": "/path/to/venv",
+         "affinity": [15] | null}          # CPUs the worker was pinned to (optional field)
       ],
-      "samples": [                         # every raw sample, complete rounds only
+      "samples": [                         # every raw sample, complete rounds only; samples of
+                                           # one (round, nargs, repeat) are adjacent in time
         {"variant": "v2", "nargs": 0, "round": 0, "repeat": 0, "worker": 12345,
          "us": 11.66}
       ],
@@ -55,9 +57,10 @@ Schema ``launchbench.compare`` version 1 (all times in microseconds per launch):
         {"variant": "v2", "nargs": 0, "n": 50, "mean": 11.7, "stdev": 0.1,
          "median": 11.66, "min": 11.5, "max": 12.1}
       ],
-      "deltas": [                          # per non-reference variant and arg count
+      "deltas": [                          # per non-reference variant and arg count; per round the
+                                           # median of paired (same repeat) differences
         {"variant": "v2", "nargs": 0, "rounds": 10,
-         "n": 10, "units": "rounds" | "samples",   # what the CI is over (samples: 1 round)
+         "n": 10, "units": "rounds" | "pairs",     # what the CI is over (pairs: 1 round, order statistics)
          "delta_us": 1.02, "ci_us": [0.95, 1.09],
          "delta_pct": 9.7, "ci_pct": [9.0, 10.4],
          "verdict": "slower" | "faster" | "indistinguishable" | "inconclusive",

@@ -9,7 +9,8 @@ import venv
 
 import pytest
 
-from launchbench import cli
+from launchbench import cli, runner
+from launchbench.errors import UserError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE_ENV = f"env:{sys.prefix}"
@@ -39,7 +40,8 @@ def parse(*argv):
 
 def test_parsing_defaults_and_order():
     a = parse()
-    assert a.items is None and a.repeats == 5 and a.rounds == 10 and a.loops is None and not a.simulator
+    assert a.items is None and a.repeats == 80 and a.rounds == 16 and a.loops is None and not a.simulator
+    assert a.sample_time == 0.004 and a.affinity == "auto"
     a = parse("--variant", "x=numba-cuda==0.29.0", "--repo", "y=/p", "--variant", "z=tls@x",
               "--loops", "100000,100000,100000,100000,10000", "--rounds", "3", "--simulator",
               "--wheels", "/w", "--system-site-packages", "--env-dir", "/e", "--no-install", "--affinity", "3")
@@ -119,6 +121,11 @@ def test_simulator_smoke_end_to_end(tmp_path):
     assert [v["mechanism"] for v in doc["variants"]] == [None, "passthrough", None]
     assert all(v["numba_cuda_version"] for v in doc["variants"])
     assert doc["settings"]["loops"] == {"0": 3, "1": 3}
+    if hasattr(os, "sched_getaffinity"):  # pinned by default to the highest CPU we may use
+        cpu = [max(os.sched_getaffinity(0))]
+        assert doc["settings"]["affinity"] == cpu and all(v["affinity"] == cpu for v in doc["variants"])
+    assert {(s["round"], s["nargs"], s["repeat"]) for s in doc["samples"]} == {
+        (r, n, k) for r in range(2) for n in (0, 1) for k in range(2)}
     assert (tmp_path / "r.md").is_file() and (tmp_path / "r.png").is_file()
 
 
@@ -142,3 +149,33 @@ def test_interrupt_keeps_completed_rounds(tmp_path):
     assert 1 <= doc["rounds_completed"] < 50
     assert len(doc["samples"]) == doc["rounds_completed"] * 2 * 2 * 2
     assert "INTERRUPTED" in stdout
+
+
+# ---------------------------------------------------------------- --affinity
+
+def test_affinity_auto_is_the_highest_available_cpu():
+    assert runner.parse_affinity(None, {0, 3, 5}) == [5]
+    assert runner.parse_affinity("auto", {2}) == [2]
+    assert runner.parse_affinity(" AUTO ", {0, 1}) == [1]
+
+
+def test_affinity_none_disables_and_lists_are_sorted_distinct():
+    assert runner.parse_affinity("none", {0, 1}) is None
+    assert runner.parse_affinity("3,1,3", {0, 1, 2, 3}) == [1, 3]
+    assert runner.parse_affinity("2", {0, 1, 2, 3}) == [2]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("x", "bad --affinity 'x'"), ("1,,a", "bad --affinity"), (",", "bad --affinity"),
+    ("9", "CPU(s) [9] not available"),
+])
+def test_affinity_errors_name_the_fix(text, message):
+    with pytest.raises(UserError) as err:
+        runner.parse_affinity(text, {0, 1})
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_affinity_unavailable_cpu_is_a_one_line_cli_error():
+    assert_one_line_error(launchbench("compare", "--simulator", "--affinity", "100000",
+                                      "--variant", f"a={HERE_ENV}", "--variant", "b=passthrough@a"),
+                          "not available to this process")

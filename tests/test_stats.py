@@ -52,8 +52,7 @@ def test_paired_median_delta_pairs_within_rounds():
 
 def test_paired_median_delta_follows_state_flips_slot_by_slot():
     # The process flips between a fast (10) and a slow (14) state; each repeat slot's two
-    # samples share the state, so the paired differences are all +0.5 while the per-variant
-    # medians (10.5 vs 14.0 here) would say +3.5.
+    # samples share the state, so every paired difference is the true +0.5.
     ref = [[10.0, 14.0, 14.0, 10.0, 14.0], [10.0, 10.0, 14.0, 10.0, 10.0]]
     var = [[10.5, 14.5, 14.5, 10.5, 14.5], [10.5, 10.5, 14.5, 10.5, 10.5]]
     d = stats.paired_median_delta(ref, var)
