@@ -1,11 +1,15 @@
 """``launchbench mechanisms``: what each capture mechanism adds per launch, in one process.
 
-Kernels for 0..4 args are compiled once; then, round after round, every
-mechanism is installed (in a shuffled order), timed over a block of launches
-and uninstalled, so all mechanisms share the machine's drift and the
-per-round differences against ``passthrough`` (the wrapper's own cost) and
-``stock`` are paired. Raw samples go to the JSON, which is rewritten
-atomically after every round, so an interrupted run keeps what it measured.
+Kernels for 0..4 args are compiled once and the process is pinned to one CPU;
+then, over thousands of short "pair rounds", every mechanism is installed (in
+a shuffled order), timed over a block of ~100 launches (a few ms) and
+uninstalled, so the blocks of one pair round are adjacent in time and share
+the machine's state (the GPU VM flips between fast and slow spells lasting
+0.1 s or more). Each difference against ``passthrough`` (the wrapper's own
+cost) and ``stock`` is the median of the per-round paired differences, with a
+binomial order-statistic (distribution-free) 95 % interval. Raw samples go to
+the JSON, rewritten atomically every few seconds and at the end, so an
+interrupted run keeps what it measured.
 """
 from __future__ import annotations
 
@@ -21,11 +25,20 @@ from datetime import datetime, timezone
 
 from .errors import UserError
 from . import mechanisms
+from .runner import parse_affinity, pin
 
 DEFAULT_SPECS = ("stock", "passthrough", "contextvar", "tls", "delay:0.5us")
 DEFAULT_ARG_COUNTS = (0, 1, 2, 3, 4)
 TARGET_US = 0.1  # issue 4: tls may add at most this much per launch over passthrough
-SCHEMA = "launchbench.mechanisms/1"
+SCHEMA = "launchbench.mechanisms/2"  # 2: deltas are medians of paired differences (order-statistic CI)
+METHOD = ("per pair round, each mechanism's block value is the median of its samples (us/launch); "
+          "a delta is the median over pair rounds of (mechanism block - reference block), the blocks "
+          "adjacent in time, with a binomial order-statistic 95% interval for that median "
+          "(distribution-free); levels are the median block value with the same kind of interval")
+DEFAULT_ROUNDS = 3000      # upper bound; --max-time usually ends the run first
+DEFAULT_MAX_TIME = 100.0   # seconds of measuring (about 1500 pair rounds on the H200 VM)
+DEFAULT_LAUNCHES = 100
+WRITE_EVERY_S = 5.0
 
 
 # ----------------------------------------------------------------- options
@@ -97,24 +110,27 @@ def analyse(rounds: list[dict], specs: list[str], arg_counts: list[int], target:
             judge: bool = True) -> dict:
     """Medians, paired deltas vs passthrough and vs stock, and the tls target verdict
     (not judged when *judge* is false: simulator numbers are not launch costs)."""
-    from .stats import paired_delta
+    from .stats import median_ci, pooled_median_delta
 
     results = {}
     for nargs in arg_counts:
         key = str(nargs)
-        medians = {}
+        medians, median_cis = {}, {}
         for spec in specs:
-            values = [v for rnd in rounds for v in rnd["samples"].get(key, {}).get(spec, [])]
+            values = [statistics.median(rnd["samples"][key][spec]) for rnd in rounds
+                      if rnd["samples"].get(key, {}).get(spec)]
             if values:
-                medians[spec] = statistics.median(values)
-        entry = {"median_us": medians, "vs_passthrough": {}, "vs_stock": {}}
+                med, lo, hi = median_ci(values)
+                medians[spec], median_cis[spec] = med, [lo, hi]
+        entry = {"median_us": medians, "median_ci_us": median_cis, "vs_passthrough": {}, "vs_stock": {}}
         for ref, slot in (("passthrough", "vs_passthrough"), ("stock", "vs_stock")):
             for spec in specs:
                 if spec == ref:
                     continue
                 ref_rounds, var_rounds = paired_rounds(rounds, nargs, ref, spec)
                 if ref_rounds:
-                    entry[slot][spec] = paired_delta(ref_rounds, var_rounds)
+                    entry[slot][spec] = pooled_median_delta([statistics.median(r) for r in ref_rounds],
+                                                            [statistics.median(v) for v in var_rounds])
         tls = entry["vs_passthrough"].get("tls")
         if tls is not None and judge:
             entry["tls_target"] = {"target_us": target, "verdict": target_verdict(tls["ci_us"], target)}
@@ -220,10 +236,13 @@ def measure_block(launch, args, samples: int, launches: int, warmup: int, sync) 
 
 
 def run_rounds(launchers, specs, n_rounds, samples, launches, warmup, sync, rng, target=None,
-               on_round=None, rounds=None) -> list[dict]:
-    """The interleaved measurement; appends to *rounds* (kept on KeyboardInterrupt)."""
+               on_round=None, rounds=None, deadline=None, clock=time.monotonic) -> list[dict]:
+    """The interleaved measurement; appends to *rounds* (kept on KeyboardInterrupt).
+    Stops after *n_rounds*, or after the first round that ends past *deadline* (a *clock* time)."""
     rounds = [] if rounds is None else rounds
     for index in range(n_rounds):
+        if deadline is not None and index > 0 and clock() >= deadline:
+            break
         record = {"round": index, "order": {}, "samples": {}, "complete": False}
         rounds.append(record)
         arg_counts = list(launchers)
@@ -288,7 +307,7 @@ def format_table(doc: dict) -> str:
         lines.append(f"{key:<5}" + "".join(f"{entry['median_us'].get(s, float('nan')):>14.3f}" for s in specs))
     for slot, ref in (("vs_passthrough", "passthrough"), ("vs_stock", "stock")):
         others = [s for s in specs if s != ref]
-        lines.append(f"Delta vs {ref}, us/launch: mean [95% CI over rounds]")
+        lines.append(f"Delta vs {ref}, us/launch: median of paired differences [95% order-statistic CI]")
         lines.append("args " + "".join(f" {s:>27}" for s in others))
         for key, entry in analysis["per_args"].items():
             lines.append(f"{key:<5}" + "".join(f" {_fmt_delta(entry[slot].get(s)):>27}" for s in others))
@@ -318,11 +337,18 @@ def register(sub) -> None:
     p.add_argument("--mechanisms", default=",".join(DEFAULT_SPECS),
                    help="comma-separated specs (default: %(default)s); stock and passthrough are always added")
     p.add_argument("--args", default="0-4", help="argument counts, e.g. 0-4 or 0,2 (default: %(default)s)")
-    p.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 30; 2 with --simulator)")
-    p.add_argument("--samples", type=int, default=None, help="timed samples per block (default 4; 2 with --simulator)")
+    p.add_argument("--rounds", type=int, default=None,
+                   help=f"most pair rounds (default {DEFAULT_ROUNDS}; 2 with --simulator); --max-time may end it sooner")
+    p.add_argument("--max-time", type=float, default=None,
+                   help=f"stop after the pair round that ends past this many seconds of measuring "
+                        f"(default {DEFAULT_MAX_TIME:g}; none with --simulator; 0: no limit)")
+    p.add_argument("--samples", type=int, default=None, help="timed samples per block (default 1)")
     p.add_argument("--launches", type=int, default=None,
-                   help="launches per sample (default 500; 3 with --simulator)")
-    p.add_argument("--warmup", type=int, default=50, help="untimed launches after each install (default %(default)s)")
+                   help=f"launches per sample (default {DEFAULT_LAUNCHES}, a few ms; 3 with --simulator)")
+    p.add_argument("--warmup", type=int, default=10, help="untimed launches after each install (default %(default)s)")
+    p.add_argument("--affinity", default="auto",
+                   help="pin the process to these CPUs before timing, e.g. 7 or 6,7; 'auto' (default): "
+                        "the highest-numbered CPU it may use; 'none': no pinning")
     p.add_argument("--seed", type=int, default=None, help="shuffle seed (default: random, recorded)")
     p.add_argument("--output", "-o", default="mechanisms.json", help="JSON path (default: %(default)s)")
     p.add_argument("--simulator", action="store_true",
@@ -336,11 +362,15 @@ def run(args) -> int:
     specs = parse_specs(args.mechanisms)
     arg_counts = parse_arg_counts(args.args)
     sim = bool(args.simulator)
-    n_rounds = _positive("rounds", args.rounds if args.rounds is not None else (2 if sim else 30))
-    samples = _positive("samples", args.samples if args.samples is not None else (2 if sim else 4))
-    launches = _positive("launches", args.launches if args.launches is not None else (3 if sim else 500))
+    n_rounds = _positive("rounds", args.rounds if args.rounds is not None else (2 if sim else DEFAULT_ROUNDS))
+    samples = _positive("samples", args.samples if args.samples is not None else 1)
+    launches = _positive("launches", args.launches if args.launches is not None else (3 if sim else DEFAULT_LAUNCHES))
+    max_time = args.max_time if args.max_time is not None else (0.0 if sim else DEFAULT_MAX_TIME)
+    if max_time < 0:
+        raise UserError(f"--max-time must be >= 0 seconds (got {args.max_time}); 0 means no limit")
     if args.warmup < 0:
         raise UserError(f"--warmup must be >= 0 (got {args.warmup})")
+    affinity = parse_affinity(args.affinity)
     if sim and not simulator_enabled():
         raise UserError("--simulator needs NUMBA_ENABLE_CUDASIM=1 set before launchbench starts; "
                         "run NUMBA_ENABLE_CUDASIM=1 launchbench mechanisms --simulator")
@@ -350,6 +380,12 @@ def run(args) -> int:
     from numba import cuda
 
     launchers = make_launchers(arg_counts, sim)
+    pinned = pin(affinity)
+    if pinned:  # re-warm on the CPU we now run on
+        for launch, largs in launchers.values():
+            for _ in range(200):
+                launch(*largs)
+        cuda.synchronize()
     target = SimulatorDispatcher if sim else None
     if not sim:
         from numba.cuda.dispatcher import CUDADispatcher
@@ -378,7 +414,9 @@ def run(args) -> int:
         "host": host_info(),
         "device": device_info(),
         "params": {"mechanisms": specs, "arg_counts": arg_counts, "rounds": n_rounds, "samples": samples,
-                   "launches": launches, "warmup": args.warmup, "seed": seed, "unit": "us/launch"},
+                   "launches": launches, "warmup": args.warmup, "seed": seed, "unit": "us/launch",
+                   "max_time_s": max_time or None, "affinity": pinned},
+        "method": METHOD,
         "delay": delay,
         "interrupted": False,
         "rounds": [],
@@ -392,9 +430,18 @@ def run(args) -> int:
         write_json_atomic(args.output, doc)
 
     rounds: list[dict] = []
+    last_write = [time.monotonic()]
+
+    def checkpoint(done):  # the whole JSON is MBs: rewrite it every few seconds, not every round
+        if time.monotonic() - last_write[0] >= WRITE_EVERY_S:
+            finish(done)
+            last_write[0] = time.monotonic()
+
+    start = time.monotonic()
     try:
         run_rounds(launchers, specs, n_rounds, samples, launches, args.warmup, cuda.synchronize,
-                   random.Random(seed), target=target, on_round=finish, rounds=rounds)
+                   random.Random(seed), target=target, on_round=checkpoint, rounds=rounds,
+                   deadline=start + max_time if max_time else None)
     except KeyboardInterrupt:
         mechanisms.uninstall()
         finish(rounds, interrupted=True)
@@ -402,6 +449,8 @@ def run(args) -> int:
         print(f"interrupted: partial results in {args.output}", file=sys.stderr)
         return 130
     finish(rounds)
+    doc["elapsed_s"] = round(time.monotonic() - start, 1)
+    write_json_atomic(args.output, doc)
     print(format_table(doc))
-    print(f"wrote {args.output}")
+    print(f"wrote {args.output} ({doc['rounds_complete']} pair rounds in {doc['elapsed_s']:.0f} s)")
     return 0

@@ -108,6 +108,32 @@ def test_run_rounds_interleaves_every_mechanism():
     assert mechanisms.active() == "stock"
 
 
+def test_run_rounds_stops_at_the_deadline_after_a_whole_round():
+    specs = ["stock", "passthrough", "tls"]
+    launchers = {0: (cli.SimulatorDispatcher(_CountingKernel())[1, 1], ())}
+    ticks = iter(range(100))  # a clock that advances one second per look
+    rounds = cli.run_rounds(launchers, specs, n_rounds=50, samples=1, launches=2, warmup=0, sync=lambda: None,
+                            rng=random.Random(0), target=cli.SimulatorDispatcher, deadline=3,
+                            clock=lambda: next(ticks))
+    assert len(rounds) == 4 and all(r["complete"] for r in rounds)  # clock 0,1,2 < 3: rounds 2..4 run
+
+
+def test_analyse_median_of_paired_blocks_ignores_flipped_rounds():
+    # A fast (10) / slow (14) state shared by the blocks of a pair round; in 2 of 40 rounds the
+    # state flips between the passthrough and tls blocks. The median paired difference stays 0.05.
+    rounds = []
+    for r in range(40):
+        base = 14.0 if r % 3 == 0 else 10.0
+        flip = 4.0 if r in (7, 20) else 0.0
+        rounds.append(_round(r, {0: {"stock": [base], "passthrough": [base + 0.1], "tls": [base + 0.15 + flip]}}))
+    entry = cli.analyse(rounds, ["stock", "passthrough", "tls"], [0])["per_args"]["0"]
+    tls = entry["vs_passthrough"]["tls"]
+    assert tls["units"] == "pairs" and tls["n"] == 40
+    assert tls["delta_us"] == pytest.approx(0.05) and tls["ci_us"] == [pytest.approx(0.05), pytest.approx(0.05)]
+    assert entry["tls_target"]["verdict"] == "met"
+    assert entry["median_us"]["stock"] == 10.0 and entry["median_ci_us"]["stock"] == [10.0, 14.0]
+
+
 def test_run_rounds_keeps_partial_round_on_ctrl_c():
     specs = ["stock", "passthrough", "tls"]
     per_round = len(specs) * (1 + 2 * 5)
@@ -153,6 +179,9 @@ def test_simulator_smoke_run_is_labelled(tmp_path):
     assert doc["signature"] == "call(args, launch_config)"
     assert doc["delay"]["delay:500ns"]["requested_ns"] == 500
     assert doc["analysis"]["tls_target"]["verdict"] == "not judged (simulator)"
+    assert "order-statistic" in doc["method"] and doc["params"]["launches"] == 3
+    if hasattr(os, "sched_getaffinity"):
+        assert doc["params"]["affinity"] == [max(os.sched_getaffinity(0))]
     for rnd in doc["rounds"]:
         assert set(rnd["samples"]) == {"0", "1"}
 
@@ -172,7 +201,8 @@ def test_simulator_flag_needs_the_simulator(tmp_path):
 
 
 def test_bad_options_are_one_line_errors(tmp_path):
-    for args in (["--rounds", "0"], ["--mechanisms", "tls,v3"], ["--args", "0-12"]):
+    for args in (["--rounds", "0"], ["--mechanisms", "tls,v3"], ["--args", "0-12"], ["--max-time", "-1"],
+                 ["--affinity", "100000"]):
         proc = _launchbench(["mechanisms", "--simulator", *args], {"NUMBA_ENABLE_CUDASIM": "1"}, tmp_path)
         assert proc.returncode == 2, args
         assert proc.stderr.startswith("launchbench: error:") and "Traceback" not in proc.stderr
