@@ -9,10 +9,11 @@
 #      python3 (as gpu/setup_env.sh does; same 3.12 ABI), so the code
 #      measured is this commit's, whatever the env was built from,
 #   2. runs `launchbench mechanisms` (stock/passthrough/contextvar/tls/delay:0.5us
-#      x 0..4 args, interleaved rounds) -> RESULTS/mechanisms-<ver>.json,
-#   3. runs tests/test_mechanisms*.py (GPU-marked ones included).
-# About 4-5 minutes in all; each part has its own time limit, and Ctrl-C /
-# timeout still leaves the JSON of the rounds measured so far.
+#      x 0..4 args; pinned to the highest CPU; 100-launch blocks in shuffled pair
+#      rounds for MECH_SECONDS=90 s) -> RESULTS/mechanisms-<ver>.json,
+#   3. only with MECH_PYTEST=1: tests/test_mechanisms*.py (GPU-marked ones included).
+# About 3.5 minutes in all (2 x ~100 s); each part has its own time limit, and
+# Ctrl-C / timeout still leaves the JSON of the rounds measured so far.
 set -u
 export PYTHONUNBUFFERED=1 NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
 unset NUMBA_ENABLE_CUDASIM
@@ -20,7 +21,7 @@ RESULTS=${1:?usage: bash gpu/mechanisms.sh RESULTS_DIR}
 mkdir -p "$RESULTS"
 RESULTS=$(cd "$RESULTS" && pwd)
 REPO=$(pwd)
-ROUNDS=${MECH_ROUNDS:-40}
+SECONDS_PER_VERSION=${MECH_SECONDS:-90}
 CMDS="$RESULTS/command.txt"
 : > "$CMDS"
 
@@ -50,14 +51,16 @@ for ver in 030 029; do
         pp=
     fi
     # cd /tmp: the checkout's own launchbench/ (no C extension for this python) must not shadow it
-    (cd /tmp && PYTHONPATH=$pp run 130 "$RESULTS/mechanisms-$ver.log" "$env/bin/python" -m launchbench \
-        mechanisms --rounds "$ROUNDS" -o "$RESULTS/mechanisms-$ver.json")
-    (cd /tmp && PYTHONPATH=$pp run 70 "$RESULTS/pytest-$ver.log" "$env/bin/python" -m pytest -q -rs \
-        -p no:cacheprovider --rootdir "$REPO" "$REPO"/tests/test_tls.py "$REPO"/tests/test_mechanisms*.py)
+    (cd /tmp && PYTHONPATH=$pp run $((SECONDS_PER_VERSION + 40)) "$RESULTS/mechanisms-$ver.log" "$env/bin/python" \
+        -m launchbench mechanisms --max-time "$SECONDS_PER_VERSION" -o "$RESULTS/mechanisms-$ver.json")
+    if [ "${MECH_PYTEST:-0}" = 1 ]; then
+        (cd /tmp && PYTHONPATH=$pp run 70 "$RESULTS/pytest-$ver.log" "$env/bin/python" -m pytest -q -rs \
+            -p no:cacheprovider --rootdir "$REPO" "$REPO"/tests/test_tls.py "$REPO"/tests/test_mechanisms*.py)
+    fi
 done
 
 echo
-echo "=== launchbench mechanisms summary (us/launch; delta = mean over rounds [95% CI])"
+echo "=== launchbench mechanisms summary (us/launch; delta = median of paired differences [95% order-statistic CI])"
 for ver in 030 029; do
     f="$RESULTS/mechanisms-$ver.json"
     [ -f "$f" ] || { echo "numba-cuda $ver: no JSON (see mechanisms-$ver.log)"; continue; }
@@ -65,7 +68,8 @@ for ver in 030 029; do
 import json, sys
 doc = json.load(open(sys.argv[1]))
 a = doc["analysis"]
-print(f"numba-cuda {doc['numba_cuda']} {doc['signature']}: {doc['rounds_complete']} rounds"
+print(f"numba-cuda {doc['numba_cuda']} {doc['signature']}: {doc['rounds_complete']} pair rounds"
+      + f" x {doc['params']['launches']} launches in {doc.get('elapsed_s', '?')} s, CPUs {doc['params'].get('affinity')}"
       + (" (INTERRUPTED)" if doc["interrupted"] else "") + f"; {doc['device'].get('name')}")
 def d(x):
     return "-" if x is None else f"{x['delta_us']:+.3f} [{x['ci_us'][0]:+.3f},{x['ci_us'][1]:+.3f}]"
@@ -76,7 +80,8 @@ for k, e in a["per_args"].items():
     print(f"{k:<5}{e['median_us'].get('stock', float('nan')):>8.2f} {d(e['vs_passthrough'].get('tls')):>24}"
           f" {d(cv):>24} {(cv['delta_pct'] if cv else float('nan')):>+8.1f}% {d(dl):>24}  "
           f"{e.get('tls_target', {}).get('verdict', '-')}")
-print(f"target {a['tls_target']['rule']}: {a['tls_target']['verdict'].upper()}")
+v = a["tls_target"]["verdict"]
+print(f"target {a['tls_target']['rule']}: {v.upper()} -> {'MET' if v == 'met' else 'NOT MET'}")
 PY
 done
 for ver in 030 029; do
