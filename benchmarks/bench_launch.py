@@ -19,6 +19,14 @@ same empty kernel with 1024 bytes of dynamic shared memory. The host-side
 launch path does not look at whether the kernel declares
 ``cuda.shared.array(0, ...)``; keeping the kernel identical makes the launch
 configuration the only difference between rows.
+
+Setup runs between timed calls: asv_runner >= 0.3 re-runs ``setup`` and
+``teardown`` before *every* timed call when ``number > 1`` (asv#966), and
+times each call on its own. So ``setup`` is memoized per process: the
+kernel is compiled, its arguments allocated and the launch path warmed up
+once (``_prepared``); every later ``setup`` is a dictionary look-up, and
+``teardown`` never synchronizes. Without this, each of the 2000 calls per
+sample recompiled the kernel and the run never finished (seen on the H200).
 """
 from . import common
 
@@ -73,36 +81,72 @@ def launch_index(config, stream=None):
     return (griddim, blockdim)
 
 
-class _LaunchBase:
+#: Per-process state built by the first ``setup`` of each benchmark kind
+#: and parameter set (asv runs one parameter set per process).
+_PREPARED = {}
+
+
+def _prepared(key, build):
+    """``build()`` once per process for *key*; later calls return the same state."""
+    state = _PREPARED.get(key)
+    if state is None:
+        state = _PREPARED[key] = build()
+    return state
+
+
+def _launch_state(nargs, config):
+    """Kernel, arguments, subscript and configured launcher, warmed up."""
+    common.quiet_occupancy_warnings()
+    from numba import cuda
+
+    kernel = common.make_kernel(nargs)
+    args = common.make_args(nargs)
+    stream = cuda.stream() if LAUNCH_CONFIGS[config][2] == "stream" else None
+    index = launch_index(config, stream)
+    configured = kernel[index]
+    for _ in range(1 if SMOKE else WARMUP_LAUNCHES):  # first launch compiles
+        configured(*args)
+    common.synchronize()
+    return {"kernel": kernel, "args": args, "stream": stream, "index": index, "configured": configured}
+
+
+class _Timing:
+    """Timing attributes shared by every launch benchmark.
+
+    Each call is one ~10-30 µs launch: a fixed 1000 calls per sample
+    averages out timer noise, 10-20 samples (at most ~3 s) give a stable
+    median. One parameter set costs about 1-2 s of timing on a GPU, plus the
+    process start, numba-cuda import, CUDA init and one kernel compile.
+    ``timeout`` bounds a stuck parameter set well below asv's default.
+    """
+
+    number = 1 if SMOKE else 1000
+    repeat = 1 if SMOKE else (10, 20, 3.0)
+    rounds = 1 if SMOKE else 2
+    warmup_time = 0 if SMOKE else 0.1
+    timeout = 120
+
+
+class _LaunchBase(_Timing):
     params = [common.ARG_COUNTS, CONFIG_NAMES]
     param_names = ["args", "config"]
-    # Each call is one ~10 µs launch: fix the calls per sample so every
-    # sample averages thousands of launches, and take enough samples for a
-    # stable median.
-    number = 1 if SMOKE else 2000
-    repeat = 1 if SMOKE else (5, 20, 10.0)
-    rounds = 1 if SMOKE else 2
-    warmup_time = 0 if SMOKE else 0.2
 
     def setup(self, nargs, config):
-        common.gpu_or_skip()
+        _prepared("gpu", _gpu_checked)
         if SMOKE and total_threads(config) > SMOKE_MAX_THREADS:
             raise NotImplementedError(f"smoke run: {config} is too many threads for the simulator")
-        common.quiet_occupancy_warnings()
-        from numba import cuda
+        state = _prepared(("launch", nargs, config), lambda: _launch_state(nargs, config))
+        self.kernel = state["kernel"]
+        self.args = state["args"]
+        self.stream = state["stream"]
+        self.index = state["index"]
+        self.configured = state["configured"]
 
-        self.kernel = common.make_kernel(nargs)
-        self.args = common.make_args(nargs)
-        self.stream = cuda.stream() if LAUNCH_CONFIGS[config][2] == "stream" else None
-        self.index = launch_index(config, self.stream)
-        self.configured = self.kernel[self.index]
-        for _ in range(1 if SMOKE else WARMUP_LAUNCHES):  # first launch compiles
-            self.configured(*self.args)
-        common.synchronize()
 
-    def teardown(self, nargs, config):
-        if hasattr(self, "kernel"):
-            common.synchronize()
+def _gpu_checked():
+    """``common.gpu_or_skip`` once per process (a skip raises every time: not cached)."""
+    common.gpu_or_skip()
+    return True
 
 
 class TimeLaunchPreconfigured(_LaunchBase):
@@ -119,7 +163,7 @@ class TimeLaunchConfigurePerLaunch(_LaunchBase):
         self.kernel[self.index](*self.args)
 
 
-class TimeLaunchWithCallback:
+class TimeLaunchWithCallback(_Timing):
     """``cfg(*args)`` with one no-op ``pre_launch_callbacks`` entry (v2 API).
 
     The extension point compile-time extensions use on every launch; absent
@@ -128,36 +172,43 @@ class TimeLaunchWithCallback:
 
     params = [common.ARG_COUNTS]
     param_names = ["args"]
-    number = _LaunchBase.number
-    repeat = _LaunchBase.repeat
-    rounds = _LaunchBase.rounds
-    warmup_time = _LaunchBase.warmup_time
 
     def setup(self, nargs):
-        common.gpu_or_skip()
-        if not common.has_launchconfig():
+        _prepared("gpu", _gpu_checked)
+        if not _prepared("launchconfig", common.has_launchconfig):
             raise NotImplementedError("pre_launch_callbacks needs numba-cuda >= 0.30 (v2)")
-        common.quiet_occupancy_warnings()
-        self.kernel = common.make_kernel(nargs)
-        self.args = common.make_args(nargs)
-        self.configured = self.kernel[1, 1]
-        if not hasattr(self.configured, "pre_launch_callbacks"):
-            raise NotImplementedError("this numba-cuda has no pre_launch_callbacks")
-        self.configured.pre_launch_callbacks.append(_noop_callback)
-        for _ in range(1 if SMOKE else WARMUP_LAUNCHES):
-            self.configured(*self.args)
-        common.synchronize()
+        state = _prepared(("callback", nargs), lambda: _callback_state(nargs))
+        self.args = state["args"]
+        self.configured = state["configured"]
+        if _noop_callback not in self.configured.pre_launch_callbacks:
+            self.configured.pre_launch_callbacks.append(_noop_callback)
 
     def teardown(self, nargs):
-        if hasattr(self, "configured"):
-            callbacks = getattr(self.configured, "pre_launch_callbacks", [])
-            if _noop_callback in callbacks:
-                # configure() is cached: leave the shared object as found.
-                callbacks.remove(_noop_callback)
-            common.synchronize()
+        # configure() is cached: leave the shared object as found. Cheap, as
+        # asv_runner may call it between timed calls; no synchronize here.
+        callbacks = getattr(getattr(self, "configured", None), "pre_launch_callbacks", [])
+        if _noop_callback in callbacks:
+            callbacks.remove(_noop_callback)
 
     def time_launch(self, nargs):
         self.configured(*self.args)
+
+
+def _callback_state(nargs):
+    common.quiet_occupancy_warnings()
+    kernel = common.make_kernel(nargs)
+    args = common.make_args(nargs)
+    configured = kernel[1, 1]
+    if not hasattr(configured, "pre_launch_callbacks"):
+        raise NotImplementedError("this numba-cuda has no pre_launch_callbacks")
+    configured.pre_launch_callbacks.append(_noop_callback)
+    try:
+        for _ in range(1 if SMOKE else WARMUP_LAUNCHES):
+            configured(*args)
+        common.synchronize()
+    finally:
+        configured.pre_launch_callbacks.remove(_noop_callback)
+    return {"kernel": kernel, "args": args, "configured": configured}
 
 
 def _noop_callback(kernel, launch_config):

@@ -95,23 +95,59 @@ def write_json_atomic(data: dict, path) -> Path:
 
 
 # ----------------------------------------------------------------- asv calls
-def asv_command(config, *args) -> list[str]:
-    """``asv --config CONFIG ARGS...`` run by this interpreter's asv."""
-    return [sys.executable, "-m", "asv", "--config", str(config), *map(str, args)]
+def asv_command(config, *args, verbose=False) -> list[str]:
+    """``asv [--verbose] --config CONFIG ARGS...`` run by this interpreter's asv."""
+    return [sys.executable, "-m", "asv", *(["--verbose"] if verbose else []), "--config", str(config), *map(str, args)]
 
 
-def run_asv(cmd, env=None, check=True, capture=False, log=None):
-    """Run an asv command, echoing it; a failure becomes a one-line UserError."""
+def run_asv(cmd, env=None, check=True, capture=False, log=None, stamp=False):
+    """Run an asv command, echoing it; a failure becomes a one-line UserError.
+
+    *stamp* streams asv's output with the elapsed time at each line start,
+    partial lines included (asv prints a benchmark's name, then its result
+    when done), so a benchmark that hangs shows when it started.
+    """
     text = " ".join(shlex.quote(c) for c in cmd)
     print(f"$ {text}", flush=True)
     if log is not None:
         log.append(text)
-    proc = subprocess.run(cmd, env=env, text=True,
-                          stdout=subprocess.PIPE if capture else None,
-                          stderr=subprocess.STDOUT if capture else None)
+    if stamp and not capture:
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        stamp_stream(proc.stdout, sys.stdout)
+        proc.wait()
+    else:
+        proc = subprocess.run(cmd, env=env, text=True,
+                              stdout=subprocess.PIPE if capture else None,
+                              stderr=subprocess.STDOUT if capture else None)
     if check and proc.returncode != 0:
         raise UserError(f"asv failed (exit {proc.returncode}): {text}; see its output above")
     return proc
+
+
+def stamp_stream(src, dst, clock=None) -> None:
+    """Copy bytes from *src* to text stream *dst* as they come, prefixing each
+    line with ``[+SECONDS]`` since the start; flushes after every chunk."""
+    import time
+
+    clock = clock or time.monotonic
+    start = clock()
+    at_line_start = True
+    fd = src.fileno()
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        out = []
+        for piece in chunk.decode("utf-8", "replace").splitlines(keepends=True):
+            if at_line_start:
+                out.append(f"[+{clock() - start:6.1f}s] ")
+            out.append(piece)
+            at_line_start = piece.endswith(("\n", "\r"))
+        dst.write("".join(out))
+        dst.flush()
+    if not at_line_start:
+        dst.write("\n")
+        dst.flush()
 
 
 def ensure_machine(config, machine, env=None, log=None):
@@ -298,12 +334,15 @@ def cmd_asv_releases(args) -> int:
     shim = ledger_dir.parent / f"{ledger_dir.name}.python" / "python"
     for version, python in envs.items():
         write_python_shim(shim, python)
-        cmd = asv_command(config, "run", "--environment", f"existing:{shim}",
+        run_config = write_json_atomic(single_commit_config(conf, commits[version]),
+                                       ledger_dir.parent / f"{ledger_dir.name}.run.asv.json")
+        cmd = asv_command(run_config, "run", "--environment", f"existing:{shim}",
                           "--set-commit-hash", commits[version], "--machine", machine,
                           "--launch-method", args.launch_method, "--show-stderr",
-                          *bench_args(args.bench), *parse_attributes(args.attribute))
+                          *bench_args(args.bench), *parse_attributes(args.attribute),
+                          verbose=args.asv_verbose)
         print(f"== numba-cuda {version} (installed: {found[version]}) in {python}", flush=True)
-        proc = run_asv(cmd, check=False, log=log)
+        proc = run_asv(cmd, check=False, log=log, stamp=True)
         if proc.returncode != 0:
             failed.append(version)
     pair = compare_pair(branches)
@@ -326,6 +365,19 @@ def cmd_asv_releases(args) -> int:
     if failed:
         raise UserError(f"asv failed for: {', '.join(failed)}; see the output above")
     return 0
+
+
+def single_commit_config(conf: dict, sha: str) -> dict:
+    """*conf* with ``branches`` set to the one commit a release's run is for.
+
+    With an ``existing:`` environment asv refuses a range (``SHA^!``), and
+    without one ``asv run`` benchmarks every configured branch's commit,
+    filing each pass under ``--set-commit-hash``: with branches baseline and
+    v2 that ran every benchmark twice. One branch = one commit = one pass.
+    """
+    out = json.loads(json.dumps(conf))
+    out["branches"] = [sha]
+    return out
 
 
 def drop_unmeasured_rows(table: str) -> str:
@@ -383,6 +435,7 @@ def register(sub) -> None:
     p.add_argument("-a", "--attribute", action="append", help="asv benchmark attribute override NAME=VALUE")
     p.add_argument("--launch-method", default="spawn", choices=("spawn", "forkserver"), help="asv launch method")
     p.add_argument("--allow-version-mismatch", action="store_true", help="do not require the env's numba-cuda to match VERSION (smoke tests)")
+    p.add_argument("--asv-verbose", action="store_true", help="run asv with --verbose (shows every benchmark process it starts)")
     p.add_argument("--compare-output", help="also write the asv compare table here")
     p.add_argument("--log", help="write the exact asv commands here")
     p.set_defaults(func=cmd_asv_releases)

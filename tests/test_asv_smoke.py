@@ -75,6 +75,52 @@ def test_launch_index_is_what_users_write():
     assert bench_launch.total_threads("[1024, 256]") == 262144
 
 
+def test_setup_between_timed_calls_compiles_once(monkeypatch):
+    """asv_runner >= 0.3 re-runs setup/teardown between every timed call when
+    number > 1 (asv#966). The launch benchmarks must then neither recompile
+    nor re-warm: that made the first GPU run never finish."""
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
+    monkeypatch.setenv("LAUNCHBENCH_SMOKE", "1")
+    from asv_runner.discovery import get_benchmark_from_name
+
+    from benchmarks import bench_launch, common
+
+    monkeypatch.setattr(bench_launch, "_PREPARED", {})
+    compiled, setups = [], []
+    real_make_kernel = common.make_kernel
+    monkeypatch.setattr(common, "make_kernel", lambda n, **kw: compiled.append(n) or real_make_kernel(n, **kw))
+    real_state = bench_launch._launch_state
+    monkeypatch.setattr(bench_launch, "_launch_state", lambda *a: setups.append(a) or real_state(*a))
+    lookups = []
+    real_prepared = bench_launch._prepared
+    monkeypatch.setattr(bench_launch, "_prepared", lambda key, build: lookups.append(key) or real_prepared(key, build))
+    for cls, idx in (("TimeLaunchPreconfigured", 7), ("TimeLaunchConfigurePerLaunch", 7)):  # (1, '[1, 1]')
+        bench = get_benchmark_from_name(str(ROOT / "benchmarks"), f"bench_launch.{cls}.time_launch-{idx}",
+                                        extra_params={"number": 6, "repeat": 3, "warmup_time": 0})
+        assert bench._current_params == (1, "[1, 1]")
+        assert bench.do_setup() is False
+        try:
+            result = bench.run(*bench._current_params)
+        finally:
+            bench.do_teardown()
+        assert result["number"] == 6 and len(result["samples"]) == 3
+        assert all(s > 0 for s in result["samples"])
+    assert compiled == [1] and setups == [(1, "[1, 1]")]  # once per process and parameter set
+    assert lookups.count(("launch", 1, "[1, 1]")) >= 2 * 3 * 6  # setup did re-run between calls
+
+
+def test_launch_benchmarks_have_bounded_timing():
+    """Explicit per-benchmark timeout and a bounded sample budget (GPU mode)."""
+    from benchmarks import bench_launch
+
+    for cls in (bench_launch.TimeLaunchPreconfigured, bench_launch.TimeLaunchConfigurePerLaunch,
+                bench_launch.TimeLaunchWithCallback):
+        assert 0 < cls.timeout <= 120
+        assert cls.number >= 1 and cls.warmup_time <= 0.1
+        if isinstance(cls.repeat, tuple):
+            assert cls.repeat[2] <= 3.0
+
+
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):
     """One smoke asv-releases run (two 'releases', both this venv) shared by the tests below."""
@@ -123,6 +169,26 @@ def test_smoke_results_are_labelled_and_present(smoke_run):
         assert values[("1", "'[1, 1]'")] > 0
         assert values[("0", "'[1, 128] stream'")] > 0
         assert values[("2", "'[1024, 256]'")] is None or values[("2", "'[1024, 256]'")] != values[("2", "'[1024, 256]'")]  # skipped: too big for the simulator
+
+
+@pytest.mark.slow
+def test_each_release_runs_exactly_its_own_commit(smoke_run):
+    """One asv pass per release, filed under that release's ledger commit."""
+    out = smoke_run["out"]
+    assert out.count("(1 commits * 1 environments *") == 2, out[-3000:]
+    assert "(2 commits" not in out
+    from launchbench import ledger
+
+    ledger_dir = smoke_run["tmp"] / "ledger"
+    tags = {v: ledger.git(ledger_dir, "rev-parse", f"v{v}^{{commit}}") for v in ("0.29.0", "0.30.4")}
+    sections = out.split("== numba-cuda ")[1:]
+    assert [sec.split(" ", 1)[0] for sec in sections] == ["0.29.0", "0.30.4"]
+    for sec, version in zip(sections, ("0.29.0", "0.30.4")):
+        assert f"commit {tags[version][:8]} <v{version}>" in sec  # asv benchmarks the intended commit only
+        other = tags["0.30.4" if version == "0.29.0" else "0.29.0"][:8]
+        assert f"commit {other}" not in sec
+    assert sorted(r["commit_hash"] for r in _results(smoke_run)) == sorted(tags.values())
+    assert "[+" in out  # timestamped asv output, so a hang is visible in the log
 
 
 @pytest.mark.slow
