@@ -75,38 +75,47 @@ def test_launch_index_is_what_users_write():
     assert bench_launch.total_threads("[1024, 256]") == 262144
 
 
-def test_setup_between_timed_calls_compiles_once(monkeypatch):
+_SETUP_PROBE = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+from asv_runner.discovery import get_benchmark_from_name
+from benchmarks import bench_launch, common
+
+compiled, setups, lookups = [], [], []
+real_make_kernel = common.make_kernel
+common.make_kernel = lambda n, **kw: compiled.append(n) or real_make_kernel(n, **kw)
+real_state = bench_launch._launch_state
+bench_launch._launch_state = lambda *a: setups.append(a) or real_state(*a)
+real_prepared = bench_launch._prepared
+bench_launch._prepared = lambda key, build: lookups.append(key) or real_prepared(key, build)
+for cls, idx in (("TimeLaunchPreconfigured", 7), ("TimeLaunchConfigurePerLaunch", 7)):  # (1, '[1, 1]')
+    bench = get_benchmark_from_name(sys.argv[1] + "/benchmarks", f"bench_launch.{cls}.time_launch-{idx}",
+                                    extra_params={"number": 6, "repeat": 3, "warmup_time": 0})
+    assert bench._current_params == (1, "[1, 1]"), bench._current_params
+    assert bench.do_setup() is False
+    try:
+        result = bench.run(*bench._current_params)
+    finally:
+        bench.do_teardown()
+    assert result["number"] == 6 and len(result["samples"]) == 3, result
+    assert all(s > 0 for s in result["samples"]), result
+assert compiled == [1] and setups == [(1, "[1, 1]")], (compiled, setups)  # once per process and parameter set
+assert lookups.count(("launch", 1, "[1, 1]")) >= 2 * 3 * 6, lookups  # setup did re-run between calls
+print("setup probe ok")
+"""
+
+
+def test_setup_between_timed_calls_compiles_once(tmp_path):
     """asv_runner >= 0.3 re-runs setup/teardown between every timed call when
     number > 1 (asv#966). The launch benchmarks must then neither recompile
-    nor re-warm: that made the first GPU run never finish."""
-    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
-    monkeypatch.setenv("LAUNCHBENCH_SMOKE", "1")
-    from asv_runner.discovery import get_benchmark_from_name
+    nor re-warm: that made the first GPU run never finish.
 
-    from benchmarks import bench_launch, common
-
-    monkeypatch.setattr(bench_launch, "_PREPARED", {})
-    compiled, setups = [], []
-    real_make_kernel = common.make_kernel
-    monkeypatch.setattr(common, "make_kernel", lambda n, **kw: compiled.append(n) or real_make_kernel(n, **kw))
-    real_state = bench_launch._launch_state
-    monkeypatch.setattr(bench_launch, "_launch_state", lambda *a: setups.append(a) or real_state(*a))
-    lookups = []
-    real_prepared = bench_launch._prepared
-    monkeypatch.setattr(bench_launch, "_prepared", lambda key, build: lookups.append(key) or real_prepared(key, build))
-    for cls, idx in (("TimeLaunchPreconfigured", 7), ("TimeLaunchConfigurePerLaunch", 7)):  # (1, '[1, 1]')
-        bench = get_benchmark_from_name(str(ROOT / "benchmarks"), f"bench_launch.{cls}.time_launch-{idx}",
-                                        extra_params={"number": 6, "repeat": 3, "warmup_time": 0})
-        assert bench._current_params == (1, "[1, 1]")
-        assert bench.do_setup() is False
-        try:
-            result = bench.run(*bench._current_params)
-        finally:
-            bench.do_teardown()
-        assert result["number"] == 6 and len(result["samples"]) == 3
-        assert all(s > 0 for s in result["samples"])
-    assert compiled == [1] and setups == [(1, "[1, 1]")]  # once per process and parameter set
-    assert lookups.count(("launch", 1, "[1, 1]")) >= 2 * 3 * 6  # setup did re-run between calls
+    Runs in a fresh interpreter: the simulator must be chosen before
+    numba.cuda is first imported, which other tests in this process may do."""
+    proc = subprocess.run([PY, "-c", _SETUP_PROBE, str(ROOT)], env=asv_env(tmp_path),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "setup probe ok" in proc.stdout
 
 
 def test_launch_benchmarks_have_bounded_timing():
