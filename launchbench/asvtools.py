@@ -18,10 +18,10 @@ import shlex
 import socket
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from .errors import UserError
+from . import atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 # An editable install finds the checkout's config; an installed copy
@@ -84,14 +84,8 @@ def resolve_repo(repo: str) -> str:
 
 
 def write_json_atomic(data: dict, path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=4)
-        fh.write("\n")
-    os.replace(tmp, path)
-    return path
+    """An asv config file (data first: the config is the subject here)."""
+    return Path(atomic.write_json_atomic(path, data, indent=4))
 
 
 # ----------------------------------------------------------------- asv calls
@@ -357,11 +351,7 @@ def cmd_asv_releases(args) -> int:
     if args.log:
         Path(args.log).write_text("\n".join(log) + "\n", encoding="utf-8")
     if args.compare_output and table:
-        out = Path(args.compare_output)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(out.name + ".tmp")
-        tmp.write_text(table, encoding="utf-8")
-        os.replace(tmp, out)
+        atomic.write_text_atomic(args.compare_output, table)
     if failed:
         raise UserError(f"asv failed for: {', '.join(failed)}; see the output above")
     return 0

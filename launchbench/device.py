@@ -133,12 +133,11 @@ def _run_info(args) -> int:
     import json
 
     data = {"host": host_info(), "device": device_info()}
-    try:
-        import numba_cuda  # noqa: F401
-        from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
+    try:
         data["numba_cuda"] = version("numba-cuda")
-    except Exception:  # noqa: BLE001
+    except PackageNotFoundError:
         data["numba_cuda"] = None
     if args.json:
         print(json.dumps(data, indent=2))

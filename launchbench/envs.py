@@ -29,6 +29,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+from .atomic import write_json_atomic
 from .errors import UserError
 from .variants import Base, env_python
 
@@ -111,10 +112,7 @@ def slug(base: Base) -> str:
 
 
 def _atomic_json(path: str, data: dict) -> None:
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".marker-")
-    with os.fdopen(fd, "w") as fh:
-        json.dump(data, fh, indent=1)
-    os.replace(tmp, path)
+    write_json_atomic(path, data)
 
 
 class EnvManager:

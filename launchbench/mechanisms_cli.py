@@ -13,18 +13,16 @@ interrupted run keeps what it measured.
 """
 from __future__ import annotations
 
-import json
-import os
 import random
 import statistics
 import sys
-import tempfile
 import time
 import warnings
 from datetime import datetime, timezone
 
 from .errors import UserError
 from . import mechanisms
+from .atomic import write_json_atomic  # noqa: F401 - re-exported for callers and tests
 from .runner import parse_affinity, pin
 
 DEFAULT_SPECS = ("stock", "passthrough", "contextvar", "tls", "delay:0.5us")
@@ -266,25 +264,6 @@ def run_rounds(launchers, specs, n_rounds, samples, launches, warmup, sync, rng,
 
 
 # ----------------------------------------------------------------- output
-
-def write_json_atomic(path: str, doc: dict) -> str:
-    path = os.path.abspath(path)
-    directory = os.path.dirname(path)
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".mechanisms-", suffix=".json.tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(doc, fh, indent=1, allow_nan=False)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return path
-
 
 def _fmt_delta(d: dict | None) -> str:
     if d is None:

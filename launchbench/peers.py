@@ -27,7 +27,6 @@ import time.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import statistics
 import sys
@@ -35,6 +34,7 @@ import tempfile
 import time
 
 from .errors import UserError
+from .atomic import write_json_atomic  # noqa: F401 - used by peers and breakdown
 
 ARG_COUNTS = (0, 1, 2, 3, 4)
 PEERS = ("cupy", "cuda_core", "floor")
@@ -419,22 +419,6 @@ def build_document(samples, arg_counts, settings, unavailable_reasons, context=N
     }
     doc.update(context or {})
     return doc
-
-
-def write_json_atomic(path: str, doc: dict) -> None:
-    """Write JSON next to *path* and rename it into place: no half-written results."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(doc, fh, indent=2, sort_keys=True)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 # -- CLI ------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import schema, stats
+from .atomic import write_bytes_atomic
 from .errors import UserError
 
 SMOKE_BANNER = "SMOKE RUN under the CUDA simulator: NOT A MEASUREMENT of GPU launch cost"
@@ -404,10 +405,7 @@ def plot_png(result: dict) -> bytes:
 
 # ----------------------------------------------------------------- files
 def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    write_bytes_atomic(path, data)
 
 
 def export(result: dict, *, markdown=None, html=None, plot=None) -> list[str]:

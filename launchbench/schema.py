@@ -82,10 +82,9 @@ Schema ``launchbench.compare`` version 1 (all times in microseconds per launch):
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 
 from .errors import UserError
+from .atomic import write_json_atomic
 
 SCHEMA_ID = "launchbench.compare"
 SCHEMA_VERSION = 1
@@ -231,22 +230,7 @@ def validate(doc) -> dict:
 def write(path: str, doc: dict) -> str:
     """Validate and write *doc* atomically (temp file + os.replace): readers never see half a file."""
     validate(doc)
-    path = os.path.abspath(path)
-    directory = os.path.dirname(path)
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".launchbench-", suffix=".json.tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(doc, fh, indent=1, sort_keys=False, allow_nan=False)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return path
+    return write_json_atomic(path, doc)
 
 
 def read(path: str) -> dict:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import UserError
+from . import atomic
 
 #: Where the site's third-party JavaScript/CSS lives inside the package.
 VENDOR_SOURCE = Path(__file__).with_name("asv_vendor")
@@ -79,9 +80,7 @@ def find_committed_results(root: Path) -> list[Path]:
 
 
 def _write_json_atomic(path: Path, data) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=4, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    atomic.write_json_atomic(path, data, indent=4, sort_keys=True)
 
 
 def merge_results(source: Path, dest: Path) -> MergeSummary:
@@ -166,9 +165,7 @@ def localize_assets(html_dir: Path) -> list[str]:
         text = page.read_text(encoding="utf-8")
         new = _TAG.sub(swap, text)
         if new != text:
-            tmp = page.with_name(page.name + ".tmp")
-            tmp.write_text(new, encoding="utf-8")
-            os.replace(tmp, page)
+            atomic.write_text_atomic(page, new)
     return remote
 
 

@@ -1,0 +1,38 @@
+"""Atomic file writes: a temp file in the same folder, then os.replace.
+
+Readers (and an interrupted run) never see half a file: results already on
+disk stay whole until the new version is complete.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+
+
+def write_bytes_atomic(path, data: bytes) -> str:
+    path = os.path.abspath(os.fspath(path))
+    directory = os.path.dirname(path)
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
+
+
+def write_text_atomic(path, text: str) -> str:
+    return write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_json_atomic(path, doc, *, indent: int = 1, sort_keys: bool = False) -> str:
+    """JSON with NaN refused (it is not JSON); serialisation errors leave *path* untouched."""
+    text = json.dumps(doc, indent=indent, sort_keys=sort_keys, allow_nan=False) + "\n"
+    return write_text_atomic(path, text)
