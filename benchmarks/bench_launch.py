@@ -25,7 +25,7 @@ Setup runs between timed calls: asv_runner >= 0.3 re-runs ``setup`` and
 times each call on its own. So ``setup`` is memoized per process: the
 kernel is compiled, its arguments allocated and the launch path warmed up
 once (``_prepared``); every later ``setup`` is a dictionary look-up, and
-``teardown`` never synchronizes. Without this, each of the 2000 calls per
+``teardown`` never synchronizes. Without this, each of the 1000 calls per
 sample recompiled the kernel and the run never finished (seen on the H200).
 """
 from . import common
