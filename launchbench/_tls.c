@@ -13,12 +13,27 @@
  * depth()              number of entries on this thread's stack
  * spin(ns)             busy-wait ns nanoseconds on CLOCK_MONOTONIC, holding
  *                      the GIL (the "delay" mechanism's calibrated cost)
+ * clock_overhead_ns()  what one CLOCK_MONOTONIC read costs (best of batches):
+ *                      the part of a spin beyond the time it was asked for
+ * Interceptor(func, mode, spin_ns=0, signature=None)
+ *                      the interception itself, in C: a vectorcall callable
+ *                      and method descriptor that replaces
+ *                      CUDADispatcher.call and forwards every call to func.
+ *                      "passthrough" only forwards; "tls" pushes the launch
+ *                      on this stack around the call (popped also when it
+ *                      raises); "delay" spins spin_ns first. One code path,
+ *                      so tls - passthrough is the capture and nothing else.
+ *                      signature "0.30" is call(self, args, launch_config):
+ *                      pushes (launch_config, args); "0.29" is
+ *                      call(self, args, griddim, blockdim, stream, sharedmem):
+ *                      pushes ((self, griddim, blockdim, stream, sharedmem), args).
  *
  * Entries left by a thread that exits without leaving are leaked, not freed:
  * there is no safe point to DECREF without the thread state.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <time.h>
 
 #define LB_TLS_MAX_DEPTH 64
@@ -37,6 +52,37 @@ typedef struct {
 static LB_THREAD_LOCAL lb_entry lb_stack[LB_TLS_MAX_DEPTH];
 static LB_THREAD_LOCAL int lb_depth = 0;
 
+/* Push new references to config and args; -1 with RuntimeError when full. */
+static inline int
+lb_push(PyObject *config, PyObject *args)
+{
+    if (lb_depth >= LB_TLS_MAX_DEPTH) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "launch-config stack is full (%d nested launches); "
+                     "a leave() is missing", LB_TLS_MAX_DEPTH);
+        return -1;
+    }
+    lb_stack[lb_depth].config = Py_NewRef(config);
+    lb_stack[lb_depth].args = Py_NewRef(args);
+    lb_depth++;
+    return 0;
+}
+
+/* Pop the innermost entry (the caller checks lb_depth > 0). */
+static inline void
+lb_pop(void)
+{
+    lb_depth--;
+    PyObject *config = lb_stack[lb_depth].config;
+    PyObject *args = lb_stack[lb_depth].args;
+    lb_stack[lb_depth].config = NULL;
+    lb_stack[lb_depth].args = NULL;
+    /* DECREF after the slot is cleared: a destructor that re-enters sees a
+       consistent stack. */
+    Py_DECREF(config);
+    Py_DECREF(args);
+}
+
 static PyObject *
 lb_enter(PyObject *self, PyObject *const *argv, Py_ssize_t nargs)
 {
@@ -44,17 +90,8 @@ lb_enter(PyObject *self, PyObject *const *argv, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "enter(config, args) takes exactly 2 arguments");
         return NULL;
     }
-    if (lb_depth >= LB_TLS_MAX_DEPTH) {
-        PyErr_Format(PyExc_RuntimeError,
-                     "launch-config stack is full (%d nested launches); "
-                     "a leave() is missing", LB_TLS_MAX_DEPTH);
+    if (lb_push(argv[0], argv[1]) < 0)
         return NULL;
-    }
-    Py_INCREF(argv[0]);
-    Py_INCREF(argv[1]);
-    lb_stack[lb_depth].config = argv[0];
-    lb_stack[lb_depth].args = argv[1];
-    lb_depth++;
     Py_RETURN_NONE;
 }
 
@@ -65,15 +102,7 @@ lb_leave(PyObject *self, PyObject *unused)
         PyErr_SetString(PyExc_RuntimeError, "leave() without a matching enter()");
         return NULL;
     }
-    lb_depth--;
-    PyObject *config = lb_stack[lb_depth].config;
-    PyObject *args = lb_stack[lb_depth].args;
-    lb_stack[lb_depth].config = NULL;
-    lb_stack[lb_depth].args = NULL;
-    /* DECREF after the slot is cleared: a destructor that re-enters sees a
-       consistent stack. */
-    Py_DECREF(config);
-    Py_DECREF(args);
+    lb_pop();
     Py_RETURN_NONE;
 }
 
@@ -107,6 +136,13 @@ lb_now_ns(void)
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+static inline void
+lb_spin_until(long long deadline)
+{
+    while (lb_now_ns() < deadline)
+        ;
+}
+
 /* Busy-wait, not sleep: a sleep's wake-up latency (tens of microseconds)
    would swamp the sub-microsecond delays the sensitivity check injects.
    The GIL stays held, as it is during the launch work being imitated. */
@@ -125,11 +161,290 @@ lb_spin(PyObject *self, PyObject *arg)
         PyErr_SetString(PyExc_ValueError, "spin(ns) refuses waits over 10 s");
         return NULL;
     }
-    long long deadline = start + ns;
-    while (lb_now_ns() < deadline)
-        ;
+    lb_spin_until(start + ns);
     Py_RETURN_NONE;
 }
+
+static PyObject *
+lb_clock_overhead_ns(PyObject *self, PyObject *unused)
+{
+    double best = 1e300;
+    for (int batch = 0; batch < 30; batch++) {
+        long long t0 = lb_now_ns(), t = t0;
+        for (int i = 0; i < 1000; i++)
+            t = lb_now_ns();
+        double per = (double)(t - t0) / 1000.0;
+        if (per < best)
+            best = per;
+    }
+    return PyLong_FromLongLong((long long)(best + 0.5));
+}
+
+/* ------------------------------------------------------------------------
+ * Interceptor: the interception of CUDADispatcher.call, in C.
+ * ---------------------------------------------------------------------- */
+
+enum { LB_PASSTHROUGH = 0, LB_TLS = 1, LB_DELAY = 2 };
+enum { LB_SIG_NONE = 0, LB_SIG_029 = 1, LB_SIG_030 = 2 };
+
+static const char *const lb_mode_names[] = {"passthrough", "tls", "delay"};
+static const char *const lb_sig_names[] = {NULL, "0.29", "0.30"};
+
+/* Parameter names, for the (rare) call that passes them as keywords. */
+static const char *const lb_params_029[] = {"self", "args", "griddim", "blockdim", "stream", "sharedmem"};
+static const char *const lb_params_030[] = {"self", "args", "launch_config"};
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *func;
+    PyObject *dict;          /* __wrapped__, __name__, ... from functools.update_wrapper */
+    vectorcallfunc vectorcall;
+    int mode;
+    int sig;
+    long long spin_ns;
+} lb_interceptor;
+
+/* Argument `index` of a vectorcall, positional or keyword; NULL if absent
+   (borrowed). */
+static PyObject *
+lb_arg(PyObject *const *argv, Py_ssize_t nargs, PyObject *kwnames,
+       Py_ssize_t index, const char *name)
+{
+    if (index < nargs)
+        return argv[index];
+    if (kwnames == NULL)
+        return NULL;
+    Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, i), name) == 0)
+            return argv[nargs + i];
+    }
+    return NULL;
+}
+
+/* Push what this call launches; 1 if pushed, 0 if the call does not match
+   the signature (func will raise its own TypeError), -1 on error. */
+static int
+lb_push_launch(lb_interceptor *self, PyObject *const *argv, Py_ssize_t nargs,
+               PyObject *kwnames)
+{
+    if (self->sig == LB_SIG_030) {
+        if (kwnames == NULL && nargs == 3)  /* the launch path: all positional */
+            return lb_push(argv[2], argv[1]) < 0 ? -1 : 1;
+        PyObject *args = lb_arg(argv, nargs, kwnames, 1, lb_params_030[1]);
+        PyObject *config = lb_arg(argv, nargs, kwnames, 2, lb_params_030[2]);
+        if (args == NULL || config == NULL)
+            return 0;
+        return lb_push(config, args) < 0 ? -1 : 1;
+    }
+    PyObject *a[6];
+    for (Py_ssize_t i = 0; i < 6; i++) {
+        a[i] = lb_arg(argv, nargs, kwnames, i, lb_params_029[i]);
+        if (a[i] == NULL)
+            return 0;
+    }
+    PyObject *config = PyTuple_Pack(5, a[0], a[2], a[3], a[4], a[5]);
+    if (config == NULL)
+        return -1;
+    int rc = lb_push(config, a[1]);
+    Py_DECREF(config);  /* the stack owns it now */
+    return rc < 0 ? -1 : 1;
+}
+
+static PyObject *
+lb_interceptor_vectorcall(PyObject *op, PyObject *const *argv, size_t nargsf,
+                          PyObject *kwnames)
+{
+    lb_interceptor *self = (lb_interceptor *)op;
+    switch (self->mode) {
+    case LB_PASSTHROUGH:
+        return PyObject_Vectorcall(self->func, argv, nargsf, kwnames);
+    case LB_DELAY:
+        if (self->spin_ns > 0)
+            lb_spin_until(lb_now_ns() + self->spin_ns);
+        return PyObject_Vectorcall(self->func, argv, nargsf, kwnames);
+    default: {
+        int depth = lb_depth;
+        int pushed = lb_push_launch(self, argv, PyVectorcall_NARGS(nargsf), kwnames);
+        if (pushed < 0)
+            return NULL;
+        PyObject *result = PyObject_Vectorcall(self->func, argv, nargsf, kwnames);
+        if (pushed && lb_depth > depth) {
+            /* Restore the depth found on entry (also past entries a callee
+               failed to leave); keep func's exception across the DECREFs. */
+            PyObject *type, *value, *tb;
+            if (result == NULL)
+                PyErr_Fetch(&type, &value, &tb);
+            while (lb_depth > depth)
+                lb_pop();
+            if (result == NULL)
+                PyErr_Restore(type, value, tb);
+        }
+        return result;
+    }
+    }
+}
+
+static int
+lb_lookup(PyObject *value, const char *const *names, int n, const char *what)
+{
+    if (!PyUnicode_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "Interceptor %s must be a str", what);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        if (names[i] != NULL && PyUnicode_CompareWithASCIIString(value, names[i]) == 0)
+            return i;
+    }
+    PyErr_Format(PyExc_ValueError, "unknown Interceptor %s %R", what, value);
+    return -1;
+}
+
+static PyObject *
+lb_interceptor_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"func", "mode", "spin_ns", "signature", NULL};
+    PyObject *func, *mode_obj, *sig_obj = Py_None;
+    long long spin_ns = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OU|LO:Interceptor", kwlist,
+                                     &func, &mode_obj, &spin_ns, &sig_obj))
+        return NULL;
+    if (!PyCallable_Check(func)) {
+        PyErr_SetString(PyExc_TypeError, "Interceptor func must be callable");
+        return NULL;
+    }
+    int mode = lb_lookup(mode_obj, lb_mode_names, 3, "mode");
+    if (mode < 0)
+        return NULL;
+    int sig = LB_SIG_NONE;
+    if (sig_obj != Py_None && (sig = lb_lookup(sig_obj, lb_sig_names, 3, "signature")) < 0)
+        return NULL;
+    if (mode == LB_TLS && sig == LB_SIG_NONE) {
+        PyErr_SetString(PyExc_ValueError, "Interceptor mode 'tls' needs signature='0.29' or '0.30'");
+        return NULL;
+    }
+    if (spin_ns < 0 || spin_ns > 10LL * 1000000000LL) {
+        PyErr_SetString(PyExc_ValueError, "Interceptor spin_ns must be in [0, 10 s]");
+        return NULL;
+    }
+    if (mode != LB_DELAY && spin_ns != 0) {
+        PyErr_SetString(PyExc_ValueError, "Interceptor spin_ns is only for mode 'delay'");
+        return NULL;
+    }
+    lb_interceptor *self = (lb_interceptor *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->func = Py_NewRef(func);
+    self->dict = NULL;
+    self->vectorcall = lb_interceptor_vectorcall;
+    self->mode = mode;
+    self->sig = sig;
+    self->spin_ns = spin_ns;
+    return (PyObject *)self;
+}
+
+static int
+lb_interceptor_traverse(lb_interceptor *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->func);
+    Py_VISIT(self->dict);
+    return 0;
+}
+
+static int
+lb_interceptor_clear(lb_interceptor *self)
+{
+    Py_CLEAR(self->func);
+    Py_CLEAR(self->dict);
+    return 0;
+}
+
+static void
+lb_interceptor_dealloc(lb_interceptor *self)
+{
+    PyObject_GC_UnTrack(self);
+    lb_interceptor_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* A method, like a Python function: bound on instance access, itself on
+   class access (so `Class.call(obj, ...)` and `obj.call(...)` both work). */
+static PyObject *
+lb_interceptor_descr_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    if (obj == NULL || obj == Py_None)
+        return Py_NewRef(self);
+    return PyMethod_New(self, obj);
+}
+
+static PyObject *
+lb_interceptor_repr(lb_interceptor *self)
+{
+    if (self->func == NULL)
+        return PyUnicode_FromFormat("<Interceptor %s (cleared)>", lb_mode_names[self->mode]);
+    return PyUnicode_FromFormat("<Interceptor %s of %R>", lb_mode_names[self->mode], self->func);
+}
+
+static PyObject *
+lb_interceptor_get_func(lb_interceptor *self, void *closure)
+{
+    if (self->func == NULL)
+        Py_RETURN_NONE;
+    return Py_NewRef(self->func);
+}
+
+static PyObject *
+lb_interceptor_get_mode(lb_interceptor *self, void *closure)
+{
+    return PyUnicode_FromString(lb_mode_names[self->mode]);
+}
+
+static PyObject *
+lb_interceptor_get_signature(lb_interceptor *self, void *closure)
+{
+    if (self->sig == LB_SIG_NONE)
+        Py_RETURN_NONE;
+    return PyUnicode_FromString(lb_sig_names[self->sig]);
+}
+
+static PyObject *
+lb_interceptor_get_spin_ns(lb_interceptor *self, void *closure)
+{
+    return PyLong_FromLongLong(self->spin_ns);
+}
+
+static PyGetSetDef lb_interceptor_getset[] = {
+    {"func", (getter)lb_interceptor_get_func, NULL, "the function every call is forwarded to", NULL},
+    {"mode", (getter)lb_interceptor_get_mode, NULL, "passthrough, tls or delay", NULL},
+    {"signature", (getter)lb_interceptor_get_signature, NULL, "'0.29', '0.30' or None", NULL},
+    {"spin_ns", (getter)lb_interceptor_get_spin_ns, NULL, "busy-wait per call (delay)", NULL},
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL},
+};
+
+static PyTypeObject lb_interceptor_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "launchbench._tls.Interceptor",
+    .tp_basicsize = sizeof(lb_interceptor),
+    .tp_dealloc = (destructor)lb_interceptor_dealloc,
+    .tp_vectorcall_offset = offsetof(lb_interceptor, vectorcall),
+    .tp_repr = (reprfunc)lb_interceptor_repr,
+    .tp_call = PyVectorcall_Call,
+    .tp_getattro = PyObject_GenericGetAttr,
+    .tp_setattro = PyObject_GenericSetAttr,
+    /* METHOD_DESCRIPTOR: `obj.call(...)` calls us with obj first, skipping
+       the bound method, as it does for a Python function. */
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL
+                | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = "Interceptor(func, mode, spin_ns=0, signature=None): forward calls to func, "
+              "capturing per mode (passthrough, tls, delay); a method when set on a class.",
+    .tp_traverse = (traverseproc)lb_interceptor_traverse,
+    .tp_clear = (inquiry)lb_interceptor_clear,
+    .tp_getset = lb_interceptor_getset,
+    .tp_descr_get = lb_interceptor_descr_get,
+    .tp_dictoffset = offsetof(lb_interceptor, dict),
+    .tp_new = lb_interceptor_new,
+};
 
 static PyMethodDef lb_methods[] = {
     {"enter", (PyCFunction)(void (*)(void))lb_enter, METH_FASTCALL,
@@ -139,6 +454,8 @@ static PyMethodDef lb_methods[] = {
     {"current_args", lb_current_args, METH_NOARGS, "current_args(): innermost args or None."},
     {"depth", lb_depth_fn, METH_NOARGS, "depth(): entries on this thread's stack."},
     {"spin", lb_spin, METH_O, "spin(ns): busy-wait ns nanoseconds (GIL held)."},
+    {"clock_overhead_ns", lb_clock_overhead_ns, METH_NOARGS,
+     "clock_overhead_ns(): cost of one CLOCK_MONOTONIC read, in ns (best of 30 batches)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -154,7 +471,9 @@ PyInit__tls(void)
     PyObject *m = PyModule_Create(&lb_module);
     if (m == NULL)
         return NULL;
-    if (PyModule_AddIntConstant(m, "MAX_DEPTH", LB_TLS_MAX_DEPTH) < 0) {
+    if (PyType_Ready(&lb_interceptor_type) < 0
+        || PyModule_AddObjectRef(m, "Interceptor", (PyObject *)&lb_interceptor_type) < 0
+        || PyModule_AddIntConstant(m, "MAX_DEPTH", LB_TLS_MAX_DEPTH) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -5,13 +5,16 @@ with a wrapper, so the cost of *capturing* the launch configuration is
 measured on one build, free of every other difference between releases:
 
 - ``stock``: the original method, untouched.
-- ``passthrough``: the same interception, capturing nothing -- the cost of
-  the wrapper itself, which every other mechanism also pays.
+- ``passthrough``: the interception, capturing nothing -- the cost of the
+  wrapper itself. passthrough, tls and delay are the same C interception
+  (``launchbench._tls.Interceptor``), so their differences are exactly
+  what they do around the call.
 - ``contextvar``: as described for numba-cuda pull request #288: per launch,
   a frozen dataclass is built and set in a ``ContextVar`` by a
   ``@contextlib.contextmanager``, and reset afterwards.
-- ``tls``: our C extension ``launchbench._tls`` (a per-thread stack): push
-  the launch configuration and args before the launch, pop after.
+- ``tls``: our C extension ``launchbench._tls`` (a per-thread stack): the
+  C interception pushes the launch configuration and args before the
+  launch and pops them after (also when it raises).
 - ``delay[:T]``: passthrough plus a calibrated busy-wait of T per launch
   (default 0.5us) -- a known cost that a comparison must be able to see.
 
@@ -160,38 +163,23 @@ def _tls_module(required: bool = True):
 
 @functools.lru_cache(maxsize=None)
 def spin_overhead_ns() -> int:
-    """What one ``spin(0)`` statement costs in Python, measured once per process.
+    """What a delay's busy-wait costs beyond the time it waits, measured once per process.
 
-    Subtracted from a requested delay so that ``delay:T`` adds T per launch,
-    not T plus the call that implements it.
+    The spin runs inside the C interception: its only extra is the clock read
+    that starts it. Subtracted from a requested delay so that ``delay:T`` adds
+    T per launch over ``passthrough``.
     """
-    spin = _tls_module().spin
-    n = 2_000
-    best = float("inf")
-    for _ in range(30):  # many short batches: the fastest is the least disturbed
-        t0 = time.perf_counter_ns()
-        for _ in range(n):
-            spin(0)
-        t1 = time.perf_counter_ns()
-        for _ in range(n):
-            pass
-        t2 = time.perf_counter_ns()
-        best = min(best, ((t1 - t0) - (t2 - t1)) / n)
-    return max(0, round(best))
+    return _tls_module().clock_overhead_ns()
 
 
 # --------------------------------------------------------------------------
-# Wrappers: one factory per (mechanism, signature)
+# Wrappers: passthrough, tls and delay are one C interception
+# (launchbench._tls.Interceptor) differing only in what it does around the
+# call, so tls - passthrough is the capture alone. contextvar stays Python:
+# a Python context manager per launch IS that mechanism.
 # --------------------------------------------------------------------------
 
-def _wrap_passthrough(orig, sig):
-    if sig == SIGNATURE_030:
-        def call(self, args, launch_config):
-            return orig(self, args, launch_config)
-    else:
-        def call(self, args, griddim, blockdim, stream, sharedmem):
-            return orig(self, args, griddim, blockdim, stream, sharedmem)
-    return call
+_SIGNATURE_NAMES = {SIGNATURE_029: "0.29", SIGNATURE_030: "0.30"}
 
 
 def _wrap_contextvar(orig, sig):
@@ -208,38 +196,9 @@ def _wrap_contextvar(orig, sig):
     return call
 
 
-def _wrap_tls(orig, sig):
-    tls = _tls_module()
-    enter, leave = tls.enter, tls.leave
-    if sig == SIGNATURE_030:
-        # The configured launch object already carries everything: push it as is.
-        def call(self, args, launch_config):
-            enter(launch_config, args)
-            try:
-                return orig(self, args, launch_config)
-            finally:
-                leave()
-    else:
-        def call(self, args, griddim, blockdim, stream, sharedmem):
-            enter((self, griddim, blockdim, stream, sharedmem), args)
-            try:
-                return orig(self, args, griddim, blockdim, stream, sharedmem)
-            finally:
-                leave()
-    return call
-
-
-def _wrap_delay(orig, sig, spin_ns):
-    spin = _tls_module().spin
-    if sig == SIGNATURE_030:
-        def call(self, args, launch_config):
-            spin(spin_ns)
-            return orig(self, args, launch_config)
-    else:
-        def call(self, args, griddim, blockdim, stream, sharedmem):
-            spin(spin_ns)
-            return orig(self, args, griddim, blockdim, stream, sharedmem)
-    return call
+def _intercept(orig, sig, name, spin_ns=0):
+    """The C interception of ``orig``: forwards every call, capturing per ``name``."""
+    return _tls_module().Interceptor(orig, name, spin_ns=spin_ns, signature=_SIGNATURE_NAMES[sig])
 
 
 def make_wrapper(spec: str, orig):
@@ -248,14 +207,12 @@ def make_wrapper(spec: str, orig):
     sig = signature_of(orig)
     if name == "stock":
         return None
-    if name == "passthrough":
-        wrapper = _wrap_passthrough(orig, sig)
-    elif name == "contextvar":
+    if name == "contextvar":
         wrapper = _wrap_contextvar(orig, sig)
-    elif name == "tls":
-        wrapper = _wrap_tls(orig, sig)
+    elif name == "delay":
+        wrapper = _intercept(orig, sig, name, max(0, delay_ns - spin_overhead_ns()))
     else:
-        wrapper = _wrap_delay(orig, sig, max(0, delay_ns - spin_overhead_ns()))
+        wrapper = _intercept(orig, sig, name)
     functools.update_wrapper(wrapper, orig)
     wrapper.__launchbench_mechanism__ = format_spec(name, delay_ns)
     return wrapper
