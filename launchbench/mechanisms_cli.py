@@ -377,7 +377,7 @@ def run(args) -> int:
         name, ns = mechanisms.parse(spec)
         if name == "delay":
             overhead = mechanisms.spin_overhead_ns()
-            delay[spec] = {"requested_ns": ns, "spin_call_overhead_ns": overhead, "spin_ns": max(0, ns - overhead)}
+            delay[spec] = {"requested_ns": ns, "clock_overhead_ns": overhead, "spin_ns": max(0, ns - overhead)}
 
     doc = {
         "schema": SCHEMA,
