@@ -291,7 +291,7 @@ def run_breakdown(arg_counts=ARG_COUNTS, loops: int = 10000, repeats: int = 5, r
     """Measure every stage for every arg count; medians of interleaved samples, µs."""
     from .device import require_gpu
 
-    require_gpu()
+    require_gpu(smoke_flag=False)
     from importlib.metadata import version
 
     samples: dict[str, dict[str, list[float]]] = {}

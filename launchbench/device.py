@@ -59,20 +59,25 @@ def gpu_available() -> bool:
         return False
 
 
-def require_gpu(allow_simulator: bool = False) -> None:
-    """Refuse to produce numbers without a real GPU, unless smoke-testing."""
+def require_gpu(allow_simulator: bool = False, smoke_flag: bool = True) -> None:
+    """Refuse to produce numbers without a real GPU, unless smoke-testing.
+
+    *smoke_flag*: whether the calling command has a --simulator smoke mode to
+    point the user at (commands whose numbers mean nothing simulated don't).
+    """
+    smoke = ", or pass --simulator for a labelled smoke run" if smoke_flag else ""
     if simulator_enabled():
         if allow_simulator:
             return
         raise NoGPUError(
             "the CUDA simulator is enabled (NUMBA_ENABLE_CUDASIM=1): its timings are not GPU "
-            "launch costs; unset it, or pass --simulator for a labelled smoke run"
+            f"launch costs; unset it{smoke}"
         )
     cuda = import_cuda()
     if not cuda.is_available():
         raise NoGPUError(
             "no CUDA GPU is available (numba.cuda.is_available() is False); run on a machine "
-            "with an NVIDIA GPU and driver, or pass --simulator for a labelled smoke run"
+            f"with an NVIDIA GPU and driver{smoke}"
         )
 
 
@@ -102,7 +107,7 @@ def device_info() -> dict:
     """GPU name, compute capability, driver and runtime versions (or the simulator)."""
     if simulator_enabled():
         return {"name": "CUDA simulator (not a GPU)", "simulator": True}
-    require_gpu()
+    require_gpu(smoke_flag=False)
     cuda = import_cuda()
     info: dict = {"simulator": False}
     try:

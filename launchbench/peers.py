@@ -467,7 +467,7 @@ def run_peers(args) -> int:
     counts = parse_arg_counts(args.args)
     check_counts(args.loops, args.repeats, args.rounds)
     names = parse_launchers(args.only)
-    require_gpu()
+    require_gpu(smoke_flag=False)
     started = time.time()
     runs, reasons = build_launchers(names, counts, warmup=max(10, min(args.loops, 2000)))
     if not runs:
