@@ -10,6 +10,12 @@ import os
 import tempfile
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_bytes_atomic(path, data: bytes) -> str:
     path = os.path.abspath(os.fspath(path))
     directory = os.path.dirname(path)
@@ -18,6 +24,7 @@ def write_bytes_atomic(path, data: bytes) -> str:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; results are meant to be shared
         os.replace(tmp, path)
     except BaseException:
         try:
