@@ -25,15 +25,7 @@ STATUS="$RESULTS/status.txt"
 : > "$CMDS"
 : > "$STATUS"
 
-run() {  # run LIMIT LOG CMD...: record, run with a time limit (SIGINT first), log
-    local limit=$1 log=$2
-    shift 2
-    echo "$*" >> "$CMDS"
-    timeout --signal=INT --kill-after=15 "$limit" "$@" > "$log" 2>&1
-    local rc=$?
-    echo "rc=$rc $(basename "$log")" >> "$STATUS"
-    return $rc
-}
+. "$(dirname "$0")/lib.sh"  # run LIMIT LOG CMD...
 
 # asv-runner's own setup/run path over bench_lcs: what asv would skip or measure.
 ASV_SMOKE='

@@ -25,15 +25,7 @@ SECONDS_PER_VERSION=${MECH_SECONDS:-90}
 CMDS="$RESULTS/command.txt"
 : > "$CMDS"
 
-run() {  # run LIMIT LOG CMD...: record, run with a time limit (SIGINT first), log
-    local limit=$1 log=$2
-    shift 2
-    echo "$*" >> "$CMDS"
-    timeout --signal=INT --kill-after=15 "$limit" "$@" > "$log" 2>&1
-    local rc=$?
-    echo "rc=$rc $(basename "$log")" | tee -a "$RESULTS/status.txt"
-    return $rc
-}
+. "$(dirname "$0")/lib.sh"  # run LIMIT LOG CMD...
 
 for ver in 030 029; do
     env=/tmp/env$ver

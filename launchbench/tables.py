@@ -26,6 +26,15 @@ def _grid(head: list[str], rows: list[tuple[int, list[str]]]) -> list[str]:
     return lines
 
 
+def _table(args: list[int], columns: list[str], cell) -> list[str]:
+    """One row per arg count, one column per name; *cell(name, nargs)* gives the text."""
+    return _grid(columns, [(n, [cell(c, n) for c in columns]) for n in args])
+
+
+def _mean_sd(st) -> str:
+    return f"{st['mean']:.2f} +/- {st['stdev']:.2f}" if st else "n/a"
+
+
 def _index(records, key="variant"):
     return {(r[key], r["nargs"]): r for r in records}
 
@@ -60,41 +69,27 @@ def render(doc: dict) -> str:
     out = header(doc)
     out.append("")
     out.append("Launch overhead (us/launch):" + ("  [SIMULATOR, not a measurement]" if doc["simulator"] else ""))
-    rows = []
-    for n in args:
-        row = []
-        for name in names:
-            st = stats.get((name, n))
-            row.append(f"{st['mean']:.2f} +/- {st['stdev']:.2f}" if st else "n/a")
-        rows.append((n, row))
-    out += _grid(names, rows)
+    out += _table(args, names, lambda name, n: _mean_sd(stats.get((name, n))))
     peers = doc.get("peers")
     if peers and peers.get("stats"):
         pnames = sorted({p["peer"] for p in peers["stats"]})
         pst = _index(peers["stats"], "peer")
         out.append("")
         out.append(f"Peers (us/launch, measured in {ref}'s workers):")
-        rows = []
-        for n in args:
-            row = []
-            for p in pnames:
-                st = pst.get((p, n))
-                ok = st and st["n"] > 0 and st["mean"] is not None
-                row.append(f"{st['mean']:.2f} +/- {st['stdev']:.2f}" if ok else "n/a")
-            rows.append((n, row))
-        out += _grid(pnames, rows)
+        def peer_cell(p, n):
+            st = pst.get((p, n))
+            return _mean_sd(st if st and st["n"] > 0 and st["mean"] is not None else None)
+
+        out += _table(args, pnames, peer_cell)
     if not others:
         return "\n".join(out) + "\n"
     out.append("")
     out.append(f"Deltas vs {ref}:")
-    rows = []
-    for n in args:
-        row = []
-        for name in others:
-            d = deltas.get((name, n))
-            row.append(f"{d['delta_us']:.2f} ({d['delta_pct']:+.1f}%)" if d else "n/a")
-        rows.append((n, row))
-    out += _grid(others, rows)
+    def delta_cell(name, n):
+        d = deltas.get((name, n))
+        return f"{d['delta_us']:.2f} ({d['delta_pct']:+.1f}%)" if d else "n/a"
+
+    out += _table(args, others, delta_cell)
     rounds = doc["rounds_completed"]
     unit = f"{rounds} rounds, paired within rounds" if rounds > 1 else "1 round: paired samples, add --rounds"
     out.append("")
