@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # launchbench compare on the GPU machine: the three trust targets of issue 3.
 #
-#   bash gpu/compare.sh "$RESULTS"
+#   COMPARE_RUNS="default trust" bash gpu/compare.sh "$RESULTS"
 #
-# 1. default three-way run (baseline 0.29.0 / contextvar on it / v2 0.30.4):
-#    target: every delta's 95% CI half-width <= 1% of the baseline.
-# 2. A/A: numba-cuda 0.29.0 under two names: every CI contains 0.
-# 3. sensitivity: delay:0.5us vs passthrough, both on 0.29.0 (delay = passthrough
-#    + busy-wait, so this isolates the 0.5 us): reported within +/-0.2 us.
-# Measurement (launchbench defaults): workers pinned to the highest CPU, 4 ms samples
-# interleaved A B C A B C, deltas = per-round median of paired differences, t over rounds.
-# Expected wall time once the envs exist: default 16 rounds ~3 min, A/A and
-# sensitivity 6 rounds x 40 repeats ~40 s each: ~4.3 min in all.
+# default: the embedded three-way run (baseline 0.29.0 / contextvar on it / v2 0.30.4)
+#    target: every delta's 95% CI half-width <= 1% of the baseline, in <= 5 min.
+# trust: A/A and sensitivity in one run at the default settings: ref and twin are
+#    the same variant (passthrough on 0.29.0) under two names (A/A: every CI contains
+#    0); cal = delay:0.5us on 0.29.0 (delay = passthrough + busy-wait, so cal - ref is
+#    the 0.5 us alone; target: reported within +/-0.2 us).
+# Measurement: launchbench defaults (120 rounds x 20 repeats, 4 ms samples, rounds set up
+# ahead on the other CPUs, workers pinned to the highest CPU, per-round median of paired
+# differences, t over rounds). About 3 min per run once the envs exist.
 # Envs are built once, offline, from /tmp/wheels into /tmp/lbenvs (they see the
 # host python3's site-packages for cuda-bindings/NVVM); if that fails the
 # prepared /tmp/env029 and /tmp/env030 are used instead (env:PATH variants).
@@ -26,7 +26,8 @@ RESULTS=$(cd "$RESULTS" && pwd)
 PY=${LB_PY:-/tmp/env030/bin/python}      # runs launchbench (3.12, numba-cuda importable)
 HOST_PY=${LB_HOST_PY:-python3}           # base of the variant envs (has cuda-bindings)
 ENVS="--wheels ${LB_WHEELS:-/tmp/wheels} --system-site-packages --env-dir ${LB_ENV_DIR:-/tmp/lbenvs} --python $HOST_PY"
-: > "$RESULTS/command.txt"
+RUNS=${COMPARE_RUNS:-default trust}
+touch "$RESULTS/command.txt"
 
 # launchbench's C extensions (_tls: delay/tls mechanisms, _floor) for this Python, in place.
 "$PY" setup.py build_ext --inplace -q > "$RESULTS/build_ext.log" 2>&1 || echo "WARNING: build_ext failed (see build_ext.log)"
@@ -58,14 +59,15 @@ run() {  # run NAME ARGS... : one compare, logged; falls back to the prepared en
     tail -n 3 "$RESULTS/$name.err"
 }
 
-V_BASE="--variant baseline=numba-cuda==0.29.0"
-# 1. precision: the embedded default, spelled out so the fallback can rewrite it.
-run default $V_BASE --variant contextvar=contextvar@numba-cuda==0.29.0 --variant v2=numba-cuda==0.30.4
-# 2. A/A
-run aa --variant a=numba-cuda==0.29.0 --variant b=numba-cuda==0.29.0 --rounds 6 --repeats 40
-# 3. sensitivity
-run sensitivity --variant pass=passthrough@numba-cuda==0.29.0 --variant cal=delay:0.5us@numba-cuda==0.29.0 \
-    --rounds 6 --repeats 40
+for what in $RUNS; do
+    case $what in
+        default) run default --variant baseline=numba-cuda==0.29.0 \
+                     --variant contextvar=contextvar@numba-cuda==0.29.0 --variant v2=numba-cuda==0.30.4 ;;
+        trust) run trust --variant ref=passthrough@numba-cuda==0.29.0 \
+                   --variant twin=passthrough@numba-cuda==0.29.0 --variant cal=delay:0.5us@numba-cuda==0.29.0 ;;
+        *) echo "unknown run $what (default, trust)" ;;
+    esac
+done
 
 "$PY" - "$RESULTS" <<'PY' | tee "$RESULTS/summary.txt"
 import json, os, sys
@@ -84,21 +86,25 @@ if doc:
     print(f"settings: pinned to CPUs {doc['settings']['affinity']}; {doc['settings']['repeats']} repeats x "
           f"loops {doc['settings']['loops']} per sample; method: median of paired repeat-slot differences, t over rounds")
     worst = max((d["ci_pct"][1] - d["ci_pct"][0]) / 2 for _, _, d in rows(doc))
+    print(f"wall time of the measurement: {doc.get('timing', {}).get('wall_s')} s ({doc.get('timing')})")
     print(f"precision: {doc['rounds_completed']} rounds; worst CI half-width {worst:.2f}% of baseline "
           f"(target <= 1%): {'MET' if worst <= 1.0 else 'NOT MET'}")
     for v, n, d in rows(doc):
         print(f"  {n} args  {d['summary']}   ({d['delta_us']:+.2f} us)")
-doc = load("aa")
+doc = load("trust")
 if doc:
-    ok = all(d["ci_us"][0] <= 0 <= d["ci_us"][1] for _, _, d in rows(doc))
-    print(f"A/A: CI contains 0 at all arg counts: {'MET' if ok else 'NOT MET'}")
-    for v, n, d in rows(doc):
-        print(f"  {n} args  {d['summary']}   ({d['delta_us']:+.3f} us [{d['ci_us'][0]:+.3f}, {d['ci_us'][1]:+.3f}])")
-doc = load("sensitivity")
-if doc:
-    ok = all(abs(d["delta_us"] - 0.5) <= 0.2 for _, _, d in rows(doc))
-    print(f"sensitivity: delay 0.5 us reported within +/-0.2 us at all arg counts: {'MET' if ok else 'NOT MET'}")
-    for v, n, d in rows(doc):
-        print(f"  {n} args  {d['delta_us']:+.3f} us [{d['ci_us'][0]:+.3f}, {d['ci_us'][1]:+.3f}]")
+    d = {(r["variant"], r["nargs"]): r for r in doc["deltas"]}
+    n = sorted({k[1] for k in d})
+    print(f"trust run: {doc['rounds_completed']} rounds, wall {doc.get('timing', {}).get('wall_s')} s")
+    aa = [d[("twin", k)] for k in n if ("twin", k) in d]
+    ok = bool(aa) and all(r["ci_us"][0] <= 0 <= r["ci_us"][1] for r in aa)
+    print(f"A/A (twin vs ref): CI contains 0 at all arg counts: {'MET' if ok else 'NOT MET'}")
+    for r in aa:
+        print(f"  {r['nargs']} args  {r['summary']}   ({r['delta_us']:+.3f} us [{r['ci_us'][0]:+.3f}, {r['ci_us'][1]:+.3f}])")
+    cal = [d[("cal", k)] for k in n if ("cal", k) in d]
+    ok = bool(cal) and all(abs(r["delta_us"] - 0.5) <= 0.2 for r in cal)
+    print(f"sensitivity (cal vs ref): delay 0.5 us reported within +/-0.2 us at all arg counts: {'MET' if ok else 'NOT MET'}")
+    for r in cal:
+        print(f"  {r['nargs']} args  {r['delta_us']:+.3f} us [{r['ci_us'][0]:+.3f}, {r['ci_us'][1]:+.3f}]")
 PY
 exit 0

@@ -4,7 +4,8 @@ With no variants it runs the embedded default: baseline = numba-cuda 0.29.0,
 contextvar = the contextvar mechanism replayed on the baseline (same env),
 v2 = numba-cuda 0.30.4, each env pinned like constraints.txt. Each variant's
 environment is its own (envs.py); short samples are interleaved across
-fresh worker processes, pinned to one CPU, in rounds (runner.py); deltas are
+fresh worker processes, pinned to one CPU, in many short rounds set up ahead
+of time (runner.py); deltas are
 medians of paired adjacent-sample differences with confidence intervals over
 rounds and verdicts (stats.py); the table is the old script's (tables.py);
 the JSON (schema.py) is rewritten atomically after every round.
@@ -20,11 +21,16 @@ from .errors import NoGPUError, UserError
 
 ARG_COUNTS = [0, 1, 2, 3, 4]
 OLD_SCRIPT_LOOPS = {0: 100_000, 1: 100_000, 2: 100_000, 3: 100_000, 4: 10_000}
-# About 3 min on the H200 VM for the default three-way run: 16 rounds x (~5 s worker
-# start-up + 3 variants x 5 arg counts x 80 samples x 4 ms).
+# Processes, not samples, are the independent units (per-process offsets of a few
+# percent), so the default takes many short rounds: 120 x (3 variants x 5 arg counts
+# x 20 samples x 4 ms + warm-up) ~ 3 min on the H200 VM, with the next rounds' workers
+# set up meanwhile on the other CPUs. Measured there: 16 rounds x 80 repeats gave a
+# worst 95% CI half-width of 1.7% of the baseline; the per-round spread predicts <1%
+# at 100+ rounds.
 DEFAULT_SAMPLE_TIME = 0.004
-DEFAULT_REPEATS = 80
-DEFAULT_ROUNDS = 16
+DEFAULT_REPEATS = 20
+DEFAULT_ROUNDS = 120
+WRITE_EVERY_S = 3.0  # the JSON is rewritten after a finished round at most this often (and at the end)
 
 
 class _Ordered(argparse.Action):
@@ -70,6 +76,10 @@ def register(sub) -> None:
                    help=f"samples per variant, arg count and round (default {DEFAULT_REPEATS})")
     m.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
                    help=f"rounds of fresh worker processes; the CI is over rounds (default {DEFAULT_ROUNDS})")
+    m.add_argument("--prefetch", default="auto",
+                   help="rounds whose workers are set up ahead, on the CPUs that do not measure, while a "
+                        "round measures; 'auto' (default): up to 4, as many as those CPUs can host; 0: none "
+                        "(each worker needs a CUDA context, so lower it on a GPU with little memory)")
     m.add_argument("--warmup", type=int, default=1000, help="launches per arg count before timing (default 1000)")
     m.add_argument("--affinity", metavar="CPUS", default="auto",
                    help="pin every worker to these CPUs while timing, e.g. 7 or 6,7; 'auto' (default): the "
@@ -177,6 +187,7 @@ def build_document(*, argv, simulator, host, settings, reference, variants, outc
         "rounds_completed": outcome.rounds_completed,
         "interrupted": outcome.interrupted,
         "interrupt_reason": outcome.reason,
+        "timing": {k: round(v, 3) for k, v in outcome.timing.items()},
     }
 
 
@@ -207,7 +218,23 @@ def _check_not_simulated(args) -> None:
                          "with an NVIDIA GPU and driver, or pass --simulator for a labelled smoke run")
 
 
-def _settings(args, arg_counts, loops, calibrated, affinity) -> dict:
+def parse_prefetch(text: str, n_variants: int, affinity) -> int:
+    """--prefetch: "auto" or a count >= 0."""
+    from . import runner
+
+    text = str(text).strip().lower()
+    if text == "auto":
+        return runner.default_prefetch(n_variants, affinity)
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise UserError(f"bad --prefetch {text!r}; give a number of rounds >= 0 (e.g. 2) or 'auto'")
+    return value
+
+
+def _settings(args, arg_counts, loops, calibrated, affinity, prefetch=0) -> dict:
     return {
         "arg_counts": arg_counts,
         "loops": {str(n): loops[n] for n in arg_counts} if loops else {},
@@ -217,11 +244,12 @@ def _settings(args, arg_counts, loops, calibrated, affinity) -> dict:
         "rounds": args.rounds,
         "warmup": args.warmup,
         "affinity": affinity,
+        "prefetch": prefetch,
         "gc_disabled": True,
         "launch": "[1, 1]",
-        "order": ("interleaved: fresh workers per round, pinned to the affinity CPUs after set-up; "
-                  "for repeat, for nargs, for variant (order rotated every repeat); "
-                  "deltas pair the samples of each repeat slot"),
+        "order": ("interleaved: fresh workers per round (set up ahead on the other CPUs), pinned to "
+                  "the affinity CPUs and warmed up just before their round; for repeat, for nargs, for "
+                  "variant (order rotated every repeat); deltas pair the samples of each repeat slot"),
         "peers": bool(args.peers),
     }
 
@@ -241,6 +269,7 @@ def run(args) -> int:
             raise UserError("--loops must be at least 1 per sample")
     affinity = runner.parse_affinity(args.affinity)
     vlist, reference = variants.parse_variants(args.items or [], args.reference)
+    prefetch = parse_prefetch(args.prefetch, len(vlist), affinity)
     _check_not_simulated(args)
 
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
@@ -266,6 +295,7 @@ def run(args) -> int:
         reference=reference, arg_counts=arg_counts, loops=loops, repeats=args.repeats,
         rounds=args.rounds, warmup=args.warmup, sample_target_s=args.sample_time,
         simulator=args.simulator, affinity=affinity, peers=args.peers, overlay=overlay, log_dir=run_dir,
+        prefetch=prefetch, setup_cpus=runner.setup_cpus(affinity),
     )
     host = device.host_info()
     argv = ["launchbench"] + sys.argv[1:] if os.path.basename(sys.argv[0]) in ("launchbench", "__main__.py") else list(sys.argv)
@@ -285,15 +315,24 @@ def run(args) -> int:
         return recs
 
     def document(outcome):
-        settings = _settings(args, arg_counts, outcome.loops, loops is None, affinity)
+        settings = _settings(args, arg_counts, outcome.loops, loops is None, affinity, prefetch)
         return build_document(argv=argv, simulator=args.simulator, host=host, settings=settings,
                               reference=reference, variants=variant_records(outcome), outcome=outcome)
+
+    last_write = [0.0]
+
+    def on_round(outcome) -> None:
+        """Keep the finished rounds on disk (throttled: the document grows with every round)."""
+        now = time.monotonic()
+        if now - last_write[0] >= WRITE_EVERY_S or outcome.rounds_completed in (1, args.rounds):
+            schema.write(output, document(outcome))
+            last_write[0] = time.monotonic()
 
     total = args.rounds * args.repeats * len(arg_counts) * len(vlist)
     progress = runner.Progress(total, enabled=not args.quiet)
     if args.simulator:
         progress.line("launchbench: CUDA SIMULATOR smoke run -- the numbers are NOT a measurement")
-    outcome = runner.run(plan, progress, on_round=lambda o: schema.write(output, document(o)))
+    outcome = runner.run(plan, progress, on_round=on_round)
     runner.raise_setup_failure(outcome)
     doc = document(outcome)
     schema.write(output, doc)

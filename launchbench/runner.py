@@ -1,16 +1,21 @@
 """Interleaved rounds over worker processes, keeping every sample and every finished round.
 
-A round starts one fresh worker per variant (all set up concurrently: import,
-mechanism, compile, warm-up), then takes short samples (a few ms) interleaved
-one at a time, ``for repeat: for nargs: for variant`` with the variant order
-rotated every repeat, so the samples of one repeat slot are adjacent in time
-and share the machine's state, and no variant is always first. Fresh
-processes every round sample the per-process noise (memory layout, clocks);
-the statistics pair the samples of each repeat slot (stats.py).
+A round has one fresh worker per variant. Its samples are short (a few ms)
+and interleaved one at a time, ``for repeat: for nargs: for variant`` with the
+variant order rotated every repeat, so the samples of one repeat slot are
+adjacent in time and share the machine's state, and no variant is always
+first. The statistics pair the samples of each repeat slot (stats.py).
 
-All workers are pinned, after their concurrent set-up, to one CPU (default:
-the highest-numbered CPU this process may use): only one worker measures at a
-time, and a fixed CPU spares the measurement the scheduler's migrations.
+Why many rounds: each process has its own offset (memory layout, hash
+seeds, allocator state), a few percent of a launch, so processes, not
+samples, are the independent units, and the precision of a delta grows
+with the number of rounds. Setting a worker up (import, compile) takes
+seconds, measuring it about one, so rounds are set up ahead (``prefetch``)
+on the CPUs that do not measure, while the current round measures. Just
+before its round, each worker is pinned to the measuring CPU(s) (default:
+the highest-numbered CPU this process may use) and warmed up there; only
+one worker measures at a time, and a fixed CPU spares the measurement the
+scheduler's migrations.
 
 After each finished round ``on_round`` is called (compare writes the JSON
 then), so a Ctrl-C or a dying worker loses at most the unfinished round,
@@ -18,6 +23,7 @@ whose samples are still kept apart as ``partial_samples``.
 """
 from __future__ import annotations
 
+import collections
 import json
 import os
 import subprocess
@@ -38,7 +44,8 @@ class WorkerError(Exception):
 class Worker:
     """One ``python -m launchbench.worker`` process of one variant."""
 
-    def __init__(self, variant: str, python: str, overlay: str, log_path: str, simulator: bool):
+    def __init__(self, variant: str, python: str, overlay: str, log_path: str, simulator: bool,
+                 cpus: list | None = None):
         self.variant = variant
         self.log_path = log_path
         env = dict(os.environ)
@@ -57,6 +64,11 @@ class Worker:
             start_new_session=True,  # Ctrl-C reaches the parent only; it ends the workers
         )
         self.pid = self.proc.pid
+        if cpus and hasattr(os, "sched_setaffinity"):  # set up away from the measuring CPU
+            try:
+                os.sched_setaffinity(self.pid, set(cpus))
+            except OSError:  # it died already; receive() reports why
+                pass
 
     def send(self, request: dict) -> None:
         try:
@@ -167,6 +179,8 @@ class Plan:
     peers: bool
     overlay: str
     log_dir: str
+    prefetch: int = 0          # rounds set up ahead while the current one measures
+    setup_cpus: list | None = None  # CPUs for set-up (None: wherever the OS puts it)
 
 
 @dataclass
@@ -180,6 +194,7 @@ class Outcome:
     interrupted: bool = False
     reason: str | None = None
     error: WorkerError | None = None
+    timing: dict = field(default_factory=lambda: {"setup_wait_s": 0.0, "measure_s": 0.0, "wall_s": 0.0})
 
 
 def parse_affinity(text: str | None, available=None) -> list | None:
@@ -219,31 +234,90 @@ def rotated(items: list, k: int) -> list:
     return items[k:] + items[:k]
 
 
-def _start_round(plan: Plan, rnd: int) -> tuple[dict, dict]:
+MAX_PREFETCH = 4
+
+
+def setup_cpus(affinity: list | None, available=None) -> list | None:
+    """CPUs for workers' set-up: all this process may use except the measuring ones (None: no split)."""
+    if available is None:
+        available = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
+    rest = sorted(set(available) - set(affinity or []))
+    return rest if affinity and rest else None
+
+
+def default_prefetch(n_variants: int, affinity: list | None, available=None) -> int:
+    """Rounds to set up ahead: as many as the CPUs left over from measuring can host (at most 4)."""
+    if available is None:
+        available = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else {0}
+    free = len(set(available) - set(affinity or []))
+    return max(0, min(MAX_PREFETCH, free // max(1, n_variants)))
+
+
+def _spawn_round(plan: Plan, rnd: int) -> dict:
+    """Start one worker per variant and ask each to set up; does not wait. Start order is
+    rotated per round, so no variant is always the first to create its CUDA context."""
     workers = {}
     try:
-        for name, python, _mech in plan.variants:
+        for name, python, mech in rotated(list(plan.variants), rnd):
             log = os.path.join(plan.log_dir, f"worker-r{rnd}-{name}.log")
-            workers[name] = Worker(name, python, plan.overlay, log, plan.simulator)
-        for name, _python, mech in plan.variants:  # all set up concurrently
-            workers[name].send({"cmd": "setup", "arg_counts": plan.arg_counts, "mechanism": mech,
-                                "warmup": plan.warmup, "simulator": plan.simulator, "affinity": plan.affinity})
-        infos = {name: workers[name].receive()["info"] for name, _p, _m in plan.variants}
+            worker = Worker(name, python, plan.overlay, log, plan.simulator, cpus=plan.setup_cpus)
+            workers[name] = worker
+            worker.send({"cmd": "setup", "arg_counts": plan.arg_counts, "mechanism": mech,
+                         "simulator": plan.simulator})
     except BaseException:
-        for w in workers.values():
-            w.kill()
+        _kill(workers.values())
         raise
-    return workers, infos
+    return workers
+
+
+def _ready(plan: Plan, rnd: int, workers: dict) -> dict:
+    """Wait for a round's set-up, then pin and warm up its workers one at a time."""
+    infos = {name: workers[name].receive()["info"] for name, _p, _m in plan.variants}
+    for name in rotated([v[0] for v in plan.variants], rnd):
+        infos[name]["affinity"] = workers[name].request(
+            {"cmd": "prepare", "affinity": plan.affinity, "warmup": plan.warmup})["affinity"]
+    return infos
+
+
+def _kill(workers) -> None:
+    for w in workers:
+        w.kill()
+
+
+def _measure(plan: Plan, rnd: int, workers: dict, out: Outcome, progress: Progress) -> None:
+    names = [v[0] for v in plan.variants]
+    for rep in range(plan.repeats):
+        order = rotated(names, rnd + rep)
+        for nargs in plan.arg_counts:
+            for name in order:
+                us = workers[name].request({"cmd": "sample", "nargs": nargs, "loops": out.loops[nargs]})["us"]
+                out.partial_samples.append({"variant": name, "nargs": nargs, "round": rnd,
+                                            "repeat": rep, "worker": workers[name].pid, "us": us})
+                progress.tick(f"round {rnd + 1}/{plan.rounds} {name} {nargs} args")
+    if plan.peers:
+        ref = workers[plan.reference]
+        for nargs in plan.arg_counts:
+            got = ref.request({"cmd": "peers", "nargs": nargs, "loops": out.loops[nargs]})["peers"]
+            for peer, us in sorted(got.items()):
+                out.peer_samples.append({"peer": peer, "nargs": nargs, "round": rnd, "us": us})
 
 
 def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
     """Run the rounds; returns what was measured even when interrupted."""
     out = Outcome(loops=dict(plan.loops or {}))
-    names = [v[0] for v in plan.variants]
-    for rnd in range(plan.rounds):
-        workers = {}
-        try:
-            workers, infos = _start_round(plan, rnd)
+    pending = collections.deque()  # workers of rounds set up ahead, oldest first
+    spawned = 0
+    workers: dict = {}
+    started = time.monotonic()
+    try:
+        for rnd in range(plan.rounds):
+            while spawned < plan.rounds and spawned <= rnd + plan.prefetch:
+                pending.append(_spawn_round(plan, spawned))
+                spawned += 1
+            workers = pending.popleft()
+            t0 = time.monotonic()
+            infos = _ready(plan, rnd, workers)
+            t1 = time.monotonic()
             if rnd == 0:
                 out.infos = infos
                 if not out.loops:
@@ -253,40 +327,29 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
                                                         "target_s": plan.sample_target_s})["loops"]
                     progress.line("launchbench: calibrated loops per sample: " +
                                   ", ".join(f"{n} args: {out.loops[n]}" for n in plan.arg_counts))
-            for rep in range(plan.repeats):
-                order = rotated(names, rnd + rep)
-                for nargs in plan.arg_counts:
-                    for name in order:
-                        us = workers[name].request({"cmd": "sample", "nargs": nargs,
-                                                    "loops": out.loops[nargs]})["us"]
-                        out.partial_samples.append({"variant": name, "nargs": nargs, "round": rnd,
-                                                    "repeat": rep, "worker": workers[name].pid, "us": us})
-                        progress.tick(f"round {rnd + 1}/{plan.rounds} {name} {nargs} args")
-            if plan.peers:
-                ref = workers[plan.reference]
-                for nargs in plan.arg_counts:
-                    got = ref.request({"cmd": "peers", "nargs": nargs, "loops": out.loops[nargs]})["peers"]
-                    for peer, us in sorted(got.items()):
-                        out.peer_samples.append({"peer": peer, "nargs": nargs, "round": rnd, "us": us})
-        except KeyboardInterrupt:
-            out.interrupted, out.reason = True, "KeyboardInterrupt"
+            _measure(plan, rnd, workers, out, progress)
+            out.timing["setup_wait_s"] += t1 - t0
+            out.timing["measure_s"] += time.monotonic() - t1
             for w in workers.values():
-                w.kill()
-            break
-        except WorkerError as exc:
-            for w in workers.values():
-                w.kill()
-            out.interrupted, out.reason, out.error = True, f"{exc.variant}: {exc}", exc
-            break
-        for w in workers.values():
-            w.close()
-        out.samples.extend(out.partial_samples)
-        out.partial_samples = []
-        out.rounds_completed = rnd + 1
-        progress.line(f"launchbench: round {rnd + 1}/{plan.rounds} done "
-                      f"({time.monotonic() - progress.start:.0f} s)")
-        if on_round:
-            on_round(out)
+                w.close()
+            workers = {}
+            out.samples.extend(out.partial_samples)
+            out.partial_samples = []
+            out.rounds_completed = rnd + 1
+            out.timing["wall_s"] = time.monotonic() - started
+            progress.line(f"launchbench: round {rnd + 1}/{plan.rounds} done "
+                          f"({time.monotonic() - progress.start:.0f} s)")
+            if on_round:
+                on_round(out)
+    except KeyboardInterrupt:
+        out.interrupted, out.reason = True, "KeyboardInterrupt"
+    except WorkerError as exc:
+        out.interrupted, out.reason, out.error = True, f"{exc.variant}: {exc}", exc
+    finally:
+        _kill(workers.values())
+        for ahead in pending:
+            _kill(ahead.values())
+    out.timing["wall_s"] = time.monotonic() - started
     out.peer_samples = [s for s in out.peer_samples if s["round"] < out.rounds_completed]
     progress.finish()
     return out

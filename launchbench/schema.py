@@ -24,10 +24,11 @@ Schema ``launchbench.compare`` version 1 (all times in microseconds per launch):
         "loops": {"0": 20000, ...},        # launches per sample, keyed by str(arg count)
         "calibrated": true,                # loops chosen by timing, not given with --loops
         "sample_target_s": 0.004,          # calibration target per sample
-        "repeats": 80,                     # samples per variant, arg count and round
-        "rounds": 16,                      # rounds planned
+        "repeats": 20,                     # samples per variant, arg count and round
+        "rounds": 120,                     # rounds planned
         "warmup": 1000,                    # launches per arg count before timing
         "affinity": [15] | null,           # CPUs the workers are pinned to while timing (null: unpinned)
+        "prefetch": 4,                     # rounds set up ahead (optional; absent: 0)
         "gc_disabled": true,               # gc off while timing
         "launch": "[1, 1]",                # launch configuration of the timed kernels
         "order": "interleaved: ...",       # how samples are ordered (see runner.py)
@@ -76,7 +77,10 @@ Schema ``launchbench.compare`` version 1 (all times in microseconds per launch):
       "rounds_planned": 10,
       "rounds_completed": 10,
       "interrupted": false,
-      "interrupt_reason": null | "KeyboardInterrupt" | "worker v2 died: ..."
+      "interrupt_reason": null | "KeyboardInterrupt" | "worker v2 died: ...",
+      "timing": {"wall_s": 170.2,          # optional: seconds from the first worker's start,
+                 "setup_wait_s": 6.1,      #   waiting for workers' set-up and warm-up,
+                 "measure_s": 160.3}       #   and measuring (incl. calibration)
     }
 """
 from __future__ import annotations

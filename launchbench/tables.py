@@ -53,7 +53,8 @@ def header(doc: dict) -> list[str]:
     lines = [SIMULATOR_BANNER] if doc["simulator"] else []
     lines.append(f"Device: {', '.join(parts)}")
     lines.append(f"Rounds: {doc['rounds_completed']}/{doc['rounds_planned']} x {s['repeats']} repeats, "
-                 f"loops per sample {loops}{' (calibrated)' if s['calibrated'] else ''}")
+                 f"loops per sample {loops}{' (calibrated)' if s['calibrated'] else ''}"
+                 + (f", {doc['timing']['wall_s']:.0f} s" if doc.get("timing") else ""))
     if doc["interrupted"]:
         lines.append(f"INTERRUPTED ({doc['interrupt_reason']}): results cover the completed rounds only")
     return lines

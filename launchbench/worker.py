@@ -5,16 +5,20 @@ writes one JSON reply per line on the original stdout; anything else that
 prints (numba warnings, stray output) is sent to stderr, so the protocol
 cannot be corrupted. Requests::
 
-    {"cmd": "setup", "arg_counts": [0..4], "mechanism": null|"contextvar", "warmup": 1000,
-     "simulator": false, "affinity": null|[cpus]}
-        -> {"ok": true, "info": {pid, python, numba_cuda_version, installed, mechanism, affinity, device}}
+    {"cmd": "setup", "arg_counts": [0..4], "mechanism": null|"contextvar", "simulator": false}
+        -> {"ok": true, "info": {pid, python, numba_cuda_version, installed, mechanism, device}}
+    {"cmd": "prepare", "affinity": null|[cpus], "warmup": 1000}
+        -> {"ok": true, "affinity": [cpus]|null}
     {"cmd": "calibrate", "nargs": 2, "target_s": 0.004} -> {"ok": true, "loops": 200}
     {"cmd": "sample", "nargs": 2, "loops": 20000}       -> {"ok": true, "us": 19.64}
     {"cmd": "peers", "nargs": 2, "loops": 20000}        -> {"ok": true, "peers": {"cupy": 4.6, ...}}
     {"cmd": "exit"}
     failures -> {"ok": false, "kind": "import"|"nogpu"|"mechanism"|"error", "error": "one line"}
 
-A sample is ``loops`` launches of a preconfigured ``k[1, 1]`` with the
+``setup`` is the expensive part (import, compile, a few launches) and may run
+while another worker measures; ``prepare`` is cheap and runs just before this
+worker's round: it pins the process to the measuring CPU(s) and warms every
+kernel up there. A sample is ``loops`` launches of a preconfigured ``k[1, 1]`` with the
 garbage collector off, between two ``cuda.synchronize()`` calls, in µs/launch.
 Only the standard library, numba-cuda and launchbench are imported here.
 """
@@ -26,6 +30,10 @@ import os
 import sys
 import time
 import warnings
+
+
+#: launches per kernel during setup: enough to compile and load it; the real warm-up is prepare's
+SETUP_LAUNCHES = 10
 
 
 class Failure(Exception):
@@ -115,22 +123,9 @@ class Bench:
                 launcher = _SimulatorLaunch(SimulatorDispatcher(launcher))
             self.launchers[nargs] = launcher
             self.args[nargs] = args
-            for _ in range(max(1, int(req.get("warmup", 1000)))):
+            for _ in range(SETUP_LAUNCHES):  # compiles, loads the module; the warm-up is prepare's
                 launcher(*args)
         cuda.synchronize()
-        affinity = req.get("affinity")
-        pinned = None
-        if affinity:  # after the concurrent compile, so the workers' set-up does not share one CPU
-            try:
-                pinned = sorted(set(affinity))
-                os.sched_setaffinity(0, set(affinity))
-            except (OSError, AttributeError, ValueError) as exc:
-                raise Failure("error", f"cannot pin to CPUs {affinity} ({exc}); choose CPUs from os.sched_getaffinity") from None
-            for nargs in req["arg_counts"]:  # re-warm caches on the new CPU
-                launcher, args = self.launchers[nargs], self.args[nargs]
-                for _ in range(max(1, int(req.get("warmup", 1000)) // 4)):
-                    launcher(*args)
-            cuda.synchronize()
         try:
             dev = device.device_info()
         except Exception as exc:  # noqa: BLE001
@@ -141,10 +136,28 @@ class Bench:
             "numba_cuda_version": _versions()["numba-cuda"],
             "installed": _versions(),
             "mechanism": mech,
-            "affinity": pinned,
             "device": dev,
             "launchbench": os.path.dirname(os.path.abspath(__file__)),
         }
+
+    def prepare(self, req: dict) -> list | None:
+        """Pin to the measuring CPU(s), then warm every kernel up there (caches, branch predictors)."""
+        affinity = req.get("affinity")
+        pinned = None
+        if affinity:
+            try:
+                os.sched_setaffinity(0, set(affinity))
+                pinned = sorted(os.sched_getaffinity(0))
+            except (OSError, AttributeError, ValueError) as exc:
+                raise Failure("error", f"cannot pin to CPUs {affinity} ({exc}); choose CPUs from "
+                                       "os.sched_getaffinity or pass --affinity none") from None
+        warmup = max(1, int(req.get("warmup", 1000)))
+        for nargs, launcher in self.launchers.items():
+            args = self.args[nargs]
+            for _ in range(warmup):
+                launcher(*args)
+        self.cuda.synchronize()
+        return pinned
 
     def _quiet(self) -> None:
         """No occupancy warnings: a warnings.warn per launch would distort [1, 1] timings."""
@@ -206,6 +219,8 @@ def handle(bench: Bench, req: dict) -> dict:
     cmd = req.get("cmd")
     if cmd == "setup":
         return {"ok": True, "info": bench.setup(req)}
+    if cmd == "prepare":
+        return {"ok": True, "affinity": bench.prepare(req)}
     if cmd == "calibrate":
         return {"ok": True, "loops": bench.calibrate(int(req["nargs"]), float(req["target_s"]))}
     if cmd == "sample":

@@ -40,7 +40,7 @@ def parse(*argv):
 
 def test_parsing_defaults_and_order():
     a = parse()
-    assert a.items is None and a.repeats == 80 and a.rounds == 16 and a.loops is None and not a.simulator
+    assert a.items is None and a.repeats == 20 and a.rounds == 120 and a.prefetch == "auto" and a.loops is None and not a.simulator
     assert a.sample_time == 0.004 and a.affinity == "auto"
     a = parse("--variant", "x=numba-cuda==0.29.0", "--repo", "y=/p", "--variant", "z=tls@x",
               "--loops", "100000,100000,100000,100000,10000", "--rounds", "3", "--simulator",
@@ -105,7 +105,7 @@ def test_build_failure_names_the_log(tmp_path):
 @pytest.mark.slow
 def test_simulator_smoke_end_to_end(tmp_path):
     out = tmp_path / "r.json"
-    proc = launchbench("compare", "--simulator", *FAST, "--rounds", "2", "-o", str(out),
+    proc = launchbench("compare", "--simulator", *FAST, "--rounds", "2", "--prefetch", "1", "-o", str(out),
                        "--variant", f"a={HERE_ENV}", "--variant", "b=passthrough@a", "--variant", f"c={HERE_ENV}")
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
@@ -120,7 +120,8 @@ def test_simulator_smoke_end_to_end(tmp_path):
     assert {(d["variant"], d["nargs"]) for d in doc["deltas"]} == {("b", 0), ("b", 1), ("c", 0), ("c", 1)}
     assert [v["mechanism"] for v in doc["variants"]] == [None, "passthrough", None]
     assert all(v["numba_cuda_version"] for v in doc["variants"])
-    assert doc["settings"]["loops"] == {"0": 3, "1": 3}
+    assert doc["settings"]["loops"] == {"0": 3, "1": 3} and doc["settings"]["prefetch"] == 1
+    assert doc["timing"]["wall_s"] >= doc["timing"]["measure_s"] > 0
     if hasattr(os, "sched_getaffinity"):  # pinned by default to the highest CPU we may use
         cpu = [max(os.sched_getaffinity(0))]
         assert doc["settings"]["affinity"] == cpu and all(v["affinity"] == cpu for v in doc["variants"])
@@ -173,6 +174,12 @@ def test_affinity_errors_name_the_fix(text, message):
     with pytest.raises(UserError) as err:
         runner.parse_affinity(text, {0, 1})
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_bad_prefetch_is_a_one_line_cli_error():
+    assert_one_line_error(launchbench("compare", "--simulator", "--prefetch", "-2",
+                                      "--variant", f"a={HERE_ENV}", "--variant", "b=passthrough@a"),
+                          "bad --prefetch")
 
 
 def test_affinity_unavailable_cpu_is_a_one_line_cli_error():

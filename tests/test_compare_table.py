@@ -11,7 +11,8 @@ def fixed_document(simulator=False, rounds=2, interrupted=False, peers=False):
     """A document built by the real analysis code from fixed samples."""
     levels = {"baseline": [10.0, 15.0], "contextvar": [13.0, 18.5], "v2": [10.04, 15.1]}
     out = Outcome(loops={0: 20000, 1: 20000}, rounds_completed=rounds,
-                  interrupted=interrupted, reason="KeyboardInterrupt" if interrupted else None)
+                  interrupted=interrupted, reason="KeyboardInterrupt" if interrupted else None,
+                  timing={"setup_wait_s": 5.5, "measure_s": 160.2, "wall_s": 171.4})
     for r in range(rounds):
         drift = 1.0 + 0.2 * r  # round 2 is 20% slower for everyone
         for rep in range(3):
@@ -40,7 +41,7 @@ def fixed_document(simulator=False, rounds=2, interrupted=False, peers=False):
 
 GOLDEN = """\
 Device: NVIDIA H200, cc 9.0, driver 13.0, runtime 13.0
-Rounds: 2/2 x 3 repeats, loops per sample 20000,20000 (calibrated)
+Rounds: 2/2 x 3 repeats, loops per sample 20000,20000 (calibrated), 171 s
 
 Launch overhead (us/launch):
 args  baseline            contextvar          v2

@@ -1,0 +1,141 @@
+"""runner.run's schedule with a scripted stand-in for the worker processes: prefetched set-up,
+pinning just before a round, rotation, and what an interruption keeps and kills."""
+import pytest
+
+from launchbench import compare, runner
+from launchbench.errors import UserError
+
+
+class FakeWorker:
+    """Records every event in a shared log; answers like launchbench.worker would."""
+
+    events: list = []
+    fail_on = None  # (round, nargs, variant, exception) raised by that sample request
+    instances: list = []
+
+    def __init__(self, variant, python, overlay, log_path, simulator, cpus=None):
+        self.variant, self.cpus = variant, cpus
+        self.round = int(log_path.rsplit("worker-r", 1)[1].split("-", 1)[0])
+        self.pid = 1000 + len(FakeWorker.instances)
+        self.alive, self.pending = True, []
+        FakeWorker.instances.append(self)
+        self._log("spawn")
+
+    def _log(self, what, **extra):
+        FakeWorker.events.append({"what": what, "round": self.round, "variant": self.variant, **extra})
+
+    def send(self, req):
+        self._log(req["cmd"], req=req)
+        self.pending.append(req)
+
+    def receive(self):
+        req = self.pending.pop(0)
+        cmd = req["cmd"]
+        if cmd == "setup":
+            return {"ok": True, "info": {"pid": self.pid, "numba_cuda_version": "0.0"}}
+        if cmd == "prepare":
+            return {"ok": True, "affinity": req["affinity"]}
+        if cmd == "calibrate":
+            return {"ok": True, "loops": 7}
+        if cmd == "sample":
+            fail = FakeWorker.fail_on
+            if fail and (self.round, req["nargs"], self.variant) == fail[:3]:
+                raise fail[3]
+            return {"ok": True, "us": 10.0 + req["nargs"] + (0.5 if self.variant == "b" else 0.0)}
+        raise AssertionError(cmd)
+
+    def request(self, req):
+        self.send(req)
+        return self.receive()
+
+    def close(self):
+        self.alive = False
+        self._log("close")
+
+    def kill(self):
+        if self.alive:
+            self.alive = False
+            self._log("kill")
+
+
+@pytest.fixture
+def fake(monkeypatch, tmp_path):
+    FakeWorker.events, FakeWorker.instances, FakeWorker.fail_on = [], [], None
+    monkeypatch.setattr(runner, "Worker", FakeWorker)
+    return tmp_path
+
+
+def plan(tmp_path, rounds=4, prefetch=2, repeats=2):
+    return runner.Plan(variants=[("a", "py", None), ("b", "py", "tls")], reference="a", arg_counts=[0, 1],
+                       loops=None, repeats=repeats, rounds=rounds, warmup=5, sample_target_s=0.004,
+                       simulator=True, affinity=[3], peers=False, overlay="o", log_dir=str(tmp_path),
+                       prefetch=prefetch, setup_cpus=[0, 1, 2])
+
+
+def index(what, rnd, variant=None):
+    for i, e in enumerate(FakeWorker.events):
+        if e["what"] == what and e["round"] == rnd and (variant is None or e["variant"] == variant):
+            return i
+    raise AssertionError(f"no {what} event for round {rnd}")
+
+
+def test_rounds_are_set_up_ahead_and_pinned_just_before_measuring(fake):
+    out = runner.run(plan(fake), runner.Progress(1, enabled=False))
+    assert out.rounds_completed == 4 and not out.interrupted
+    assert len(out.samples) == 4 * 2 * 2 * 2 and out.loops == {0: 7, 1: 7}
+    # with prefetch 2, rounds 0..2 are asked to set up before round 0 measures, round 3 before round 1 does
+    assert max(index("setup", r) for r in range(3)) < index("sample", 0)
+    assert index("setup", 3) < index("sample", 1) and index("setup", 3) > index("sample", 0)
+    for r in range(4):  # pinned and warmed up after the previous round closed, before its own samples
+        assert index("prepare", r) < index("sample", r)
+        if r:
+            assert index("prepare", r) > index("close", r - 1)
+    prepare = [e["req"] for e in FakeWorker.events if e["what"] == "prepare"]
+    assert all(req == {"cmd": "prepare", "affinity": [3], "warmup": 5} for req in prepare)
+    assert all(w.cpus == [0, 1, 2] for w in FakeWorker.instances)  # set-up stays off the measuring CPU
+    assert out.infos["a"]["affinity"] == [3]
+    spawn_order = [[e["variant"] for e in FakeWorker.events if e["what"] == "spawn" and e["round"] == r]
+                   for r in range(2)]
+    assert spawn_order == [["a", "b"], ["b", "a"]]  # rotated per round
+    assert out.timing["wall_s"] >= out.timing["measure_s"] >= 0
+
+
+def test_without_prefetch_each_round_is_set_up_after_the_previous_one(fake):
+    runner.run(plan(fake, rounds=3, prefetch=0), runner.Progress(1, enabled=False))
+    for r in (1, 2):
+        assert index("spawn", r) > index("close", r - 1)
+
+
+@pytest.mark.parametrize("exc, reason", [(KeyboardInterrupt(), "KeyboardInterrupt"),
+                                         (runner.WorkerError("b", "died", "worker for b exited"), "b: ")])
+def test_interruption_keeps_finished_rounds_and_kills_every_worker(fake, exc, reason):
+    FakeWorker.fail_on = (1, 1, "b", exc)
+    saved = []
+    out = runner.run(plan(fake, rounds=5, prefetch=2), runner.Progress(1, enabled=False),
+                     on_round=lambda o: saved.append(o.rounds_completed))
+    assert out.interrupted and out.reason.startswith(reason) and saved == [1]
+    assert out.rounds_completed == 1 and len(out.samples) == 2 * 2 * 2
+    assert out.partial_samples and {s["round"] for s in out.partial_samples} == {1}
+    assert not any(w.alive for w in FakeWorker.instances)  # the current and the prefetched rounds
+    killed = {e["round"] for e in FakeWorker.events if e["what"] == "kill"}
+    assert killed == {1, 2, 3}
+
+
+def test_setup_cpus_leave_out_the_measuring_ones():
+    assert runner.setup_cpus([3], {0, 1, 2, 3}) == [0, 1, 2]
+    assert runner.setup_cpus([0], {0}) is None        # nothing left: no split
+    assert runner.setup_cpus(None, {0, 1}) is None    # unpinned: no split
+
+
+@pytest.mark.parametrize("variants, affinity, available, expected", [
+    (3, [15], set(range(16)), 4), (3, [7], set(range(8)), 2), (2, [1], {0, 1}, 0), (3, None, set(range(4)), 1),
+])
+def test_default_prefetch_fits_the_spare_cpus(variants, affinity, available, expected):
+    assert runner.default_prefetch(variants, affinity, available) == expected
+
+
+def test_parse_prefetch():
+    assert compare.parse_prefetch("3", 3, [1]) == 3 and compare.parse_prefetch(" 0 ", 3, [1]) == 0
+    for bad in ("-1", "x", "1.5"):
+        with pytest.raises(UserError, match="bad --prefetch"):
+            compare.parse_prefetch(bad, 3, [1])
