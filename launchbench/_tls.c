@@ -27,6 +27,14 @@
  *                      pushes (launch_config, args); "0.29" is
  *                      call(self, args, griddim, blockdim, stream, sharedmem):
  *                      pushes ((self, griddim, blockdim, stream, sharedmem), args).
+ * Interceptor.set_mode(mode, spin_ns=0)
+ *                      switch the mode of an installed Interceptor in place,
+ *                      with the constructor's checks: the class it is set on
+ *                      is not written, so CPython's type version tag -- and
+ *                      every specialized attribute lookup keyed on it in the
+ *                      launch path -- stays valid. A call reads the mode once,
+ *                      at entry; a tls call that pushed pops on its way out
+ *                      whatever the mode has become meanwhile.
  *
  * Entries left by a thread that exits without leaving are leaked, not freed:
  * there is no safe point to DECREF without the thread state.
@@ -256,12 +264,16 @@ lb_interceptor_vectorcall(PyObject *op, PyObject *const *argv, size_t nargsf,
                           PyObject *kwnames)
 {
     lb_interceptor *self = (lb_interceptor *)op;
-    switch (self->mode) {
+    /* Read once: set_mode() may run (from func, or another thread between
+       bytecodes) while this call is in flight. */
+    const int mode = self->mode;
+    const long long spin_ns = self->spin_ns;
+    switch (mode) {
     case LB_PASSTHROUGH:
         return PyObject_Vectorcall(self->func, argv, nargsf, kwnames);
     case LB_DELAY:
-        if (self->spin_ns > 0)
-            lb_spin_until(lb_now_ns() + self->spin_ns);
+        if (spin_ns > 0)
+            lb_spin_until(lb_now_ns() + spin_ns);
         return PyObject_Vectorcall(self->func, argv, nargsf, kwnames);
     default: {
         int depth = lb_depth;
@@ -269,6 +281,8 @@ lb_interceptor_vectorcall(PyObject *op, PyObject *const *argv, size_t nargsf,
         if (pushed < 0)
             return NULL;
         PyObject *result = PyObject_Vectorcall(self->func, argv, nargsf, kwnames);
+        /* `pushed` is this call's own record: the pop does not depend on the
+           mode, which func may have switched. */
         if (pushed && lb_depth > depth) {
             /* Restore the depth found on entry (also past entries a callee
                failed to leave); keep func's exception across the DECREFs. */
@@ -300,6 +314,30 @@ lb_lookup(PyObject *value, const char *const *names, int n, const char *what)
     return -1;
 }
 
+/* The mode `mode_obj` names, checked against the signature and spin_ns;
+   -1 with an exception when they do not fit. Shared by the constructor and
+   set_mode(), so a switched Interceptor obeys the same rules as a new one. */
+static int
+lb_check_mode(PyObject *mode_obj, int sig, long long spin_ns)
+{
+    int mode = lb_lookup(mode_obj, lb_mode_names, 3, "mode");
+    if (mode < 0)
+        return -1;
+    if (mode == LB_TLS && sig == LB_SIG_NONE) {
+        PyErr_SetString(PyExc_ValueError, "Interceptor mode 'tls' needs signature='0.29' or '0.30'");
+        return -1;
+    }
+    if (spin_ns < 0 || spin_ns > 10LL * 1000000000LL) {
+        PyErr_SetString(PyExc_ValueError, "Interceptor spin_ns must be in [0, 10 s]");
+        return -1;
+    }
+    if (mode != LB_DELAY && spin_ns != 0) {
+        PyErr_SetString(PyExc_ValueError, "Interceptor spin_ns is only for mode 'delay'");
+        return -1;
+    }
+    return mode;
+}
+
 static PyObject *
 lb_interceptor_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
@@ -313,24 +351,12 @@ lb_interceptor_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_TypeError, "Interceptor func must be callable");
         return NULL;
     }
-    int mode = lb_lookup(mode_obj, lb_mode_names, 3, "mode");
-    if (mode < 0)
-        return NULL;
     int sig = LB_SIG_NONE;
     if (sig_obj != Py_None && (sig = lb_lookup(sig_obj, lb_sig_names, 3, "signature")) < 0)
         return NULL;
-    if (mode == LB_TLS && sig == LB_SIG_NONE) {
-        PyErr_SetString(PyExc_ValueError, "Interceptor mode 'tls' needs signature='0.29' or '0.30'");
+    int mode = lb_check_mode(mode_obj, sig, spin_ns);
+    if (mode < 0)
         return NULL;
-    }
-    if (spin_ns < 0 || spin_ns > 10LL * 1000000000LL) {
-        PyErr_SetString(PyExc_ValueError, "Interceptor spin_ns must be in [0, 10 s]");
-        return NULL;
-    }
-    if (mode != LB_DELAY && spin_ns != 0) {
-        PyErr_SetString(PyExc_ValueError, "Interceptor spin_ns is only for mode 'delay'");
-        return NULL;
-    }
     lb_interceptor *self = (lb_interceptor *)type->tp_alloc(type, 0);
     if (self == NULL)
         return NULL;
@@ -342,6 +368,31 @@ lb_interceptor_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->spin_ns = spin_ns;
     return (PyObject *)self;
 }
+
+/* set_mode(mode, spin_ns=0): see the module comment. Both fields change
+   together under the GIL, so a call sees the old pair or the new one. */
+static PyObject *
+lb_interceptor_set_mode(lb_interceptor *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"mode", "spin_ns", NULL};
+    PyObject *mode_obj;
+    long long spin_ns = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "U|L:set_mode", kwlist, &mode_obj, &spin_ns))
+        return NULL;
+    int mode = lb_check_mode(mode_obj, self->sig, spin_ns);
+    if (mode < 0)
+        return NULL;
+    self->mode = mode;
+    self->spin_ns = spin_ns;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef lb_interceptor_methods[] = {
+    {"set_mode", (PyCFunction)(void (*)(void))lb_interceptor_set_mode, METH_VARARGS | METH_KEYWORDS,
+     "set_mode(mode, spin_ns=0): switch among passthrough, tls and delay in place "
+     "(same checks as the constructor); the class holding this Interceptor is not written."},
+    {NULL, NULL, 0, NULL},
+};
 
 static int
 lb_interceptor_traverse(lb_interceptor *self, visitproc visit, void *arg)
@@ -437,10 +488,12 @@ static PyTypeObject lb_interceptor_type = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL
                 | Py_TPFLAGS_METHOD_DESCRIPTOR,
     .tp_doc = "Interceptor(func, mode, spin_ns=0, signature=None): forward calls to func, "
-              "capturing per mode (passthrough, tls, delay); a method when set on a class.",
+              "capturing per mode (passthrough, tls, delay; switch with set_mode); "
+              "a method when set on a class.",
     .tp_traverse = (traverseproc)lb_interceptor_traverse,
     .tp_clear = (inquiry)lb_interceptor_clear,
     .tp_getset = lb_interceptor_getset,
+    .tp_methods = lb_interceptor_methods,
     .tp_descr_get = lb_interceptor_descr_get,
     .tp_dictoffset = offsetof(lb_interceptor, dict),
     .tp_new = lb_interceptor_new,

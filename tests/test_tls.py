@@ -421,6 +421,158 @@ def test_interceptor_rejects_bad_construction(args, kwargs, exc):
         Interceptor(*args, **kwargs)
 
 
+# ---------------------------------------------------------------- set_mode
+# launchbench.mechanisms.switch() changes the mode of the installed
+# Interceptor in place, so the class it sits on is never written between
+# measurement blocks (see mechanisms_cli).
+
+def depth_seen(*args):
+    """A stand-in call that reports how deep the stack was while it ran."""
+    return _tls.depth()
+
+
+@pytest.mark.parametrize("mode, kwargs, exc", [
+    ("v2", {}, ValueError),
+    ("delay", {"spin_ns": -1}, ValueError),
+    ("delay", {"spin_ns": 11 * 10**9}, ValueError),
+    ("passthrough", {"spin_ns": 5}, ValueError),
+    ("tls", {"spin_ns": 5}, ValueError),
+    (1, {}, TypeError),
+])
+def test_set_mode_rejects_what_the_constructor_rejects(mode, kwargs, exc):
+    f = Interceptor(depth_seen, "delay", spin_ns=7, signature="0.30")
+    with pytest.raises(exc):
+        f.set_mode(mode, **kwargs)
+    assert (f.mode, f.spin_ns) == ("delay", 7), "a refused switch must leave the mode alone"
+
+
+def test_set_mode_tls_needs_a_signature():
+    f = Interceptor(depth_seen, "passthrough")
+    with pytest.raises(ValueError, match="signature"):
+        f.set_mode("tls")
+    assert f.mode == "passthrough"
+
+
+def test_set_mode_pushes_only_in_tls_mode():
+    f = Interceptor(depth_seen, "passthrough", signature="0.30")
+    seen = []
+    for mode, kw in [("tls", {}), ("passthrough", {}), ("delay", {"spin_ns": 10}), ("tls", {}),
+                     ("delay", {}), ("passthrough", {})]:
+        f.set_mode(mode, **kw)
+        assert (f.mode, f.spin_ns) == (mode, kw.get("spin_ns", 0))
+        seen.append((mode, f(None, (), "cfg")))
+        assert _tls.depth() == 0
+    assert seen == [("tls", 1), ("passthrough", 0), ("delay", 0), ("tls", 1), ("delay", 0), ("passthrough", 0)]
+
+
+def test_set_mode_delay_spins_and_passthrough_stops():
+    f = Interceptor(lambda: None, "passthrough")
+    f.set_mode("delay", spin_ns=20_000)
+    t0 = time.perf_counter_ns()
+    f()
+    assert time.perf_counter_ns() - t0 >= 20_000
+    f.set_mode("passthrough")
+    assert min(_best_per_call_ns(f, n=50, batches=5) for _ in range(3)) < 20_000
+
+
+def test_set_mode_does_not_write_the_class():
+    class D:
+        call = Interceptor(depth_seen, "passthrough", signature="0.30")
+
+    f = D.__dict__["call"]
+    before = dict(D.__dict__)
+    for mode in ("tls", "delay", "passthrough", "tls"):
+        f.set_mode(mode)
+        assert D().call((), "cfg") == (1 if mode == "tls" else 0)
+    assert dict(D.__dict__) == before and D.__dict__["call"] is f
+
+
+@pytest.mark.parametrize("sig", ["0.30", "0.29"])
+def test_set_mode_refcounts_stable_in_every_mode(sig):
+    def func(*args):
+        return None
+
+    f = Interceptor(func, "passthrough", signature=sig)
+    d, a, cfg = Config(), (1, 2, 3), Config()
+    call_args = (d, a, cfg) if sig == "0.30" else (d, a, cfg, cfg, cfg, 0)
+    modes = [("passthrough", 0), ("tls", 0), ("delay", 0), ("delay", 50)]
+    for mode, ns in modes:  # warm any lazily allocated state
+        f.set_mode(mode, spin_ns=ns)
+        f(*call_args)
+    counts = [sys.getrefcount(o) for o in (func, f, d, a, cfg)]
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        for _ in range(5):
+            for mode, ns in modes:
+                f.set_mode(mode, spin_ns=ns)
+                for _ in range(2000):
+                    f(*call_args)
+        after, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert after - before < 4096, f"grew by {after - before} bytes"
+    assert [sys.getrefcount(o) for o in (func, f, d, a, cfg)] == counts
+    assert _tls.depth() == 0
+
+
+def test_switch_to_passthrough_inside_a_tls_call_still_pops():
+    seen = []
+
+    def body(self, args, launch_config):
+        f.set_mode("passthrough")  # switched while this call is in flight
+        seen.append(("outer", _tls.depth(), _tls.current()))
+        seen.append(("inner", f(self, ("i",), "inner-cfg")))  # nested: now passthrough
+        seen.append(("after inner", _tls.depth(), _tls.current()))
+        return "ok"
+
+    def inner_or_body(self, args, launch_config):
+        if args == ("i",):
+            return (_tls.depth(), _tls.current())
+        return body(self, args, launch_config)
+
+    f = Interceptor(inner_or_body, "tls", signature="0.30")
+    cfg, a = Config(), ("o",)
+    counts = sys.getrefcount(cfg), sys.getrefcount(a)
+    assert f(None, a, cfg) == "ok"
+    assert seen == [("outer", 1, cfg), ("inner", (1, cfg)), ("after inner", 1, cfg)]
+    assert _tls.depth() == 0 and f.mode == "passthrough"
+    seen.clear()  # it held cfg three times
+    assert (sys.getrefcount(cfg), sys.getrefcount(a)) == counts
+
+
+def test_switch_to_tls_inside_a_passthrough_call_pops_only_the_inner():
+    seen = []
+
+    def func(self, args, launch_config):
+        if args == ("i",):
+            return (_tls.depth(), _tls.current())
+        f.set_mode("tls")
+        seen.append(f(self, ("i",), "inner-cfg"))  # nested: now tls, pushes and pops its own
+        seen.append(_tls.depth())
+        f.set_mode("delay", spin_ns=1)
+        return "ok"
+
+    f = Interceptor(func, "passthrough", signature="0.30")
+    _tls.enter("outside", ())
+    assert f(None, ("o",), "outer-cfg") == "ok"
+    assert seen == [(2, "inner-cfg"), 1]
+    assert _tls.current() == "outside" and _tls.depth() == 1  # the outer passthrough call popped nothing
+
+
+def test_switch_inside_a_raising_tls_call_still_pops_and_keeps_the_error():
+    err = KeyError("boom")
+
+    def func(self, args, launch_config):
+        f.set_mode("delay")
+        raise err
+
+    f = Interceptor(func, "tls", signature="0.30")
+    with pytest.raises(KeyError) as info:
+        f(None, (), "cfg")
+    assert info.value is err and _tls.depth() == 0
+
+
 def _best_per_call_ns(fn, n=2000, batches=40):
     best = float("inf")
     for _ in range(batches):  # the fastest batch is the one least disturbed
