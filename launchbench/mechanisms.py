@@ -23,6 +23,14 @@ Both launch signatures are intercepted: numba-cuda <= 0.29
 ``call(self, args, launch_config)``. Which one is detected once, at
 install time, so nothing is inspected per launch.
 
+``install`` writes ``CUDADispatcher.call``; every class write makes CPython
+drop the class's type version tag, so each specialized attribute lookup on a
+dispatcher in the launch path misses until its adaptive cooldown (about 52
+executions on 3.12) lets it re-specialize -- and from 3.13 a class gets at
+most 1000 version tags. ``switch`` therefore moves among passthrough, tls
+and delay by changing the installed Interceptor's mode in place, and writes
+the class only when it has to (to or from stock or contextvar).
+
 Import-light on purpose: numba is imported only by ``install``.
 """
 from __future__ import annotations
@@ -196,6 +204,11 @@ def _wrap_contextvar(orig, sig):
     return call
 
 
+def _spin_ns(delay_ns: int) -> int:
+    """The busy-wait that makes ``delay:<delay_ns>`` add delay_ns over passthrough."""
+    return max(0, delay_ns - spin_overhead_ns())
+
+
 def _intercept(orig, sig, name, spin_ns=0):
     """The C interception of ``orig``: forwards every call, capturing per ``name``."""
     return _tls_module().Interceptor(orig, name, spin_ns=spin_ns, signature=_SIGNATURE_NAMES[sig])
@@ -210,7 +223,7 @@ def make_wrapper(spec: str, orig):
     if name == "contextvar":
         wrapper = _wrap_contextvar(orig, sig)
     elif name == "delay":
-        wrapper = _intercept(orig, sig, name, max(0, delay_ns - spin_overhead_ns()))
+        wrapper = _intercept(orig, sig, name, _spin_ns(delay_ns))
     else:
         wrapper = _intercept(orig, sig, name)
     functools.update_wrapper(wrapper, orig)
@@ -237,7 +250,12 @@ def signature_of(func) -> tuple:
 class _State:
     target = None     # the class patched
     original = None   # its own ``call`` before we touched it (the very object)
+    wrapper = None    # what we set as ``target.call``
     spec = "stock"
+
+
+# The mechanisms that are one Interceptor in different modes.
+_IN_PLACE = frozenset({"passthrough", "tls", "delay"})
 
 
 def _default_target():
@@ -268,15 +286,48 @@ def install(spec: str, target=None) -> None:
     if original is None:
         raise UserError(f"{target.__qualname__} defines no call method of its own; pass the class that does")
     wrapper = make_wrapper(spec, original)
-    _State.target, _State.original, _State.spec = target, original, wrapper.__launchbench_mechanism__
+    _State.target, _State.original, _State.wrapper = target, original, wrapper
+    _State.spec = wrapper.__launchbench_mechanism__
     target.call = wrapper
+
+
+def _switchable(target) -> bool:
+    """Whether the installed wrapper is our Interceptor, still in place on *target*."""
+    wrapper = _State.wrapper
+    tls = _tls_module(required=False)
+    return (tls is not None and isinstance(wrapper, tls.Interceptor) and _State.target is target
+            and target.__dict__.get("call") is wrapper)
+
+
+def switch(spec: str, target=None) -> bool:
+    """Make ``spec`` active, writing the class only where it must; True if it wrote it.
+
+    passthrough, tls and delay are one Interceptor: between them the installed
+    one changes mode in place (``Interceptor.set_mode``), so the class, its
+    type version tag and the launch path's specialized lookups stay as they
+    are. Anything else (stock, contextvar, another target, nothing of ours
+    installed) goes through ``install``. ``uninstall`` still restores the very
+    original function.
+    """
+    name, delay_ns = parse(spec)
+    target = _default_target() if target is None else target
+    if name in _IN_PLACE and _switchable(target):
+        canonical = format_spec(name, delay_ns)
+        _State.wrapper.set_mode(name, spin_ns=_spin_ns(delay_ns) if name == "delay" else 0)
+        _State.wrapper.__launchbench_mechanism__ = canonical  # the instance's dict, not the class's
+        _State.spec = canonical
+        return False
+    if name == "stock" and _State.target is None:
+        return False  # already stock: nothing to write
+    install(spec, target)
+    return True
 
 
 def uninstall() -> None:
     """Restore the original ``call`` (the very same function object)."""
     if _State.target is not None:
         _State.target.call = _State.original
-    _State.target, _State.original, _State.spec = None, None, "stock"
+    _State.target, _State.original, _State.wrapper, _State.spec = None, None, None, "stock"
 
 
 def active() -> str:

@@ -184,6 +184,118 @@ def test_installed_context_manager():
     assert Dispatcher030.__dict__["call"] is original
 
 
+# ------------------------------------------------------------------ switch (in place where it can)
+
+class RecordingMeta(type):
+    """Logs every attribute write on a class: each one would bump CPython's type version tag."""
+
+    def __setattr__(cls, name, value):
+        cls.writes.append(name)
+        super().__setattr__(name, value)
+
+
+def _recording_standin(base):
+    cls = RecordingMeta(f"Recorded{base.__name__}", (base,), {"call": base.__dict__["call"]})
+    type.__setattr__(cls, "writes", [])
+    return cls
+
+
+@pytest.mark.parametrize("base", STANDINS)
+def test_switch_in_family_never_writes_the_class(base):
+    cls = _recording_standin(base)
+    original = cls.__dict__["call"]
+    assert m.switch("passthrough", target=cls) is True  # stock -> interception: one write
+    wrapper = cls.__dict__["call"]
+    snapshot = dict(cls.__dict__)
+    cls.writes.clear()
+    for spec in ("tls", "delay:0.5us", "passthrough", "delay:2us", "tls", "tls", "passthrough"):
+        assert m.switch(spec, target=cls) is False, spec
+        assert cls.__dict__["call"] is wrapper
+        assert m.active() == m.validate(spec) == wrapper.__launchbench_mechanism__
+        assert wrapper.mode == m.parse(spec)[0]
+    assert cls.writes == [] and dict(cls.__dict__) == snapshot
+    m.uninstall()
+    assert cls.__dict__["call"] is original and cls.writes == ["call"]
+
+
+def test_switch_reports_every_class_write():
+    cls = _recording_standin(Dispatcher030)
+    steps = [("stock", False), ("tls", True), ("passthrough", False), ("contextvar", True), ("delay", True),
+             ("tls", False), ("stock", True), ("stock", False), ("contextvar", True), ("contextvar", True),
+             ("stock", True)]
+    for spec, writes in steps:
+        cls.writes.clear()
+        assert m.switch(spec, target=cls) is writes, spec
+        assert bool(cls.writes) is writes, (spec, cls.writes)
+        assert m.active() == m.validate(spec)
+    assert cls.__dict__["call"] is Dispatcher030.__dict__["call"]
+
+
+def test_switch_delay_spins_what_install_would():
+    m.switch("passthrough", target=Dispatcher030)
+    m.switch("delay:3us", target=Dispatcher030)
+    wrapper = Dispatcher030.__dict__["call"]
+    assert wrapper.spin_ns == max(0, 3000 - m.spin_overhead_ns())
+    m.switch("delay:10ns", target=Dispatcher030)
+    assert wrapper.spin_ns == max(0, 10 - m.spin_overhead_ns()) and wrapper.mode == "delay"
+    m.switch("tls", target=Dispatcher030)
+    assert wrapper.spin_ns == 0
+    m.install("delay:3us", target=Dispatcher030)
+    assert Dispatcher030.__dict__["call"].spin_ns == max(0, 3000 - m.spin_overhead_ns())
+
+
+@pytest.mark.parametrize("cls", STANDINS)
+def test_switched_mechanism_captures_like_an_installed_one(cls):
+    args, stream = (object(), 2), object()
+    for spec in ("passthrough", "tls", "delay:1us", "tls", "passthrough"):
+        m.switch(spec, target=cls)
+        d = cls()
+        assert d[(3, 1, 1), (32, 1, 1), stream, 64](*args) == "launched"
+        for _, cfg in d.seen:
+            if spec != "tls":
+                assert cfg is None
+            else:
+                assert cfg.dispatcher is d and cfg.args == args and cfg.stream is stream
+                assert cfg.griddim == (3, 1, 1) and cfg.sharedmem == 64
+    assert m.current_launch_config() is None
+
+
+def test_switch_to_another_target_restores_the_first():
+    o29, o30 = Dispatcher029.__dict__["call"], Dispatcher030.__dict__["call"]
+    m.switch("tls", target=Dispatcher029)
+    assert m.switch("passthrough", target=Dispatcher030) is True
+    assert Dispatcher029.__dict__["call"] is o29
+    assert Dispatcher030.__dict__["call"].__wrapped__ is o30
+    m.uninstall()
+    assert Dispatcher030.__dict__["call"] is o30
+
+
+def test_switch_reinstalls_when_someone_replaced_the_wrapper():
+    class Quick:
+        def call(self, args, launch_config):
+            return "mine"
+
+    original = Quick.__dict__["call"]
+    m.switch("tls", target=Quick)
+
+    def theirs(self, args, launch_config):
+        return "theirs"
+
+    Quick.call = theirs  # not ours any more: an in-place switch would not reach the launch path
+    assert m.switch("passthrough", target=Quick) is True
+    assert Quick.__dict__["call"].__wrapped__ is original  # install() put back the original first
+    m.uninstall()
+    assert Quick.__dict__["call"] is original
+
+
+def test_switch_with_a_bad_spec_changes_nothing():
+    m.switch("tls", target=Dispatcher030)
+    wrapper = Dispatcher030.__dict__["call"]
+    with pytest.raises(UserError):
+        m.switch("delay:5ms", target=Dispatcher030)
+    assert m.active() == "tls" and wrapper.mode == "tls" and Dispatcher030.__dict__["call"] is wrapper
+
+
 # ------------------------------------------------------------------ what is captured
 
 @pytest.mark.parametrize("cls", STANDINS)
@@ -314,6 +426,17 @@ def test_real_dispatcher_restored_exactly(real_dispatcher, spec):
     m.install(spec)
     assert (real_dispatcher.__dict__["call"] is original) == (spec == "stock")
     m.uninstall()
+    assert real_dispatcher.__dict__["call"] is original
+
+
+def test_real_dispatcher_switch_keeps_its_dict(real_dispatcher):
+    original = real_dispatcher.__dict__["call"]
+    assert m.switch("passthrough") is True
+    snapshot = dict(real_dispatcher.__dict__)
+    for spec in ("tls", "delay:0.5us", "passthrough", "tls"):
+        assert m.switch(spec) is False
+        assert dict(real_dispatcher.__dict__) == snapshot
+    assert m.switch("stock") is True
     assert real_dispatcher.__dict__["call"] is original
 
 
