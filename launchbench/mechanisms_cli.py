@@ -1,15 +1,30 @@
 """``launchbench mechanisms``: what each capture mechanism adds per launch, in one process.
 
 Kernels for 0..4 args are compiled once and the process is pinned to one CPU;
-then, over thousands of short "pair rounds", every mechanism is installed (in
-a shuffled order), timed over a block of ~100 launches (a few ms) and
-uninstalled, so the blocks of one pair round are adjacent in time and share
-the machine's state (the GPU VM flips between fast and slow spells lasting
-0.1 s or more). Each difference against ``passthrough`` (the wrapper's own
-cost) and ``stock`` is the median of the per-round paired differences, with a
-binomial order-statistic (distribution-free) 95 % interval. Raw samples go to
-the JSON, rewritten atomically every few seconds and at the end, so an
+then, over thousands of short "pair rounds", every mechanism is switched on
+(in a shuffled order) and timed over a block of ~100 launches (a few ms), so
+the blocks of one pair round are adjacent in time and share the machine's
+state (the GPU VM flips between fast and slow spells lasting 0.1 s or more).
+Each difference against ``passthrough`` (the wrapper's own cost) and
+``stock`` is the median of the per-round paired differences, with a binomial
+order-statistic (distribution-free) 95 % interval. Raw samples go to the
+JSON, rewritten atomically every few seconds and at the end, so an
 interrupted run keeps what it measured.
+
+Why blocks switch with ``mechanisms.switch`` and warm up by what it did:
+assigning ``CUDADispatcher.call`` modifies the class, so CPython drops its
+type version tag and every specialized attribute lookup on a dispatcher in
+the launch path misses until its adaptive cooldown ends (about 52 executions
+of each instruction on 3.12, a few more on 3.11); installing and removing a
+mechanism around every block, with a 10-launch warm-up, timed about 40 of
+each block's 100 launches on de-specialized code. passthrough, tls and delay
+are one C Interceptor, so between them ``switch`` changes its mode in place
+and the class is not written; only moves to or from ``stock`` and
+``contextvar`` write it. A block after such a write warms up
+``--warmup-class-write`` launches (default 100, past the cooldown), one
+after an in-place switch ``--warmup`` (default 10). Each block records
+whether its switch wrote the class (``class_modified`` in the JSON); the
+mechanism is removed once, at the end (also on errors and Ctrl-C).
 """
 from __future__ import annotations
 
@@ -28,14 +43,21 @@ from .runner import parse_affinity, pin
 DEFAULT_SPECS = ("stock", "passthrough", "contextvar", "tls", "delay:0.5us")
 DEFAULT_ARG_COUNTS = (0, 1, 2, 3, 4)
 TARGET_US = 0.1  # issue 4: tls may add at most this much per launch over passthrough
-SCHEMA = "launchbench.mechanisms/2"  # 2: deltas are medians of paired differences (order-statistic CI)
+# 2: deltas are medians of paired differences (order-statistic CI)
+# 3: mechanisms switched in place between blocks (no uninstall in between), per-block class_modified,
+#    a longer warm-up after a class write (params.warmup_class_write); samples and analysis as in 2
+SCHEMA = "launchbench.mechanisms/3"
 METHOD = ("per pair round, each mechanism's block value is the median of its samples (us/launch); "
           "a delta is the median over pair rounds of (mechanism block - reference block), the blocks "
           "adjacent in time, with a binomial order-statistic 95% interval for that median "
-          "(distribution-free); levels are the median block value with the same kind of interval")
+          "(distribution-free); levels are the median block value with the same kind of interval; "
+          "mechanisms are switched between blocks in place where possible (passthrough/tls/delay), and a "
+          "block whose switch wrote CUDADispatcher warms up past CPython's re-specialization cooldown")
 DEFAULT_ROUNDS = 3000      # upper bound; --max-time usually ends the run first
 DEFAULT_MAX_TIME = 100.0   # seconds of measuring (about 1500 pair rounds on the H200 VM)
 DEFAULT_LAUNCHES = 100
+DEFAULT_WARMUP = 10               # untimed launches before a block switched in place
+DEFAULT_WARMUP_CLASS_WRITE = 100  # ... before a block whose switch wrote the class (3.12 cooldown: 52)
 WRITE_EVERY_S = 5.0
 
 
@@ -234,33 +256,56 @@ def measure_block(launch, args, samples: int, launches: int, warmup: int, sync) 
 
 
 def run_rounds(launchers, specs, n_rounds, samples, launches, warmup, sync, rng, target=None,
-               on_round=None, rounds=None, deadline=None, clock=time.monotonic) -> list[dict]:
+               on_round=None, rounds=None, deadline=None, clock=time.monotonic,
+               warmup_class_write=DEFAULT_WARMUP_CLASS_WRITE) -> list[dict]:
     """The interleaved measurement; appends to *rounds* (kept on KeyboardInterrupt).
-    Stops after *n_rounds*, or after the first round that ends past *deadline* (a *clock* time)."""
+    Stops after *n_rounds*, or after the first round that ends past *deadline* (a *clock* time).
+
+    Each block is preceded by ``mechanisms.switch``; a block whose switch wrote
+    the class warms up ``max(warmup, warmup_class_write)`` launches, others
+    *warmup* (see the module docstring). Ends with the mechanism uninstalled,
+    however it ends."""
     rounds = [] if rounds is None else rounds
-    for index in range(n_rounds):
-        if deadline is not None and index > 0 and clock() >= deadline:
-            break
-        record = {"round": index, "order": {}, "samples": {}, "complete": False}
-        rounds.append(record)
-        arg_counts = list(launchers)
-        rng.shuffle(arg_counts)
-        for nargs in arg_counts:
-            launch, args = launchers[nargs]
-            order = list(specs)
-            rng.shuffle(order)
-            record["order"][str(nargs)] = order
-            per = record["samples"].setdefault(str(nargs), {})
-            for spec in order:
-                mechanisms.install(spec, target)
-                try:
-                    per[spec] = measure_block(launch, args, samples, launches, warmup, sync)
-                finally:
-                    mechanisms.uninstall()
-        record["complete"] = True
-        if on_round is not None:
-            on_round(rounds)
+    try:
+        for index in range(n_rounds):
+            if deadline is not None and index > 0 and clock() >= deadline:
+                break
+            record = {"round": index, "order": {}, "samples": {}, "class_modified": {}, "complete": False}
+            rounds.append(record)
+            arg_counts = list(launchers)
+            rng.shuffle(arg_counts)
+            for nargs in arg_counts:
+                launch, args = launchers[nargs]
+                order = list(specs)
+                rng.shuffle(order)
+                record["order"][str(nargs)] = order
+                per = record["samples"].setdefault(str(nargs), {})
+                modified = record["class_modified"].setdefault(str(nargs), {})
+                for spec in order:
+                    wrote = mechanisms.switch(spec, target)
+                    modified[spec] = wrote
+                    per[spec] = measure_block(launch, args, samples, launches,
+                                              max(warmup, warmup_class_write) if wrote else warmup, sync)
+            record["complete"] = True
+            if on_round is not None:
+                on_round(rounds)
+    finally:
+        mechanisms.uninstall()
     return rounds
+
+
+def class_write_summary(rounds: list[dict]) -> dict:
+    """How many timed blocks followed a class write, per mechanism (rounds of schema 3)."""
+    by_spec: dict[str, list[int]] = {}
+    for rnd in rounds:
+        for per in rnd.get("class_modified", {}).values():
+            for spec, wrote in per.items():
+                counts = by_spec.setdefault(spec, [0, 0])
+                counts[0] += bool(wrote)
+                counts[1] += 1
+    return {"blocks": sum(c[1] for c in by_spec.values()),
+            "class_modified": sum(c[0] for c in by_spec.values()),
+            "by_mechanism": {spec: {"class_modified": c[0], "blocks": c[1]} for spec, c in by_spec.items()}}
 
 
 # ----------------------------------------------------------------- output
@@ -290,6 +335,13 @@ def format_table(doc: dict) -> str:
         lines.append("args " + "".join(f" {s:>27}" for s in others))
         for key, entry in analysis["per_args"].items():
             lines.append(f"{key:<5}" + "".join(f" {_fmt_delta(entry[slot].get(s)):>27}" for s in others))
+    writes = doc.get("class_writes")
+    if writes and writes["blocks"]:
+        lines.append(f"CUDADispatcher written before {writes['class_modified']} of {writes['blocks']} blocks (warm-up "
+                     f"{doc['params'].get('warmup_class_write')} launches there, {doc['params']['warmup']} after an "
+                     "in-place switch): " + ", ".join(f"{s} {writes['by_mechanism'][s]['class_modified']}/"
+                                                      f"{writes['by_mechanism'][s]['blocks']}"
+                                                      for s in specs if s in writes["by_mechanism"]))
     lines.append(f"Target {analysis['tls_target']['rule']}: {analysis['tls_target']['verdict'].upper()} ("
                  + ", ".join(f"{k} args {e['tls_target']['verdict']}" for k, e in analysis["per_args"].items()
                              if "tls_target" in e) + ")")
@@ -324,7 +376,12 @@ def register(sub) -> None:
     p.add_argument("--samples", type=int, default=None, help="timed samples per block (default 1)")
     p.add_argument("--launches", type=int, default=None,
                    help=f"launches per sample (default {DEFAULT_LAUNCHES}, a few ms; 3 with --simulator)")
-    p.add_argument("--warmup", type=int, default=10, help="untimed launches after each install (default %(default)s)")
+    p.add_argument("--warmup", type=int, default=DEFAULT_WARMUP,
+                   help="untimed launches before a block whose mechanism was switched in place, without "
+                        "writing CUDADispatcher (default %(default)s)")
+    p.add_argument("--warmup-class-write", type=int, default=DEFAULT_WARMUP_CLASS_WRITE,
+                   help="untimed launches before a block whose switch wrote CUDADispatcher (to or from stock or "
+                        "contextvar): enough for CPython to re-specialize the launch path (default %(default)s)")
     p.add_argument("--affinity", default="auto",
                    help="pin the process to these CPUs before timing, e.g. 7 or 6,7; 'auto' (default): "
                         "the highest-numbered CPU it may use; 'none': no pinning")
@@ -349,6 +406,8 @@ def run(args) -> int:
         raise UserError(f"--max-time must be >= 0 seconds (got {args.max_time}); 0 means no limit")
     if args.warmup < 0:
         raise UserError(f"--warmup must be >= 0 (got {args.warmup})")
+    if args.warmup_class_write < 0:
+        raise UserError(f"--warmup-class-write must be >= 0 (got {args.warmup_class_write})")
     affinity = parse_affinity(args.affinity)
     if sim and not simulator_enabled():
         raise UserError("--simulator needs NUMBA_ENABLE_CUDASIM=1 set before launchbench starts; "
@@ -393,7 +452,8 @@ def run(args) -> int:
         "host": host_info(),
         "device": device_info(),
         "params": {"mechanisms": specs, "arg_counts": arg_counts, "rounds": n_rounds, "samples": samples,
-                   "launches": launches, "warmup": args.warmup, "seed": seed, "unit": "us/launch",
+                   "launches": launches, "warmup": args.warmup, "warmup_class_write": args.warmup_class_write,
+                   "seed": seed, "unit": "us/launch",
                    "max_time_s": max_time or None, "affinity": pinned},
         "method": METHOD,
         "delay": delay,
@@ -405,6 +465,7 @@ def run(args) -> int:
         doc["rounds"] = rounds
         doc["interrupted"] = interrupted
         doc["rounds_complete"] = sum(1 for r in rounds if r["complete"])
+        doc["class_writes"] = class_write_summary(rounds)
         doc["analysis"] = analyse(rounds, specs, arg_counts, judge=not sim)
         write_json_atomic(args.output, doc)
 
@@ -420,9 +481,8 @@ def run(args) -> int:
     try:
         run_rounds(launchers, specs, n_rounds, samples, launches, args.warmup, cuda.synchronize,
                    random.Random(seed), target=target, on_round=checkpoint, rounds=rounds,
-                   deadline=start + max_time if max_time else None)
-    except KeyboardInterrupt:
-        mechanisms.uninstall()
+                   deadline=start + max_time if max_time else None, warmup_class_write=args.warmup_class_write)
+    except KeyboardInterrupt:  # run_rounds has uninstalled
         finish(rounds, interrupted=True)
         print(format_table(doc))
         print(f"interrupted: partial results in {args.output}", file=sys.stderr)

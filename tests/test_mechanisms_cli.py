@@ -90,22 +90,94 @@ class _CountingKernel:
             raise KeyboardInterrupt
 
 
-def test_run_rounds_interleaves_every_mechanism():
+def _expected_class_writes(rounds):
+    """What switching from block to block must write, in run order: only moves that leave or enter
+    the passthrough/tls/delay family (or re-install contextvar) touch the class."""
+    family, prev, out = {"passthrough", "tls", "delay"}, "stock", []
+    for r in rounds:
+        for n, order in r["order"].items():
+            for spec in order:
+                name = mechanisms.parse(spec)[0]
+                out.append((r["round"], n, spec, not ((prev in family and name in family) or prev == name == "stock")))
+                prev = name
+    return out
+
+
+def test_run_rounds_interleaves_every_mechanism(monkeypatch):
     specs = cli.parse_specs(",".join(cli.DEFAULT_SPECS))
     kernels = {n: _CountingKernel() for n in (0, 2)}
     launchers = {n: (cli.SimulatorDispatcher(k)[1, 1], (None,) * n) for n, k in kernels.items()}
+    original = cli.SimulatorDispatcher.__dict__["call"]
+    truth = []  # did each switch really write the class? (its __dict__["call"] changed)
+    real_switch = mechanisms.switch
+
+    def watched(spec, target=None):
+        before = target.__dict__["call"]
+        wrote = real_switch(spec, target)
+        truth.append(wrote or target.__dict__["call"] is not before)
+        return wrote
+
+    monkeypatch.setattr(mechanisms, "switch", watched)
     rounds = cli.run_rounds(launchers, specs, n_rounds=3, samples=2, launches=5, warmup=1, sync=lambda: None,
-                            rng=random.Random(1), target=cli.SimulatorDispatcher)
+                            rng=random.Random(1), target=cli.SimulatorDispatcher, warmup_class_write=7)
     assert [r["complete"] for r in rounds] == [True] * 3
     for r in rounds:
         for n in ("0", "2"):
             assert sorted(r["order"][n]) == sorted(specs)
-            assert set(r["samples"][n]) == set(specs)
+            assert set(r["samples"][n]) == set(specs) == set(r["class_modified"][n])
             assert all(len(v) == 2 and all(x > 0 for x in v) for v in r["samples"][n].values())
     orders = {tuple(r["order"]["0"]) for r in rounds}
     assert len(orders) > 1, "mechanism order should be shuffled between rounds"
-    assert kernels[0].launches == 3 * len(specs) * (1 + 2 * 5)
+    expected = _expected_class_writes(rounds)
+    recorded = [rounds[i]["class_modified"][n][spec] for i, n, spec, _ in expected]
+    assert recorded == [w for *_, w in expected] == truth
+    assert 0 < sum(recorded) < len(recorded), "some switches in place, some not"
+    for n, k in kernels.items():  # 7 warm-up launches after a class write, 1 after an in-place switch
+        writes = sum(w for _, key, _, w in expected if key == str(n))
+        assert k.launches == 3 * len(specs) * (1 + 2 * 5) + 6 * writes
     assert mechanisms.active() == "stock"
+    assert cli.SimulatorDispatcher.__dict__["call"] is original
+
+
+def test_run_rounds_switches_in_place_between_family_blocks():
+    specs = ["passthrough", "tls", "delay:1us"]  # the Interceptor's family: installed once, then switched
+    kernel = _CountingKernel()
+    launchers = {0: (cli.SimulatorDispatcher(kernel)[1, 1], ()), 1: (cli.SimulatorDispatcher(kernel)[1, 1], (None,))}
+    rounds = cli.run_rounds(launchers, specs, n_rounds=4, samples=1, launches=2, warmup=0, sync=lambda: None,
+                            rng=random.Random(3), target=cli.SimulatorDispatcher, warmup_class_write=50)
+    flags = [(r["round"], n, spec, r["class_modified"][n][spec]) for r in rounds for n in r["order"]
+             for spec in r["order"][n]]
+    assert flags[0][3] is True and not any(f[3] for f in flags[1:]), flags  # one install, then in place
+    assert kernel.launches == 50 + 4 * 2 * 3 * 2
+
+
+def test_run_rounds_uninstalls_when_a_block_raises():
+    class Broken(_CountingKernel):
+        def _launch(self, *args):
+            super()._launch(*args)
+            if self.launches > 40:
+                raise RuntimeError("launch failed")
+
+    original = cli.SimulatorDispatcher.__dict__["call"]
+    launchers = {0: (cli.SimulatorDispatcher(Broken())[1, 1], ())}
+    rounds = []
+    with pytest.raises(RuntimeError, match="launch failed"):
+        cli.run_rounds(launchers, ["stock", "passthrough", "tls"], n_rounds=5, samples=1, launches=5, warmup=1,
+                       sync=lambda: None, rng=random.Random(0), target=cli.SimulatorDispatcher, rounds=rounds,
+                       warmup_class_write=2)
+    assert rounds and not rounds[-1]["complete"]
+    assert mechanisms.active() == "stock"
+    assert cli.SimulatorDispatcher.__dict__["call"] is original
+
+
+def test_class_write_summary_counts_blocks_and_reads_old_rounds():
+    rounds = [{"class_modified": {"0": {"stock": True, "tls": False}, "1": {"tls": True, "stock": True}}},
+              {"samples": {}}]  # a schema-2 round: no record
+    out = cli.class_write_summary(rounds)
+    assert out == {"blocks": 4, "class_modified": 3,
+                   "by_mechanism": {"stock": {"class_modified": 2, "blocks": 2},
+                                    "tls": {"class_modified": 1, "blocks": 2}}}
+    assert cli.class_write_summary([]) == {"blocks": 0, "class_modified": 0, "by_mechanism": {}}
 
 
 def test_run_rounds_stops_at_the_deadline_after_a_whole_round():
@@ -142,7 +214,7 @@ def test_run_rounds_keeps_partial_round_on_ctrl_c():
     rounds = []
     with pytest.raises(KeyboardInterrupt):
         cli.run_rounds(launchers, specs, n_rounds=5, samples=2, launches=5, warmup=1, sync=lambda: None,
-                       rng=random.Random(0), target=cli.SimulatorDispatcher, rounds=rounds)
+                       rng=random.Random(0), target=cli.SimulatorDispatcher, rounds=rounds, warmup_class_write=1)
     assert [r["complete"] for r in rounds] == [True, False]
     assert len(rounds[1]["samples"]["0"]) == 1  # the one block finished before Ctrl-C
     assert mechanisms.active() == "stock"
@@ -168,7 +240,7 @@ def _launchbench(args, env_extra, cwd):
 
 def test_simulator_smoke_run_is_labelled(tmp_path):
     out = tmp_path / "mech.json"
-    proc = _launchbench(["mechanisms", "--simulator", "--args", "0,1", "--rounds", "2", "-o", str(out)],
+    proc = _launchbench(["mechanisms", "--simulator", "--args", "0,1", "--rounds", "2", "--seed", "1", "-o", str(out)],
                         {"NUMBA_ENABLE_CUDASIM": "1"}, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "not a measurement" in proc.stdout
@@ -180,6 +252,12 @@ def test_simulator_smoke_run_is_labelled(tmp_path):
     assert doc["delay"]["delay:500ns"]["requested_ns"] == 500
     assert doc["analysis"]["tls_target"]["verdict"] == "not judged (simulator)"
     assert "order-statistic" in doc["method"] and doc["params"]["launches"] == 3
+    assert doc["schema"] == "launchbench.mechanisms/3"
+    assert (doc["params"]["warmup"], doc["params"]["warmup_class_write"]) == (10, 100)
+    writes = doc["class_writes"]
+    assert writes["blocks"] == 2 * 2 * 5 and 0 < writes["class_modified"] < writes["blocks"]
+    assert writes["by_mechanism"]["contextvar"]["class_modified"] == 4  # never switched in place
+    assert "CUDADispatcher written before" in proc.stdout
     if hasattr(os, "sched_getaffinity"):
         assert doc["params"]["affinity"] == [max(os.sched_getaffinity(0))]
     for rnd in doc["rounds"]:
@@ -202,7 +280,7 @@ def test_simulator_flag_needs_the_simulator(tmp_path):
 
 def test_bad_options_are_one_line_errors(tmp_path):
     for args in (["--rounds", "0"], ["--mechanisms", "tls,v3"], ["--args", "0-12"], ["--max-time", "-1"],
-                 ["--affinity", "100000"]):
+                 ["--affinity", "100000"], ["--warmup-class-write", "-1"]):
         proc = _launchbench(["mechanisms", "--simulator", *args], {"NUMBA_ENABLE_CUDASIM": "1"}, tmp_path)
         assert proc.returncode == 2, args
         assert proc.stderr.startswith("launchbench: error:") and "Traceback" not in proc.stderr
