@@ -10,9 +10,12 @@
 #      measured is this commit's, whatever the env was built from,
 #   2. runs `launchbench mechanisms` (stock/passthrough/contextvar/tls/delay:0.5us
 #      x 0..4 args; pinned to the highest CPU; 100-launch blocks in shuffled pair
-#      rounds for MECH_SECONDS=90 s) -> RESULTS/mechanisms-<ver>.json,
-#   3. only with MECH_PYTEST=1: tests/test_mechanisms*.py (GPU-marked ones included).
-# About 3.5 minutes in all (2 x ~100 s); each part has its own time limit, and
+#      rounds for MECH_SECONDS=120 s; mechanisms switched in place between
+#      blocks where they can be, 100 warm-up launches after a block whose switch
+#      wrote CUDADispatcher, 10 otherwise) -> RESULTS/mechanisms-<ver>.json,
+#   3. only with MECH_PYTEST=1: tests/test_tls.py, tests/test_mechanisms*.py
+#      (GPU-marked ones included).
+# About 5 minutes in all (2 x ~140 s); each part has its own time limit, and
 # Ctrl-C / timeout still leaves the JSON of the rounds measured so far.
 set -u
 export PYTHONUNBUFFERED=1 NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
@@ -21,7 +24,7 @@ RESULTS=${1:?usage: bash gpu/mechanisms.sh RESULTS_DIR}
 mkdir -p "$RESULTS"
 RESULTS=$(cd "$RESULTS" && pwd)
 REPO=$(pwd)
-SECONDS_PER_VERSION=${MECH_SECONDS:-90}
+SECONDS_PER_VERSION=${MECH_SECONDS:-120}
 CMDS="$RESULTS/command.txt"
 : > "$CMDS"
 
@@ -62,7 +65,12 @@ doc = json.load(open(sys.argv[1]))
 a = doc["analysis"]
 print(f"numba-cuda {doc['numba_cuda']} {doc['signature']}: {doc['rounds_complete']} pair rounds"
       + f" x {doc['params']['launches']} launches in {doc.get('elapsed_s', '?')} s, CPUs {doc['params'].get('affinity')}"
-      + (" (INTERRUPTED)" if doc["interrupted"] else "") + f"; {doc['device'].get('name')}")
+      + (" (INTERRUPTED)" if doc["interrupted"] else "") + f"; {doc['device'].get('name')}; {doc['schema']}")
+w = doc.get("class_writes")
+if w and w["blocks"]:
+    print(f"  CUDADispatcher written before {w['class_modified']}/{w['blocks']} blocks (warm-up "
+          f"{doc['params'].get('warmup_class_write')} there, {doc['params']['warmup']} after in-place switches): "
+          + ", ".join(f"{s} {c['class_modified']}/{c['blocks']}" for s, c in w["by_mechanism"].items()))
 def d(x):
     return "-" if x is None else f"{x['delta_us']:+.3f} [{x['ci_us'][0]:+.3f},{x['ci_us'][1]:+.3f}]"
 print(f"{'args':<5}{'stock':>8} {'tls-pass':>24} {'ctxvar-stock':>24} {'ctxvar %':>9} {'delay-pass':>24}  target")

@@ -119,6 +119,32 @@ def test_threads_launch_with_their_own_config(spec, recorders):
         assert cfg.griddim[0] - 1 == cfg.args[1]  # each launch saw its own thread's config
 
 
+def test_real_launches_while_switching_in_place(recorders):
+    import numpy as np
+    from numba import cuda
+    from numba.cuda.dispatcher import CUDADispatcher
+
+    fill = _fill_kernel()
+    out = cuda.to_device(np.zeros(32, dtype=np.float32))
+    launch = fill[1, 32]
+    launch(out, 0.0)  # compile under stock
+    original = CUDADispatcher.__dict__["call"]
+    assert m.switch("passthrough") is True
+    snapshot = dict(CUDADispatcher.__dict__)
+    recorders["launch"].clear()
+    for i, spec in enumerate(("tls", "delay:0.5us", "passthrough", "tls")):
+        assert m.switch(spec) is False
+        launch(out, float(i))
+        assert dict(CUDADispatcher.__dict__) == snapshot
+    cuda.synchronize()
+    np.testing.assert_array_equal(out.copy_to_host(), 3.0 + np.arange(32, dtype=np.float32))
+    captured = recorders["launch"]
+    assert [c is not None for c in captured] == [True, False, False, True]
+    assert [c.args[1] for c in captured if c is not None] == [0.0, 3.0]
+    m.uninstall()
+    assert CUDADispatcher.__dict__["call"] is original
+
+
 def test_mechanisms_command_measures_on_gpu(tmp_path):
     out = tmp_path / "m.json"
     proc = subprocess.run(
@@ -130,6 +156,9 @@ def test_mechanisms_command_measures_on_gpu(tmp_path):
     doc = json.loads(out.read_text())
     assert doc["measurement"] is True and doc["simulator"] is False
     assert doc["rounds_complete"] == 3
+    assert doc["schema"] == "launchbench.mechanisms/3"
+    assert doc["class_writes"]["blocks"] == 3 * 2 * 5
+    assert all(set(r["class_modified"]) == {"0", "1"} for r in doc["rounds"])
     assert doc["analysis"]["tls_target"]["verdict"] in ("met", "missed", "inconclusive")
     for entry in doc["analysis"]["per_args"].values():
         assert all(v > 0 for v in entry["median_us"].values())
