@@ -11,7 +11,7 @@
 #   2. runs `launchbench mechanisms` (stock/passthrough/contextvar/tls/delay:0.5us
 #      x 0..4 args; pinned to the highest CPU; 100-launch blocks in shuffled pair
 #      rounds for MECH_SECONDS=120 s; mechanisms switched in place between
-#      blocks where they can be, 100 warm-up launches after a block whose switch
+#      blocks where they can be, 120 warm-up launches after a block whose switch
 #      wrote CUDADispatcher, 10 otherwise) -> RESULTS/mechanisms-<ver>.json,
 #   3. only with MECH_PYTEST=1: tests/test_tls.py, tests/test_mechanisms*.py
 #      (GPU-marked ones included).

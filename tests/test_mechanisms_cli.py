@@ -253,7 +253,7 @@ def test_simulator_smoke_run_is_labelled(tmp_path):
     assert doc["analysis"]["tls_target"]["verdict"] == "not judged (simulator)"
     assert "order-statistic" in doc["method"] and doc["params"]["launches"] == 3
     assert doc["schema"] == "launchbench.mechanisms/3"
-    assert (doc["params"]["warmup"], doc["params"]["warmup_class_write"]) == (10, 100)
+    assert (doc["params"]["warmup"], doc["params"]["warmup_class_write"]) == (10, 120)
     writes = doc["class_writes"]
     assert writes["blocks"] == 2 * 2 * 5 and 0 < writes["class_modified"] < writes["blocks"]
     assert writes["by_mechanism"]["contextvar"]["class_modified"] == 4  # never switched in place
