@@ -105,14 +105,23 @@ class Worker:
         return WorkerError(self.variant, "died",
                            f"worker for {self.variant} exited (code {rc}){': ' + tail if tail else ''}; log: {self.log_path}")
 
-    def close(self) -> None:
-        if self.proc.poll() is None:
+    def retire(self) -> None:
+        """Ask the worker to exit without waiting: tearing down a CUDA context takes about a
+        second, which the next round need not wait for (``close`` waits)."""
+        if self.proc.poll() is None and not self.proc.stdin.closed:
             try:
                 self.proc.stdin.write('{"cmd": "exit"}\n')
-                self.proc.stdin.flush()
-                self.proc.wait(timeout=10)
-            except (OSError, subprocess.TimeoutExpired, ValueError):
+                self.proc.stdin.close()
+            except (OSError, ValueError):
                 self.kill()
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Retire, wait up to *timeout* s for the exit (then kill), release the log."""
+        self.retire()
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
         self._log.close()
 
     def kill(self) -> None:
@@ -122,6 +131,7 @@ class Worker:
                 self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
+        self._log.close()
 
 
 # ---------------------------------------------------------------- progress
@@ -279,6 +289,17 @@ def _ready(plan: Plan, rnd: int, workers: dict) -> dict:
     return infos
 
 
+def _reap(retired: list) -> list:
+    """Release the retired workers that have exited; the rest are still tearing down."""
+    alive = []
+    for w in retired:
+        if w.proc.poll() is None:
+            alive.append(w)
+        else:
+            w.close()
+    return alive
+
+
 def _kill(workers) -> None:
     for w in workers:
         w.kill()
@@ -308,6 +329,7 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
     pending = collections.deque()  # workers of rounds set up ahead, oldest first
     spawned = 0
     workers: dict = {}
+    retired: list = []  # asked to exit, not yet gone
     started = time.monotonic()
     try:
         for rnd in range(plan.rounds):
@@ -331,8 +353,10 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
             out.timing["setup_wait_s"] += t1 - t0
             out.timing["measure_s"] += time.monotonic() - t1
             for w in workers.values():
-                w.close()
+                w.retire()
+            retired.extend(workers.values())
             workers = {}
+            retired = _reap(retired)
             out.samples.extend(out.partial_samples)
             out.partial_samples = []
             out.rounds_completed = rnd + 1
@@ -349,6 +373,8 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
         _kill(workers.values())
         for ahead in pending:
             _kill(ahead.values())
+        for w in retired:
+            w.close()
     out.timing["wall_s"] = time.monotonic() - started
     out.peer_samples = [s for s in out.peer_samples if s["round"] < out.rounds_completed]
     progress.finish()

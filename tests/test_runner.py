@@ -17,7 +17,8 @@ class FakeWorker:
         self.variant, self.cpus = variant, cpus
         self.round = int(log_path.rsplit("worker-r", 1)[1].split("-", 1)[0])
         self.pid = 1000 + len(FakeWorker.instances)
-        self.alive, self.pending = True, []
+        self.alive, self.pending, self.polls = True, [], 0
+        self.proc = FakeWorker._Proc(self)
         FakeWorker.instances.append(self)
         self._log("spawn")
 
@@ -47,6 +48,21 @@ class FakeWorker:
     def request(self, req):
         self.send(req)
         return self.receive()
+
+    class _Proc:
+        def __init__(self, worker):
+            self.worker = worker
+
+        def poll(self):  # retired workers take one reap to go
+            return None if self.worker.alive or not self.worker.reaped_once() else 0
+
+    def reaped_once(self):
+        self.polls += 1
+        return self.polls > 1
+
+    def retire(self):
+        self.alive = False
+        self._log("retire")
 
     def close(self):
         self.alive = False
@@ -89,7 +105,7 @@ def test_rounds_are_set_up_ahead_and_pinned_just_before_measuring(fake):
     for r in range(4):  # pinned and warmed up after the previous round closed, before its own samples
         assert index("prepare", r) < index("sample", r)
         if r:
-            assert index("prepare", r) > index("close", r - 1)
+            assert index("prepare", r) > index("retire", r - 1)
     prepare = [e["req"] for e in FakeWorker.events if e["what"] == "prepare"]
     assert all(req == {"cmd": "prepare", "affinity": [3], "warmup": 5} for req in prepare)
     assert all(w.cpus == [0, 1, 2] for w in FakeWorker.instances)  # set-up stays off the measuring CPU
@@ -98,12 +114,17 @@ def test_rounds_are_set_up_ahead_and_pinned_just_before_measuring(fake):
                    for r in range(2)]
     assert spawn_order == [["a", "b"], ["b", "a"]]  # rotated per round
     assert out.timing["wall_s"] >= out.timing["measure_s"] >= 0
+    # retired without waiting; each is released (closed) once it has exited, none left behind
+    for r in range(4):
+        assert index("retire", r) < index("close", r)
+    assert index("close", 0) > index("sample", 1)  # round 0 exited while round 1 measured
+    assert sum(e["what"] == "close" for e in FakeWorker.events) == 8
 
 
 def test_without_prefetch_each_round_is_set_up_after_the_previous_one(fake):
     runner.run(plan(fake, rounds=3, prefetch=0), runner.Progress(1, enabled=False))
     for r in (1, 2):
-        assert index("spawn", r) > index("close", r - 1)
+        assert index("spawn", r) > index("retire", r - 1)
 
 
 @pytest.mark.parametrize("exc, reason", [(KeyboardInterrupt(), "KeyboardInterrupt"),
