@@ -9,9 +9,9 @@
 #    the same variant (passthrough on 0.29.0) under two names (A/A: every CI contains
 #    0); cal = delay:0.5us on 0.29.0 (delay = passthrough + busy-wait, so cal - ref is
 #    the 0.5 us alone; target: reported within +/-0.2 us).
-# Measurement: launchbench defaults (120 rounds x 20 repeats, 4 ms samples, rounds set up
+# Measurement: launchbench defaults (100 rounds x 20 repeats, 4 ms samples, rounds set up
 # ahead on the other CPUs, workers pinned to the highest CPU, per-round median of paired
-# differences, t over rounds). About 3 min per run once the envs exist.
+# differences, t over rounds). About 4.5 min per run once the envs exist.
 # Envs are built once, offline, from /tmp/wheels into /tmp/lbenvs (they see the
 # host python3's site-packages for cuda-bindings/NVVM); if that fails the
 # prepared /tmp/env029 and /tmp/env030 are used instead (env:PATH variants).

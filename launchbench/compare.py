@@ -22,14 +22,14 @@ from .errors import NoGPUError, UserError
 ARG_COUNTS = [0, 1, 2, 3, 4]
 OLD_SCRIPT_LOOPS = {0: 100_000, 1: 100_000, 2: 100_000, 3: 100_000, 4: 10_000}
 # Processes, not samples, are the independent units (per-process offsets of a few
-# percent), so the default takes many short rounds: 120 x (3 variants x 5 arg counts
-# x 20 samples x 4 ms + warm-up) ~ 3 min on the H200 VM, with the next rounds' workers
-# set up meanwhile on the other CPUs. Measured there: 16 rounds x 80 repeats gave a
-# worst 95% CI half-width of 1.7% of the baseline; the per-round spread predicts <1%
-# at 100+ rounds.
+# percent), so the default takes many short rounds: 100 x (3 variants x 5 arg counts
+# x 20 samples x 4 ms + warm-up + CUDA context teardown) ~ 4.5 min on the H200 VM,
+# the next rounds' workers being set up meanwhile on the other CPUs. Measured there:
+# 16 rounds x 80 repeats gave a worst 95% CI half-width of 1.7% of the baseline,
+# 120 rounds x 20 repeats 0.49% in 328 s.
 DEFAULT_SAMPLE_TIME = 0.004
 DEFAULT_REPEATS = 20
-DEFAULT_ROUNDS = 120
+DEFAULT_ROUNDS = 100
 WRITE_EVERY_S = 3.0  # the JSON is rewritten after a finished round at most this often (and at the end)
 
 

@@ -106,8 +106,8 @@ class Worker:
                            f"worker for {self.variant} exited (code {rc}){': ' + tail if tail else ''}; log: {self.log_path}")
 
     def retire(self) -> None:
-        """Ask the worker to exit without waiting: tearing down a CUDA context takes about a
-        second, which the next round need not wait for (``close`` waits)."""
+        """Ask the worker to exit without waiting, so a round's workers tear down their CUDA
+        contexts together (``close`` then waits)."""
         if self.proc.poll() is None and not self.proc.stdin.closed:
             try:
                 self.proc.stdin.write('{"cmd": "exit"}\n')
@@ -204,7 +204,8 @@ class Outcome:
     interrupted: bool = False
     reason: str | None = None
     error: WorkerError | None = None
-    timing: dict = field(default_factory=lambda: {"setup_wait_s": 0.0, "measure_s": 0.0, "wall_s": 0.0})
+    timing: dict = field(default_factory=lambda: {"setup_wait_s": 0.0, "measure_s": 0.0, "teardown_s": 0.0,
+                                                  "wall_s": 0.0})
 
 
 def parse_affinity(text: str | None, available=None) -> list | None:
@@ -289,17 +290,6 @@ def _ready(plan: Plan, rnd: int, workers: dict) -> dict:
     return infos
 
 
-def _reap(retired: list) -> list:
-    """Release the retired workers that have exited; the rest are still tearing down."""
-    alive = []
-    for w in retired:
-        if w.proc.poll() is None:
-            alive.append(w)
-        else:
-            w.close()
-    return alive
-
-
 def _kill(workers) -> None:
     for w in workers:
         w.kill()
@@ -329,7 +319,6 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
     pending = collections.deque()  # workers of rounds set up ahead, oldest first
     spawned = 0
     workers: dict = {}
-    retired: list = []  # asked to exit, not yet gone
     started = time.monotonic()
     try:
         for rnd in range(plan.rounds):
@@ -352,11 +341,13 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
             _measure(plan, rnd, workers, out, progress)
             out.timing["setup_wait_s"] += t1 - t0
             out.timing["measure_s"] += time.monotonic() - t1
+            t2 = time.monotonic()
+            for w in workers.values():  # all exit at once; wait for it, measuring nothing meanwhile:
+                w.retire()              # a CUDA context torn down during a sample slows it
             for w in workers.values():
-                w.retire()
-            retired.extend(workers.values())
+                w.close()
             workers = {}
-            retired = _reap(retired)
+            out.timing["teardown_s"] += time.monotonic() - t2
             out.samples.extend(out.partial_samples)
             out.partial_samples = []
             out.rounds_completed = rnd + 1
@@ -373,8 +364,6 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
         _kill(workers.values())
         for ahead in pending:
             _kill(ahead.values())
-        for w in retired:
-            w.close()
     out.timing["wall_s"] = time.monotonic() - started
     out.peer_samples = [s for s in out.peer_samples if s["round"] < out.rounds_completed]
     progress.finish()

@@ -25,7 +25,7 @@ Schema ``launchbench.compare`` version 1 (all times in microseconds per launch):
         "calibrated": true,                # loops chosen by timing, not given with --loops
         "sample_target_s": 0.004,          # calibration target per sample
         "repeats": 20,                     # samples per variant, arg count and round
-        "rounds": 120,                     # rounds planned
+        "rounds": 100,                     # rounds planned
         "warmup": 1000,                    # launches per arg count before timing
         "affinity": [15] | null,           # CPUs the workers are pinned to while timing (null: unpinned)
         "prefetch": 4,                     # rounds set up ahead (optional; absent: 0)
@@ -80,7 +80,8 @@ Schema ``launchbench.compare`` version 1 (all times in microseconds per launch):
       "interrupt_reason": null | "KeyboardInterrupt" | "worker v2 died: ...",
       "timing": {"wall_s": 170.2,          # optional: seconds from the first worker's start,
                  "setup_wait_s": 6.1,      #   waiting for workers' set-up and warm-up,
-                 "measure_s": 160.3}       #   and measuring (incl. calibration)
+                 "measure_s": 160.3,       #   measuring (incl. calibration),
+                 "teardown_s": 40.2}       #   and waiting for finished workers to exit
     }
 """
 from __future__ import annotations

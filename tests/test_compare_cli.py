@@ -40,7 +40,7 @@ def parse(*argv):
 
 def test_parsing_defaults_and_order():
     a = parse()
-    assert a.items is None and a.repeats == 20 and a.rounds == 120 and a.prefetch == "auto" and a.loops is None and not a.simulator
+    assert a.items is None and a.repeats == 20 and a.rounds == 100 and a.prefetch == "auto" and a.loops is None and not a.simulator
     assert a.sample_time == 0.004 and a.affinity == "auto"
     a = parse("--variant", "x=numba-cuda==0.29.0", "--repo", "y=/p", "--variant", "z=tls@x",
               "--loops", "100000,100000,100000,100000,10000", "--rounds", "3", "--simulator",

@@ -114,10 +114,13 @@ def test_rounds_are_set_up_ahead_and_pinned_just_before_measuring(fake):
                    for r in range(2)]
     assert spawn_order == [["a", "b"], ["b", "a"]]  # rotated per round
     assert out.timing["wall_s"] >= out.timing["measure_s"] >= 0
-    # retired without waiting; each is released (closed) once it has exited, none left behind
+    # a round's workers are all asked to exit, then waited for, before the next round measures
     for r in range(4):
-        assert index("retire", r) < index("close", r)
-    assert index("close", 0) > index("sample", 1)  # round 0 exited while round 1 measured
+        last_retire = max(i for i, e in enumerate(FakeWorker.events) if e["what"] == "retire" and e["round"] == r)
+        assert last_retire < index("close", r)
+        if r < 3:
+            assert max(i for i, e in enumerate(FakeWorker.events)
+                       if e["what"] == "close" and e["round"] == r) < index("prepare", r + 1)
     assert sum(e["what"] == "close" for e in FakeWorker.events) == 8
 
 
