@@ -13,6 +13,7 @@
 #      rounds for MECH_SECONDS=120 s; mechanisms switched in place between
 #      blocks where they can be, 120 warm-up launches after a block whose switch
 #      wrote CUDADispatcher, 10 otherwise) -> RESULTS/mechanisms-<ver>.json,
+#   (MECH_VERSIONS="029" measures only that release)
 #   3. only with MECH_PYTEST=1: tests/test_tls.py, tests/test_mechanisms*.py
 #      (GPU-marked ones included).
 # About 5 minutes in all (2 x ~140 s); each part has its own time limit, and
@@ -30,7 +31,7 @@ CMDS="$RESULTS/command.txt"
 
 . "$(dirname "$0")/lib.sh"  # run LIMIT LOG CMD...
 
-for ver in 030 029; do
+for ver in ${MECH_VERSIONS:-030 029}; do
     env=/tmp/env$ver
     if [ ! -x "$env/bin/python" ]; then
         echo "SKIP numba-cuda $ver: $env/bin/python missing (run gpu/setup_env.sh envs)" | tee -a "$RESULTS/status.txt"
@@ -56,7 +57,7 @@ done
 
 echo
 echo "=== launchbench mechanisms summary (us/launch; delta = median of paired differences [95% order-statistic CI])"
-for ver in 030 029; do
+for ver in ${MECH_VERSIONS:-030 029}; do
     f="$RESULTS/mechanisms-$ver.json"
     [ -f "$f" ] || { echo "numba-cuda $ver: no JSON (see mechanisms-$ver.log)"; continue; }
     python3 - "$f" <<'PY'
@@ -84,7 +85,7 @@ v = a["tls_target"]["verdict"]
 print(f"target {a['tls_target']['rule']}: {v.upper()} -> {'MET' if v == 'met' else 'NOT MET'}")
 PY
 done
-for ver in 030 029; do
+for ver in ${MECH_VERSIONS:-030 029}; do
     [ -f "$RESULTS/pytest-$ver.log" ] && echo "pytest $ver: $(tail -n 1 "$RESULTS/pytest-$ver.log")"
 done
 cat "$RESULTS/status.txt"

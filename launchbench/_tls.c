@@ -26,7 +26,8 @@
  *                      signature "0.30" is call(self, args, launch_config):
  *                      pushes (launch_config, args); "0.29" is
  *                      call(self, args, griddim, blockdim, stream, sharedmem):
- *                      pushes ((self, griddim, blockdim, stream, sharedmem), args).
+ *                      pushes ((self, griddim, blockdim, stream, sharedmem), args),
+ *                      the tuple built only when current() asks for it.
  * Interceptor.set_mode(mode, spin_ns=0)
  *                      switch the mode of an installed Interceptor in place,
  *                      with the constructor's checks: the class it is set on
@@ -42,6 +43,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stddef.h>
+#include <string.h>
 #include <time.h>
 
 #define LB_TLS_MAX_DEPTH 64
@@ -52,26 +54,56 @@
 #define LB_THREAD_LOCAL _Thread_local
 #endif
 
+/* An entry holds the config object itself, or (0.29 launches) the five parts
+   it is made of: the tuple is built only if someone asks for it (current()),
+   so a launch under tls allocates nothing -- like v2's C thread-local. */
+#define LB_NPARTS 5
+
 typedef struct {
-    PyObject *config;
+    PyObject *config;              /* NULL until asked for when parts are set */
     PyObject *args;
+    PyObject *parts[LB_NPARTS];    /* (dispatcher, griddim, blockdim, stream, sharedmem) or NULLs */
 } lb_entry;
 
 static LB_THREAD_LOCAL lb_entry lb_stack[LB_TLS_MAX_DEPTH];
 static LB_THREAD_LOCAL int lb_depth = 0;
 
-/* Push new references to config and args; -1 with RuntimeError when full. */
 static inline int
-lb_push(PyObject *config, PyObject *args)
+lb_full(void)
 {
     if (lb_depth >= LB_TLS_MAX_DEPTH) {
         PyErr_Format(PyExc_RuntimeError,
                      "launch-config stack is full (%d nested launches); "
                      "a leave() is missing", LB_TLS_MAX_DEPTH);
-        return -1;
+        return 1;
     }
-    lb_stack[lb_depth].config = Py_NewRef(config);
-    lb_stack[lb_depth].args = Py_NewRef(args);
+    return 0;
+}
+
+/* Push new references to config and args; -1 with RuntimeError when full. */
+static inline int
+lb_push(PyObject *config, PyObject *args)
+{
+    if (lb_full())
+        return -1;
+    lb_entry *e = &lb_stack[lb_depth];
+    e->config = Py_NewRef(config);
+    e->args = Py_NewRef(args);
+    lb_depth++;
+    return 0;
+}
+
+/* Push new references to the parts of a config (built lazily) and args. */
+static inline int
+lb_push_parts(PyObject *const *parts, PyObject *args)
+{
+    if (lb_full())
+        return -1;
+    lb_entry *e = &lb_stack[lb_depth];
+    e->config = NULL;
+    e->args = Py_NewRef(args);
+    for (int i = 0; i < LB_NPARTS; i++)
+        e->parts[i] = Py_NewRef(parts[i]);
     lb_depth++;
     return 0;
 }
@@ -81,14 +113,29 @@ static inline void
 lb_pop(void)
 {
     lb_depth--;
-    PyObject *config = lb_stack[lb_depth].config;
-    PyObject *args = lb_stack[lb_depth].args;
-    lb_stack[lb_depth].config = NULL;
-    lb_stack[lb_depth].args = NULL;
+    lb_entry *e = &lb_stack[lb_depth];
+    lb_entry old = *e;
+    memset(e, 0, sizeof(*e));
     /* DECREF after the slot is cleared: a destructor that re-enters sees a
        consistent stack. */
-    Py_DECREF(config);
-    Py_DECREF(args);
+    Py_XDECREF(old.config);
+    Py_DECREF(old.args);
+    for (int i = 0; i < LB_NPARTS; i++)
+        Py_XDECREF(old.parts[i]);
+}
+
+/* The innermost config as an object (new reference), building it from its parts once. */
+static PyObject *
+lb_top_config(void)
+{
+    lb_entry *e = &lb_stack[lb_depth - 1];
+    if (e->config == NULL) {
+        e->config = PyTuple_Pack(LB_NPARTS, e->parts[0], e->parts[1], e->parts[2],
+                                 e->parts[3], e->parts[4]);
+        if (e->config == NULL)
+            return NULL;
+    }
+    return Py_NewRef(e->config);
 }
 
 static PyObject *
@@ -119,7 +166,7 @@ lb_current(PyObject *self, PyObject *unused)
 {
     if (lb_depth == 0)
         Py_RETURN_NONE;
-    return Py_NewRef(lb_stack[lb_depth - 1].config);
+    return lb_top_config();
 }
 
 static PyObject *
@@ -251,12 +298,8 @@ lb_push_launch(lb_interceptor *self, PyObject *const *argv, Py_ssize_t nargs,
         if (a[i] == NULL)
             return 0;
     }
-    PyObject *config = PyTuple_Pack(5, a[0], a[2], a[3], a[4], a[5]);
-    if (config == NULL)
-        return -1;
-    int rc = lb_push(config, a[1]);
-    Py_DECREF(config);  /* the stack owns it now */
-    return rc < 0 ? -1 : 1;
+    PyObject *parts[LB_NPARTS] = {a[0], a[2], a[3], a[4], a[5]};
+    return lb_push_parts(parts, a[1]) < 0 ? -1 : 1;
 }
 
 static PyObject *

@@ -48,6 +48,7 @@ class Worker:
                  cpus: list | None = None):
         self.variant = variant
         self.log_path = log_path
+        self.cpus = cpus
         env = dict(os.environ)
         env["PYTHONPATH"] = overlay  # only launchbench; nothing else of the parent
         env["PYTHONNOUSERSITE"] = "1"
@@ -107,10 +108,10 @@ class Worker:
 
     def retire(self) -> None:
         """Ask the worker to exit without waiting, so a round's workers tear down their CUDA
-        contexts together (``close`` then waits)."""
+        contexts together, on the set-up CPUs (``close`` then waits)."""
         if self.proc.poll() is None and not self.proc.stdin.closed:
             try:
-                self.proc.stdin.write('{"cmd": "exit"}\n')
+                self.proc.stdin.write(json.dumps({"cmd": "exit", "cpus": self.cpus}) + "\n")
                 self.proc.stdin.close()
             except (OSError, ValueError):
                 self.kill()

@@ -12,7 +12,7 @@ cannot be corrupted. Requests::
     {"cmd": "calibrate", "nargs": 2, "target_s": 0.004} -> {"ok": true, "loops": 200}
     {"cmd": "sample", "nargs": 2, "loops": 20000}       -> {"ok": true, "us": 19.64}
     {"cmd": "peers", "nargs": 2, "loops": 20000}        -> {"ok": true, "peers": {"cupy": 4.6, ...}}
-    {"cmd": "exit"}
+    {"cmd": "exit", "cpus": null|[cpus]}  -> no reply; the process ends at once
     failures -> {"ok": false, "kind": "import"|"nogpu"|"mechanism"|"error", "error": "one line"}
 
 ``setup`` is the expensive part (import, compile, a few launches) and may run
@@ -230,6 +230,18 @@ def handle(bench: Bench, req: dict) -> dict:
     raise Failure("error", f"unknown request {cmd!r}")
 
 
+def _exit_now(cpus) -> None:
+    """Leave without Python's finalization (nothing is left to report), first moving off the
+    measuring CPU, so that a round's workers tear down in parallel and away from the next one."""
+    if cpus and hasattr(os, "sched_setaffinity"):
+        try:
+            os.sched_setaffinity(0, set(cpus))
+        except (OSError, ValueError):
+            pass
+    sys.stderr.flush()
+    os._exit(0)
+
+
 def main() -> int:
     # Protocol on a private copy of stdout; fd 1 now goes to stderr.
     proto = os.fdopen(os.dup(1), "w", buffering=1)
@@ -245,7 +257,7 @@ def main() -> int:
         try:
             req = json.loads(line)
             if req.get("cmd") == "exit":
-                break
+                _exit_now(req.get("cpus"))
             reply = handle(bench, req)
         except Failure as exc:
             reply = {"ok": False, "kind": exc.kind, "error": str(exc)}

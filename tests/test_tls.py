@@ -275,6 +275,30 @@ def test_tls_029_pushes_dispatcher_and_dims():
     assert _tls.depth() == 0
 
 
+@pytest.mark.parametrize("asks", [0, 1, 3])
+def test_tls_029_builds_the_config_once_and_only_when_asked(asks):
+    """The 0.29 capture keeps the parts; current() builds one tuple, reused while the launch lasts."""
+    seen = []
+
+    def body(self, args, griddim, blockdim, stream, sharedmem):
+        seen.extend(_tls.current() for _ in range(asks))
+        return None
+
+    D = type("D", (), {"call": Interceptor(body, "tls", signature="0.29")})
+    d, a, grid, block, stream = D(), (1.0,), (4, 1, 1), (32, 1, 1), object()
+    counts = [sys.getrefcount(x) for x in (d, a, grid, block, stream)]
+    for _ in range(1000):
+        d.call(a, grid, block, stream, 0)
+    assert len(seen) == 1000 * asks
+    if asks > 1:  # the same object within one launch
+        assert all(seen[i] is seen[i - 1] for i in range(len(seen)) if i % asks)
+    if asks:
+        assert seen[0] == (d, grid, block, stream, 0) and seen[0] is not seen[asks]
+    seen.clear()
+    assert [sys.getrefcount(x) for x in (d, a, grid, block, stream)] == counts
+    assert _tls.depth() == 0
+
+
 def test_tls_with_a_missing_argument_lets_func_raise():
     D = type("D", (Call030,), {})
     D.call = Interceptor(Call030.__dict__["call"], "tls", signature="0.30")
