@@ -86,6 +86,7 @@ Schema ``launchbench.compare`` version 1 (all times in microseconds per launch):
 """
 from __future__ import annotations
 
+import gzip
 import json
 
 from .errors import UserError
@@ -239,12 +240,15 @@ def write(path: str, doc: dict) -> str:
 
 
 def read(path: str) -> dict:
-    """Load and validate a results file; one-line errors for missing or malformed files."""
+    """Load and validate a results file (plain or gzip-compressed, as committed results are);
+    one-line errors for missing or malformed files."""
     try:
-        with open(path) as fh:
+        with open(path, "rb") as fh:
+            gz = fh.read(2) == b"\x1f\x8b"
+        with (gzip.open(path, "rt") if gz else open(path)) as fh:
             doc = json.load(fh)
     except FileNotFoundError:
         raise SchemaError(f"results file {path} does not exist; run `launchbench compare --output {path}` first") from None
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:
         raise SchemaError(f"results file {path} is not valid JSON ({exc}); re-run launchbench compare") from None
     return validate(doc)

@@ -110,6 +110,19 @@ def test_schema_rejects_bad_documents(tmp_path, mutate, needle):
     assert not (tmp_path / "bad.json").exists()
 
 
+def test_gzipped_results_read_like_plain_ones(tmp_path):
+    import gzip
+
+    doc = fixed_document()
+    plain = schema.write(str(tmp_path / "r.json"), doc)
+    packed = tmp_path / "r.json.gz"
+    packed.write_bytes(gzip.compress(open(plain, "rb").read()))
+    assert schema.read(str(packed)) == schema.read(plain)
+    (tmp_path / "bad.json.gz").write_bytes(gzip.compress(b"{")[:-4])  # truncated
+    with pytest.raises(schema.SchemaError, match="not valid JSON"):
+        schema.read(str(tmp_path / "bad.json.gz"))
+
+
 def test_read_errors_are_one_line(tmp_path):
     with pytest.raises(schema.SchemaError, match="does not exist"):
         schema.read(str(tmp_path / "none.json"))
