@@ -258,6 +258,9 @@ def test_simulator_smoke_run_is_labelled(tmp_path):
     assert writes["blocks"] == 2 * 2 * 5 and 0 < writes["class_modified"] < writes["blocks"]
     assert writes["by_mechanism"]["contextvar"]["class_modified"] == 4  # never switched in place
     assert "CUDADispatcher written before" in proc.stdout
+    # the verdict says what its intervals cover: one process, not the process-to-process spread
+    assert "in this process" in proc.stdout and "launchbench compare --variant pass=passthrough@" in proc.stdout
+    assert doc["analysis"]["tls_target"]["scope"].startswith("one process")
     if hasattr(os, "sched_getaffinity"):
         assert doc["params"]["affinity"] == [max(os.sched_getaffinity(0))]
     for rnd in doc["rounds"]:
