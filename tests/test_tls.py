@@ -22,6 +22,18 @@ class Config:
     """A fresh object per test, so reference counts start from a known value."""
 
 
+def assert_no_growth(work, limit=4096):
+    """Run *work* under tracemalloc; traced memory may not grow by *limit* bytes or more."""
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        work()
+        after, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert after - before < limit, f"grew by {after - before} bytes"
+
+
 def test_empty_stack_reads_none():
     assert _tls.current() is None
     assert _tls.current_args() is None
@@ -356,15 +368,12 @@ def test_interceptor_refcounts_and_memory_stable(mode, sig):
     for _ in range(1000):  # warm any lazily allocated state
         f(*call_args)
     counts = [sys.getrefcount(o) for o in (func, f, d, a, cfg)]
-    tracemalloc.start()
-    try:
-        before, _ = tracemalloc.get_traced_memory()
+
+    def calls():
         for _ in range(200_000):
             f(*call_args)
-        after, _ = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert after - before < 4096, f"grew by {after - before} bytes"
+
+    assert_no_growth(calls)
     assert [sys.getrefcount(o) for o in (func, f, d, a, cfg)] == counts
 
 
@@ -524,18 +533,15 @@ def test_set_mode_refcounts_stable_in_every_mode(sig):
         f.set_mode(mode, spin_ns=ns)
         f(*call_args)
     counts = [sys.getrefcount(o) for o in (func, f, d, a, cfg)]
-    tracemalloc.start()
-    try:
-        before, _ = tracemalloc.get_traced_memory()
+
+    def calls():
         for _ in range(5):
             for mode, ns in modes:
                 f.set_mode(mode, spin_ns=ns)
                 for _ in range(2000):
                     f(*call_args)
-        after, _ = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert after - before < 4096, f"grew by {after - before} bytes"
+
+    assert_no_growth(calls)
     assert [sys.getrefcount(o) for o in (func, f, d, a, cfg)] == counts
     assert _tls.depth() == 0
 
