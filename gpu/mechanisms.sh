@@ -16,7 +16,7 @@
 #   (MECH_VERSIONS="029" measures only that release)
 #   with MECH_XPROC_ROUNDS=N (e.g. 200): also `launchbench compare` of passthrough@ vs tls@
 #   that release over N rounds of fresh processes -> RESULTS/tls-across-processes-<ver>.json:
-#   the in-process intervals leave out the process-to-process spread (up to 0.15 us on the
+#   the in-process intervals leave out the process-to-process spread (0.13-0.17 us on the
 #   H200), so the 0.1 us target is judged there (about 1.3 s per round).
 #   3. only with MECH_PYTEST=1: tests/test_tls.py, tests/test_mechanisms*.py
 #      (GPU-marked ones included).

@@ -29,8 +29,8 @@ whether its switch wrote the class (``class_modified`` in the JSON); the
 mechanism is removed once, at the end (also on errors and Ctrl-C).
 
 What the intervals cover: the variation inside this one process. A new
-process (another memory layout) moved tls - passthrough on 0.30.4 by up to
-0.15 us between two H200 runs whose in-process intervals were +/-0.03 us
+process (another memory layout) moved tls - passthrough on 0.30.4 by 0.13 to
+0.17 us (0..3 args) between two H200 runs whose in-process intervals were +/-0.03 us
 wide, so a verdict on the 0.1 us target needs many processes:
 ``launchbench compare --variant pass=passthrough@SPEC --variant tls=tls@SPEC``
 (fresh processes per round, CI over rounds). The verdict here says
