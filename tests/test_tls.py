@@ -22,6 +22,15 @@ class Config:
     """A fresh object per test, so reference counts start from a known value."""
 
 
+
+def run_threads(worker, n):
+    """worker(0) .. worker(n - 1), each in its own thread, all started before any is joined."""
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
 def assert_no_growth(work, limit=4096):
     """Run *work* under tracemalloc; traced memory may not grow by *limit* bytes or more."""
     tracemalloc.start()
@@ -146,11 +155,7 @@ def test_threads_are_isolated():
         except Exception as exc:  # noqa: BLE001 - re-raised in the main thread
             errors.append(exc)
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_threads(worker, 4)
     assert not errors, errors
     for i in range(4):
         assert seen[(i, "start")] == (None, 0)
@@ -422,11 +427,7 @@ def test_tls_interceptor_threads_are_isolated():
         except Exception as exc:  # noqa: BLE001 - re-raised in the main thread
             errors.append(exc)
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_threads(worker, 4)
     assert not errors, errors
     assert seen == {0: 1, 1: 1, 2: 1, 3: 1}
 
