@@ -436,9 +436,10 @@ def export(result: dict, *, markdown=None, html=None, plot=None) -> list[str]:
 
 
 def default_outputs(results_path: str) -> dict:
-    """results/<run>/compare.json -> results/<run>/compare.{md,html,png}."""
+    """results/<run>/compare.json (or .json.gz) -> results/<run>/compare.{md,html,png}."""
     stem = Path(results_path)
-    stem = stem.with_suffix("") if stem.suffix == ".json" else stem
+    for suffix in (".gz", ".json"):
+        stem = stem.with_suffix("") if stem.suffix == suffix else stem
     return {"markdown": f"{stem}.md", "html": f"{stem}.html", "plot": f"{stem}.png"}
 
 

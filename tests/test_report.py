@@ -150,6 +150,14 @@ def test_cli_default_outputs_sit_next_to_the_json(tmp_path, capsys):
     assert before == {ext: (tmp_path / "run1" / f"compare.{ext}").read_bytes() for ext in ("md", "png")}
 
 
+def test_default_outputs_of_a_gzipped_json_drop_both_suffixes():
+    from launchbench.report import default_outputs
+
+    assert default_outputs("r/default.json.gz") == {"markdown": "r/default.md", "html": "r/default.html",
+                                                    "plot": "r/default.png"}
+    assert default_outputs("r/default.json") == default_outputs("r/default.json.gz")
+
+
 def test_cli_only_requested_outputs(tmp_path):
     path = tmp_path / "c.json"
     schema.write(str(path), make_result())
