@@ -62,16 +62,30 @@
 typedef struct {
     PyObject *config;              /* NULL until asked for when parts are set */
     PyObject *args;
-    PyObject *parts[LB_NPARTS];    /* (dispatcher, griddim, blockdim, stream, sharedmem) or NULLs */
+    int nparts;                    /* 0, or LB_NPARTS when parts[] holds references */
+    PyObject *parts[LB_NPARTS];    /* (dispatcher, griddim, blockdim, stream, sharedmem) */
 } lb_entry;
 
-static LB_THREAD_LOCAL lb_entry lb_stack[LB_TLS_MAX_DEPTH];
-static LB_THREAD_LOCAL int lb_depth = 0;
+/* One thread-local object: in a dlopen'ed module every access to a
+   _Thread_local goes through __tls_get_addr, so a launch looks the state up
+   once and passes the pointer on (a thread's state never moves). */
+typedef struct {
+    int depth;
+    lb_entry stack[LB_TLS_MAX_DEPTH];
+} lb_state;
+
+static LB_THREAD_LOCAL lb_state lb_tls;
+
+static inline lb_state *
+lb_here(void)
+{
+    return &lb_tls;
+}
 
 static inline int
-lb_full(void)
+lb_full(const lb_state *st)
 {
-    if (lb_depth >= LB_TLS_MAX_DEPTH) {
+    if (st->depth >= LB_TLS_MAX_DEPTH) {
         PyErr_Format(PyExc_RuntimeError,
                      "launch-config stack is full (%d nested launches); "
                      "a leave() is missing", LB_TLS_MAX_DEPTH);
@@ -82,53 +96,56 @@ lb_full(void)
 
 /* Push new references to config and args; -1 with RuntimeError when full. */
 static inline int
-lb_push(PyObject *config, PyObject *args)
+lb_push(lb_state *st, PyObject *config, PyObject *args)
 {
-    if (lb_full())
+    if (lb_full(st))
         return -1;
-    lb_entry *e = &lb_stack[lb_depth];
+    lb_entry *e = &st->stack[st->depth];
     e->config = Py_NewRef(config);
     e->args = Py_NewRef(args);
-    lb_depth++;
+    e->nparts = 0;
+    st->depth++;
     return 0;
 }
 
 /* Push new references to the parts of a config (built lazily) and args. */
 static inline int
-lb_push_parts(PyObject *const *parts, PyObject *args)
+lb_push_parts(lb_state *st, PyObject *dispatcher, PyObject *args, PyObject *griddim,
+              PyObject *blockdim, PyObject *stream, PyObject *sharedmem)
 {
-    if (lb_full())
+    if (lb_full(st))
         return -1;
-    lb_entry *e = &lb_stack[lb_depth];
+    lb_entry *e = &st->stack[st->depth];
     e->config = NULL;
     e->args = Py_NewRef(args);
-    for (int i = 0; i < LB_NPARTS; i++)
-        e->parts[i] = Py_NewRef(parts[i]);
-    lb_depth++;
+    e->nparts = LB_NPARTS;
+    e->parts[0] = Py_NewRef(dispatcher);
+    e->parts[1] = Py_NewRef(griddim);
+    e->parts[2] = Py_NewRef(blockdim);
+    e->parts[3] = Py_NewRef(stream);
+    e->parts[4] = Py_NewRef(sharedmem);
+    st->depth++;
     return 0;
 }
 
-/* Pop the innermost entry (the caller checks lb_depth > 0). */
+/* Pop the innermost entry (the caller checks depth > 0). The depth drops
+   before any DECREF: a destructor that re-enters sees a consistent stack. */
 static inline void
-lb_pop(void)
+lb_pop(lb_state *st)
 {
-    lb_depth--;
-    lb_entry *e = &lb_stack[lb_depth];
-    lb_entry old = *e;
-    memset(e, 0, sizeof(*e));
-    /* DECREF after the slot is cleared: a destructor that re-enters sees a
-       consistent stack. */
+    st->depth--;
+    lb_entry old = st->stack[st->depth];
     Py_XDECREF(old.config);
     Py_DECREF(old.args);
-    for (int i = 0; i < LB_NPARTS; i++)
-        Py_XDECREF(old.parts[i]);
+    for (int i = 0; i < old.nparts; i++)
+        Py_DECREF(old.parts[i]);
 }
 
 /* The innermost config as an object (new reference), building it from its parts once. */
 static PyObject *
-lb_top_config(void)
+lb_top_config(lb_state *st)
 {
-    lb_entry *e = &lb_stack[lb_depth - 1];
+    lb_entry *e = &st->stack[st->depth - 1];
     if (e->config == NULL) {
         e->config = PyTuple_Pack(LB_NPARTS, e->parts[0], e->parts[1], e->parts[2],
                                  e->parts[3], e->parts[4]);
@@ -145,7 +162,7 @@ lb_enter(PyObject *self, PyObject *const *argv, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "enter(config, args) takes exactly 2 arguments");
         return NULL;
     }
-    if (lb_push(argv[0], argv[1]) < 0)
+    if (lb_push(lb_here(), argv[0], argv[1]) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -153,34 +170,37 @@ lb_enter(PyObject *self, PyObject *const *argv, Py_ssize_t nargs)
 static PyObject *
 lb_leave(PyObject *self, PyObject *unused)
 {
-    if (lb_depth <= 0) {
+    lb_state *st = lb_here();
+    if (st->depth <= 0) {
         PyErr_SetString(PyExc_RuntimeError, "leave() without a matching enter()");
         return NULL;
     }
-    lb_pop();
+    lb_pop(st);
     Py_RETURN_NONE;
 }
 
 static PyObject *
 lb_current(PyObject *self, PyObject *unused)
 {
-    if (lb_depth == 0)
+    lb_state *st = lb_here();
+    if (st->depth == 0)
         Py_RETURN_NONE;
-    return lb_top_config();
+    return lb_top_config(st);
 }
 
 static PyObject *
 lb_current_args(PyObject *self, PyObject *unused)
 {
-    if (lb_depth == 0)
+    lb_state *st = lb_here();
+    if (st->depth == 0)
         Py_RETURN_NONE;
-    return Py_NewRef(lb_stack[lb_depth - 1].args);
+    return Py_NewRef(st->stack[st->depth - 1].args);
 }
 
 static PyObject *
 lb_depth_fn(PyObject *self, PyObject *unused)
 {
-    return PyLong_FromLong(lb_depth);
+    return PyLong_FromLong(lb_here()->depth);
 }
 
 static inline long long
@@ -278,28 +298,30 @@ lb_arg(PyObject *const *argv, Py_ssize_t nargs, PyObject *kwnames,
 }
 
 /* Push what this call launches; 1 if pushed, 0 if the call does not match
-   the signature (func will raise its own TypeError), -1 on error. */
+   the signature (func will raise its own TypeError), -1 on error. The launch
+   path passes everything positionally: that case reads argv directly. */
 static int
-lb_push_launch(lb_interceptor *self, PyObject *const *argv, Py_ssize_t nargs,
+lb_push_launch(lb_state *st, lb_interceptor *self, PyObject *const *argv, Py_ssize_t nargs,
                PyObject *kwnames)
 {
     if (self->sig == LB_SIG_030) {
-        if (kwnames == NULL && nargs == 3)  /* the launch path: all positional */
-            return lb_push(argv[2], argv[1]) < 0 ? -1 : 1;
+        if (kwnames == NULL && nargs == 3)
+            return lb_push(st, argv[2], argv[1]) < 0 ? -1 : 1;
         PyObject *args = lb_arg(argv, nargs, kwnames, 1, lb_params_030[1]);
         PyObject *config = lb_arg(argv, nargs, kwnames, 2, lb_params_030[2]);
         if (args == NULL || config == NULL)
             return 0;
-        return lb_push(config, args) < 0 ? -1 : 1;
+        return lb_push(st, config, args) < 0 ? -1 : 1;
     }
+    if (kwnames == NULL && nargs == 6)
+        return lb_push_parts(st, argv[0], argv[1], argv[2], argv[3], argv[4], argv[5]) < 0 ? -1 : 1;
     PyObject *a[6];
     for (Py_ssize_t i = 0; i < 6; i++) {
         a[i] = lb_arg(argv, nargs, kwnames, i, lb_params_029[i]);
         if (a[i] == NULL)
             return 0;
     }
-    PyObject *parts[LB_NPARTS] = {a[0], a[2], a[3], a[4], a[5]};
-    return lb_push_parts(parts, a[1]) < 0 ? -1 : 1;
+    return lb_push_parts(st, a[0], a[1], a[2], a[3], a[4], a[5]) < 0 ? -1 : 1;
 }
 
 static PyObject *
@@ -319,21 +341,22 @@ lb_interceptor_vectorcall(PyObject *op, PyObject *const *argv, size_t nargsf,
             lb_spin_until(lb_now_ns() + spin_ns);
         return PyObject_Vectorcall(self->func, argv, nargsf, kwnames);
     default: {
-        int depth = lb_depth;
-        int pushed = lb_push_launch(self, argv, PyVectorcall_NARGS(nargsf), kwnames);
+        lb_state *st = lb_here();  /* once per launch; valid for this thread's lifetime */
+        int depth = st->depth;
+        int pushed = lb_push_launch(st, self, argv, PyVectorcall_NARGS(nargsf), kwnames);
         if (pushed < 0)
             return NULL;
         PyObject *result = PyObject_Vectorcall(self->func, argv, nargsf, kwnames);
         /* `pushed` is this call's own record: the pop does not depend on the
            mode, which func may have switched. */
-        if (pushed && lb_depth > depth) {
+        if (pushed && st->depth > depth) {
             /* Restore the depth found on entry (also past entries a callee
                failed to leave); keep func's exception across the DECREFs. */
             PyObject *type, *value, *tb;
             if (result == NULL)
                 PyErr_Fetch(&type, &value, &tb);
-            while (lb_depth > depth)
-                lb_pop();
+            while (st->depth > depth)
+                lb_pop(st);
             if (result == NULL)
                 PyErr_Restore(type, value, tb);
         }
