@@ -1,15 +1,17 @@
-"""``launchbench mechanisms``: what each capture mechanism adds per launch, in one process.
+"""``launchbench mechanisms``: what each capture mechanism adds per launch, switched inside each process.
 
 Kernels for 0..4 args are compiled once and the process is pinned to one CPU;
-then, over thousands of short "pair rounds", every mechanism is switched on
-(in a shuffled order) and timed over a block of ~100 launches (a few ms), so
-the blocks of one pair round are adjacent in time and share the machine's
-state (the GPU VM flips between fast and slow spells lasting 0.1 s or more).
-Each difference against ``passthrough`` (the wrapper's own cost) and
+then, over many short "pair rounds", every mechanism is switched on (in a
+shuffled order) and timed over a block of ~100 launches (a few ms), so the
+blocks of one pair round are adjacent in time and share the machine's state
+(the GPU VM flips between fast and slow spells lasting 0.1 s or more). In one
+process, each difference against ``passthrough`` (the wrapper's own cost) and
 ``stock`` is the median of the per-round paired differences, with a binomial
-order-statistic (distribution-free) 95 % interval. Raw samples go to the
-JSON, rewritten atomically every few seconds and at the end, so an
-interrupted run keeps what it measured.
+order-statistic (distribution-free) 95 % interval. By default this runs in
+``--processes`` fresh worker processes one after another and the verdict is
+judged across them (mechanisms_procs): one process's interval holds only for
+that process. Raw samples go to the JSON, rewritten atomically as the run
+goes, so an interrupted run keeps what it measured.
 
 Why blocks switch with ``mechanisms.switch`` and warm up by what it did:
 assigning ``CUDADispatcher.call`` modifies the class, so CPython drops its
@@ -28,13 +30,10 @@ after an in-place switch ``--warmup`` (default 10). Each block records
 whether its switch wrote the class (``class_modified`` in the JSON); the
 mechanism is removed once, at the end (also on errors and Ctrl-C).
 
-What the intervals cover: the variation inside this one process. A new
-process (another memory layout) moved tls - passthrough on 0.30.4 by 0.13 to
-0.17 us (0..3 args) between two H200 runs whose in-process intervals were +/-0.03 us
-wide, so a verdict on the 0.1 us target needs many processes:
-``launchbench compare --variant pass=passthrough@SPEC --variant tls=tls@SPEC``
-(fresh processes per round, CI over rounds). The verdict here says
-"in this process" for that reason.
+Why processes: a new process (another memory layout) moved tls - passthrough
+on 0.30.4 by 0.13 to 0.17 us (0..3 args) between two H200 runs whose
+in-process intervals were +/-0.03 us wide. With ``--processes 1`` the verdict
+says "in this process" for that reason.
 """
 from __future__ import annotations
 
@@ -56,16 +55,22 @@ TARGET_US = 0.1  # issue 4: tls may add at most this much per launch over passth
 # 2: deltas are medians of paired differences (order-statistic CI)
 # 3: mechanisms switched in place between blocks (no uninstall in between), per-block class_modified,
 #    a longer warm-up after a class write (params.warmup_class_write); samples and analysis as in 2
-SCHEMA = "launchbench.mechanisms/3"
+# 4: measured in params.processes fresh processes (`processes`: each with its own rounds), deltas and
+#    levels are means over processes with t intervals; analysis_scope "process" or "processes"; stock
+#    is measured only with contextvar
+SCHEMA = "launchbench.mechanisms/4"
 METHOD = ("per pair round, each mechanism's block value is the median of its samples (us/launch); "
           "a delta is the median over pair rounds of (mechanism block - reference block), the blocks "
           "adjacent in time, with a binomial order-statistic 95% interval for that median "
           "(distribution-free); levels are the median block value with the same kind of interval; "
           "mechanisms are switched between blocks in place where possible (passthrough/tls/delay), and a "
           "block whose switch wrote CUDADispatcher warms up past CPython's re-specialization cooldown")
+METHOD_PROCESSES = ("in each of N fresh processes: " + METHOD + "; across processes: each process's median "
+                    "paired delta (and median level) is one observation, and the reported value is their mean "
+                    "with a Student t 95% interval over processes")
 SCOPE = ("one process: the intervals do not include the process-to-process variation (memory layout); "
-         "judge the target across processes with `launchbench compare --variant pass=passthrough@SPEC "
-         "--variant tls=tls@SPEC --rounds 200`")
+         "judge the target across processes (the default, --processes 20)")
+DEFAULT_PROCESSES = 20
 DEFAULT_ROUNDS = 3000      # upper bound; --max-time usually ends the run first
 DEFAULT_MAX_TIME = 100.0   # seconds of measuring (about 1500 pair rounds on the H200 VM)
 DEFAULT_LAUNCHES = 100
@@ -95,17 +100,18 @@ def parse_arg_counts(text: str) -> list[int]:
 
 
 def parse_specs(text: str) -> list[str]:
-    """Mechanism specs, canonical and distinct; stock and passthrough are always included
-    because every difference is reported against them."""
+    """Mechanism specs, canonical and distinct. passthrough is always included (tls and delay are
+    judged against it), and stock whenever contextvar is (contextvar's cost is against stock)."""
     specs = []
     for part in text.split(","):
         if part.strip():
             spec = mechanisms.validate(part)
             if spec not in specs:
                 specs.append(spec)
-    for required in ("passthrough", "stock"):
-        if required not in specs:
-            specs.insert(0, required)
+    if "passthrough" not in specs:
+        specs.insert(0, "passthrough")
+    if "contextvar" in specs and "stock" not in specs:
+        specs.insert(0, "stock")
     return specs
 
 
@@ -249,6 +255,26 @@ def make_launchers(arg_counts, simulator: bool) -> dict:
     return launchers
 
 
+def signature_text(target=None) -> str:
+    """"call(args, launch_config)": the launch signature of *target* (default: numba-cuda's CUDADispatcher)."""
+    if target is None:
+        from numba.cuda.dispatcher import CUDADispatcher
+
+        target = CUDADispatcher
+    return "call(" + ", ".join(mechanisms.signature_of(target.__dict__["call"])[1:]) + ")"
+
+
+def delay_info(specs) -> dict:
+    """Per delay spec: the delay asked for, this process's clock-read overhead and the spin it leaves."""
+    delay = {}
+    for spec in specs:
+        name, ns = mechanisms.parse(spec)
+        if name == "delay":
+            overhead = mechanisms.spin_overhead_ns()
+            delay[spec] = {"requested_ns": ns, "clock_overhead_ns": overhead, "spin_ns": max(0, ns - overhead)}
+    return delay
+
+
 # ----------------------------------------------------------------- measuring
 
 def measure_block(launch, args, samples: int, launches: int, warmup: int, sync) -> list[float]:
@@ -332,22 +358,34 @@ def _fmt_delta(d: dict | None) -> str:
 
 def format_table(doc: dict) -> str:
     specs, analysis = doc["params"]["mechanisms"], doc["analysis"]
+    across = doc.get("analysis_scope") == "processes"
+    n_proc = len(doc.get("processes") or [])
     lines = []
     if doc["simulator"]:
         lines.append("SIMULATOR SMOKE RUN -- not a measurement of GPU launch costs")
-    lines.append(f"numba-cuda {doc['numba_cuda']} ({doc['signature']}); {doc['rounds_complete']} rounds x "
-                 f"{doc['params']['samples']} samples x {doc['params']['launches']} launches"
-                 + ("; INTERRUPTED" if doc["interrupted"] else ""))
-    lines.append("Median us/launch:")
+    lines.append(f"numba-cuda {doc['numba_cuda']} ({doc['signature']}); "
+                 + (f"{n_proc} processes, " if across else "")
+                 + f"{doc['rounds_complete']} pair rounds x {doc['params']['samples']} samples x "
+                 f"{doc['params']['launches']} launches" + ("; INTERRUPTED" if doc["interrupted"] else ""))
+    lines.append("Median us/launch" + (" (mean over processes of each one's median):" if across else ":"))
     lines.append("args " + "".join(f"{s:>14}" for s in specs))
     for key, entry in analysis["per_args"].items():
         lines.append(f"{key:<5}" + "".join(f"{entry['median_us'].get(s, float('nan')):>14.3f}" for s in specs))
+    how = ("mean over processes of each one's median paired difference [95% t CI over processes]" if across
+           else "median of paired differences [95% order-statistic CI]")
     for slot, ref in (("vs_passthrough", "passthrough"), ("vs_stock", "stock")):
         others = [s for s in specs if s != ref]
-        lines.append(f"Delta vs {ref}, us/launch: median of paired differences [95% order-statistic CI]")
+        if ref not in specs or not others:
+            continue
+        lines.append(f"Delta vs {ref}, us/launch: {how}")
         lines.append("args " + "".join(f" {s:>27}" for s in others))
         for key, entry in analysis["per_args"].items():
             lines.append(f"{key:<5}" + "".join(f" {_fmt_delta(entry[slot].get(s)):>27}" for s in others))
+    if across:
+        sds = [e["vs_passthrough"]["tls"]["sd_between_processes_us"] for e in analysis["per_args"].values()
+               if "tls" in e["vs_passthrough"]]
+        if sds:
+            lines.append(f"tls - passthrough varies between processes by SD {min(sds):.3f}..{max(sds):.3f} us")
     writes = doc.get("class_writes")
     if writes and writes["blocks"]:
         lines.append(f"CUDADispatcher written before {writes['class_modified']} of {writes['blocks']} blocks (warm-up "
@@ -355,7 +393,8 @@ def format_table(doc: dict) -> str:
                      "in-place switch): " + ", ".join(f"{s} {writes['by_mechanism'][s]['class_modified']}/"
                                                       f"{writes['by_mechanism'][s]['blocks']}"
                                                       for s in specs if s in writes["by_mechanism"]))
-    lines.append(f"Target {analysis['tls_target']['rule']}, in this process: "
+    where = f"across {n_proc} processes" if across else "in this process"
+    lines.append(f"Target {analysis['tls_target']['rule']}, {where}: "
                  f"{analysis['tls_target']['verdict'].upper()} ("
                  + ", ".join(f"{k} args {e['tls_target']['verdict']}" for k, e in analysis["per_args"].items()
                              if "tls_target" in e) + ")")
@@ -378,17 +417,28 @@ def _numba_cuda_version() -> str | None:
 def register(sub) -> None:
     p = sub.add_parser(
         "mechanisms",
-        help="cost of each launch-config capture mechanism (stock/passthrough/contextvar/tls/delay), one process",
+        help="cost of each launch-config capture mechanism (stock/passthrough/contextvar/tls/delay), "
+             "switched inside each of many processes",
         description=__doc__.split("\n\n")[1] if __doc__ else None,
     )
     p.add_argument("--mechanisms", default=",".join(DEFAULT_SPECS),
-                   help="comma-separated specs (default: %(default)s); stock and passthrough are always added")
+                   help="comma-separated specs (default: %(default)s); passthrough is always added, "
+                        "and stock when contextvar is measured")
     p.add_argument("--args", default="0-4", help="argument counts, e.g. 0-4 or 0,2 (default: %(default)s)")
+    p.add_argument("--processes", type=int, default=None,
+                   help=f"fresh worker processes, measured one after another, each for its share of --max-time; "
+                        f"the intervals are over processes (default {DEFAULT_PROCESSES}; 2 with --simulator); "
+                        "1: measure in this process only (the intervals then leave out the process-to-process "
+                        "spread)")
+    p.add_argument("--prefetch", default="auto",
+                   help="processes set up ahead on the CPUs that do not measure (default: auto, up to 4)")
     p.add_argument("--rounds", type=int, default=None,
-                   help=f"most pair rounds (default {DEFAULT_ROUNDS}; 2 with --simulator); --max-time may end it sooner")
+                   help=f"most pair rounds per process (default {DEFAULT_ROUNDS}; 2 with --simulator); "
+                        "--max-time may end it sooner")
     p.add_argument("--max-time", type=float, default=None,
-                   help=f"stop after the pair round that ends past this many seconds of measuring "
-                        f"(default {DEFAULT_MAX_TIME:g}; none with --simulator; 0: no limit)")
+                   help=f"seconds of measuring in all, shared out over the processes; a process stops after the "
+                        f"pair round that ends past its share (default {DEFAULT_MAX_TIME:g}; none with "
+                        "--simulator; 0: no limit)")
     p.add_argument("--samples", type=int, default=None, help="timed samples per block (default 1)")
     p.add_argument("--launches", type=int, default=None,
                    help=f"launches per sample (default {DEFAULT_LAUNCHES}, a few ms; 3 with --simulator)")
@@ -399,24 +449,21 @@ def register(sub) -> None:
                    help="untimed launches before a block whose switch wrote CUDADispatcher (to or from stock or "
                         "contextvar): enough for CPython to re-specialize the launch path (default %(default)s)")
     p.add_argument("--affinity", default="auto",
-                   help="pin the process to these CPUs before timing, e.g. 7 or 6,7; 'auto' (default): "
+                   help="pin the measuring process to these CPUs, e.g. 7 or 6,7; 'auto' (default): "
                         "the highest-numbered CPU it may use; 'none': no pinning")
     p.add_argument("--seed", type=int, default=None, help="shuffle seed (default: random, recorded)")
     p.add_argument("--output", "-o", default="mechanisms.json", help="JSON path (default: %(default)s)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     p.add_argument("--simulator", action="store_true",
                    help="smoke run under NUMBA_ENABLE_CUDASIM=1; its numbers are NOT launch costs")
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    from .device import device_info, host_info, require_gpu, simulator_enabled
-
-    specs = parse_specs(args.mechanisms)
-    arg_counts = parse_arg_counts(args.args)
+def _settings(args) -> dict:
+    """The parsed, checked options (one-line errors for bad ones); nothing is imported or measured."""
     sim = bool(args.simulator)
-    n_rounds = _positive("rounds", args.rounds if args.rounds is not None else (2 if sim else DEFAULT_ROUNDS))
-    samples = _positive("samples", args.samples if args.samples is not None else 1)
-    launches = _positive("launches", args.launches if args.launches is not None else (3 if sim else DEFAULT_LAUNCHES))
+    processes = _positive("processes", args.processes if args.processes is not None
+                          else (2 if sim else DEFAULT_PROCESSES))
     max_time = args.max_time if args.max_time is not None else (0.0 if sim else DEFAULT_MAX_TIME)
     if max_time < 0:
         raise UserError(f"--max-time must be >= 0 seconds (got {args.max_time}); 0 means no limit")
@@ -424,37 +471,23 @@ def run(args) -> int:
         raise UserError(f"--warmup must be >= 0 (got {args.warmup})")
     if args.warmup_class_write < 0:
         raise UserError(f"--warmup-class-write must be >= 0 (got {args.warmup_class_write})")
-    affinity = parse_affinity(args.affinity)
-    if sim and not simulator_enabled():
-        raise UserError("--simulator needs NUMBA_ENABLE_CUDASIM=1 set before launchbench starts; "
-                        "run NUMBA_ENABLE_CUDASIM=1 launchbench mechanisms --simulator")
-    require_gpu(allow_simulator=sim)
-    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
+    return {
+        "specs": parse_specs(args.mechanisms), "arg_counts": parse_arg_counts(args.args), "simulator": sim,
+        "processes": processes,
+        "rounds": _positive("rounds", args.rounds if args.rounds is not None else (2 if sim else DEFAULT_ROUNDS)),
+        "samples": _positive("samples", args.samples if args.samples is not None else 1),
+        "launches": _positive("launches", args.launches if args.launches is not None
+                              else (3 if sim else DEFAULT_LAUNCHES)),
+        "max_time": max_time, "warmup": args.warmup, "warmup_class_write": args.warmup_class_write,
+        "affinity": parse_affinity(args.affinity),
+        "seed": args.seed if args.seed is not None else random.SystemRandom().randrange(2**32),
+    }
 
-    from numba import cuda
 
-    launchers = make_launchers(arg_counts, sim)
-    pinned = pin(affinity)
-    if pinned:  # re-warm on the CPU we now run on
-        for launch, largs in launchers.values():
-            for _ in range(200):
-                launch(*largs)
-        cuda.synchronize()
-    target = SimulatorDispatcher if sim else None
-    if not sim:
-        from numba.cuda.dispatcher import CUDADispatcher
-
-        signature = mechanisms.signature_of(CUDADispatcher.__dict__["call"])
-    else:
-        signature = mechanisms.signature_of(SimulatorDispatcher.call)
-    delay = {}
-    for spec in specs:
-        name, ns = mechanisms.parse(spec)
-        if name == "delay":
-            overhead = mechanisms.spin_overhead_ns()
-            delay[spec] = {"requested_ns": ns, "clock_overhead_ns": overhead, "spin_ns": max(0, ns - overhead)}
-
-    doc = {
+def base_document(opts: dict, host: dict) -> dict:
+    """What both ways of measuring record about the run (the caller adds the results)."""
+    sim = opts["simulator"]
+    return {
         "schema": SCHEMA,
         "tool": "launchbench mechanisms",
         "measurement": not sim,
@@ -462,20 +495,52 @@ def run(args) -> int:
         "note": ("simulator smoke run: the numbers are NOT GPU launch costs" if sim else
                  "per-launch host time of [1, 1] launches of empty kernels with float32[:] device-array args"),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "command": sys.argv,
-        "numba_cuda": _numba_cuda_version(),
-        "signature": "call(" + ", ".join(signature[1:]) + ")",
-        "host": host_info(),
-        "device": device_info(),
-        "params": {"mechanisms": specs, "arg_counts": arg_counts, "rounds": n_rounds, "samples": samples,
-                   "launches": launches, "warmup": args.warmup, "warmup_class_write": args.warmup_class_write,
-                   "seed": seed, "unit": "us/launch",
-                   "max_time_s": max_time or None, "affinity": pinned},
+        "command": ["launchbench"] + sys.argv[1:],
+        "host": host,
+        "params": {"mechanisms": opts["specs"], "arg_counts": opts["arg_counts"], "processes": opts["processes"],
+                   "rounds": opts["rounds"], "samples": opts["samples"], "launches": opts["launches"],
+                   "warmup": opts["warmup"], "warmup_class_write": opts["warmup_class_write"],
+                   "seed": opts["seed"], "unit": "us/launch", "max_time_s": opts["max_time"] or None},
         "method": METHOD,
-        "delay": delay,
         "interrupted": False,
-        "rounds": [],
     }
+
+
+def run(args) -> int:
+    from .device import require_gpu, simulator_enabled
+
+    opts = _settings(args)
+    if opts["simulator"] and not simulator_enabled():
+        raise UserError("--simulator needs NUMBA_ENABLE_CUDASIM=1 set before launchbench starts; "
+                        "run NUMBA_ENABLE_CUDASIM=1 launchbench mechanisms --simulator")
+    require_gpu(allow_simulator=opts["simulator"])
+    if opts["processes"] > 1:
+        from . import mechanisms_procs
+
+        return mechanisms_procs.command(args, opts)
+    return _run_here(args, opts)
+
+
+def _run_here(args, opts) -> int:
+    """--processes 1: the pair rounds in this process."""
+    from .device import device_info, host_info
+
+    sim, specs, arg_counts = opts["simulator"], opts["specs"], opts["arg_counts"]
+    from numba import cuda
+
+    launchers = make_launchers(arg_counts, sim)
+    pinned = pin(opts["affinity"])
+    if pinned:  # re-warm on the CPU we now run on
+        for launch, largs in launchers.values():
+            for _ in range(200):
+                launch(*largs)
+        cuda.synchronize()
+    target = SimulatorDispatcher if sim else None
+    doc = base_document(opts, host_info())
+    doc.update({"numba_cuda": _numba_cuda_version(), "signature": signature_text(target), "device": device_info(),
+                "delay": delay_info(specs), "rounds": []})
+    doc["params"]["affinity"] = pinned
+    doc["analysis_scope"] = "process"
 
     def finish(rounds, interrupted=False):
         doc["rounds"] = rounds
@@ -494,10 +559,11 @@ def run(args) -> int:
             last_write[0] = time.monotonic()
 
     start = time.monotonic()
+    max_time = opts["max_time"]
     try:
-        run_rounds(launchers, specs, n_rounds, samples, launches, args.warmup, cuda.synchronize,
-                   random.Random(seed), target=target, on_round=checkpoint, rounds=rounds,
-                   deadline=start + max_time if max_time else None, warmup_class_write=args.warmup_class_write)
+        run_rounds(launchers, specs, opts["rounds"], opts["samples"], opts["launches"], opts["warmup"],
+                   cuda.synchronize, random.Random(opts["seed"]), target=target, on_round=checkpoint, rounds=rounds,
+                   deadline=start + max_time if max_time else None, warmup_class_write=opts["warmup_class_write"])
     except KeyboardInterrupt:  # run_rounds has uninstalled
         finish(rounds, interrupted=True)
         print(format_table(doc))

@@ -12,6 +12,9 @@ cannot be corrupted. Requests::
     {"cmd": "calibrate", "nargs": 2, "target_s": 0.004} -> {"ok": true, "loops": 200}
     {"cmd": "sample", "nargs": 2, "loops": 20000}       -> {"ok": true, "us": 19.64}
     {"cmd": "peers", "nargs": 2, "loops": 20000}        -> {"ok": true, "peers": {"cupy": 4.6, ...}}
+    {"cmd": "mechanisms", "specs": [...], "max_time": 2.5, "rounds": 3000, "samples": 1, "launches": 100,
+     "warmup": 10, "warmup_class_write": 120, "seed": 7}
+        -> {"ok": true, "rounds": [...], "signature": "call(...)", "delay": {...}, "elapsed_s": 2.6}
     {"cmd": "exit", "cpus": null|[cpus]}  -> no reply; the process ends at once
     failures -> {"ok": false, "kind": "import"|"nogpu"|"mechanism"|"error", "error": "one line"}
 
@@ -87,6 +90,7 @@ class Bench:
         self.launchers = {}
         self.args = {}
         self.mechanism = None
+        self.simulator = False
 
     def setup(self, req: dict) -> dict:
         from . import device
@@ -96,6 +100,7 @@ class Bench:
         except Exception as exc:  # noqa: BLE001 - any import failure is an environment problem
             raise Failure("import", device.diagnose_import_error(exc)) from None
         self.cuda = cuda
+        self.simulator = bool(req.get("simulator"))
         if not req.get("simulator"):
             try:
                 device.require_gpu(allow_simulator=False)
@@ -209,6 +214,38 @@ class Bench:
         digits = len(str(wanted)) - 2
         return max(1, round(wanted, -digits) if digits > 0 else wanted)
 
+    def mechanisms(self, req: dict) -> dict:
+        """``launchbench mechanisms``' interleaved pair rounds, in this (fresh) process: one
+        process's worth of the across-process measurement. Kernels must be set up without a
+        mechanism; the rounds switch among them and leave none installed."""
+        import random
+
+        from . import mechanisms_cli
+
+        if self.mechanism:
+            raise Failure("error", "the mechanisms request needs a worker set up without a mechanism")
+        target = SimulatorDispatcher if self.simulator else None
+        launchers = {n: (launch, tuple(self.args[n])) for n, launch in self.launchers.items()}
+        specs = list(req["specs"])
+        try:
+            signature = mechanisms_cli.signature_text(target)
+            delay = mechanisms_cli.delay_info(specs)
+        except Exception as exc:  # noqa: BLE001 - e.g. an unsupported numba-cuda
+            from .device import one_line
+
+            raise Failure("mechanism", one_line(exc)) from None
+        rounds: list = []
+        start = time.monotonic()
+        mechanisms_cli.run_rounds(
+            launchers, specs, int(req.get("rounds", mechanisms_cli.DEFAULT_ROUNDS)), int(req.get("samples", 1)),
+            int(req.get("launches", mechanisms_cli.DEFAULT_LAUNCHES)),
+            int(req.get("warmup", mechanisms_cli.DEFAULT_WARMUP)), self.cuda.synchronize,
+            random.Random(req.get("seed")), target=target, rounds=rounds,
+            deadline=start + float(req["max_time"]) if req.get("max_time") else None,
+            warmup_class_write=int(req.get("warmup_class_write", mechanisms_cli.DEFAULT_WARMUP_CLASS_WRITE)))
+        return {"rounds": rounds, "signature": signature, "delay": delay,
+                "elapsed_s": round(time.monotonic() - start, 3)}
+
     def peers(self, nargs: int, loops: int) -> dict:
         from . import peers
 
@@ -225,6 +262,8 @@ def handle(bench: Bench, req: dict) -> dict:
         return {"ok": True, "loops": bench.calibrate(int(req["nargs"]), float(req["target_s"]))}
     if cmd == "sample":
         return {"ok": True, "us": bench.sample(int(req["nargs"]), int(req["loops"]))}
+    if cmd == "mechanisms":
+        return {"ok": True, **bench.mechanisms(req)}
     if cmd == "peers":
         return {"ok": True, "peers": bench.peers(int(req["nargs"]), int(req["loops"]))}
     raise Failure("error", f"unknown request {cmd!r}")

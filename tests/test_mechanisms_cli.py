@@ -29,7 +29,9 @@ def test_parse_arg_counts():
 
 
 def test_parse_specs_adds_references_and_canonicalises():
-    assert cli.parse_specs("tls,delay:0.5us,tls") == ["stock", "passthrough", "tls", "delay:500ns"]
+    # passthrough always (tls and delay are judged against it); stock only for contextvar
+    assert cli.parse_specs("tls,delay:0.5us,tls") == ["passthrough", "tls", "delay:500ns"]
+    assert cli.parse_specs("contextvar") == ["stock", "passthrough", "contextvar"]
     assert cli.parse_specs("stock,passthrough,contextvar")[:2] == ["stock", "passthrough"]
     with pytest.raises(UserError, match="unknown mechanism"):
         cli.parse_specs("tls,fast")
@@ -240,8 +242,8 @@ def _launchbench(args, env_extra, cwd):
 
 def test_simulator_smoke_run_is_labelled(tmp_path):
     out = tmp_path / "mech.json"
-    proc = _launchbench(["mechanisms", "--simulator", "--args", "0,1", "--rounds", "2", "--seed", "1", "-o", str(out)],
-                        {"NUMBA_ENABLE_CUDASIM": "1"}, tmp_path)
+    proc = _launchbench(["mechanisms", "--simulator", "--processes", "1", "--args", "0,1", "--rounds", "2",
+                         "--seed", "1", "-o", str(out)], {"NUMBA_ENABLE_CUDASIM": "1"}, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "not a measurement" in proc.stdout
     doc = json.loads(out.read_text())
@@ -252,14 +254,14 @@ def test_simulator_smoke_run_is_labelled(tmp_path):
     assert doc["delay"]["delay:500ns"]["requested_ns"] == 500
     assert doc["analysis"]["tls_target"]["verdict"] == "not judged (simulator)"
     assert "order-statistic" in doc["method"] and doc["params"]["launches"] == 3
-    assert doc["schema"] == "launchbench.mechanisms/3"
+    assert doc["schema"] == "launchbench.mechanisms/4" and doc["analysis_scope"] == "process"
     assert (doc["params"]["warmup"], doc["params"]["warmup_class_write"]) == (10, 120)
     writes = doc["class_writes"]
     assert writes["blocks"] == 2 * 2 * 5 and 0 < writes["class_modified"] < writes["blocks"]
     assert writes["by_mechanism"]["contextvar"]["class_modified"] == 4  # never switched in place
     assert "CUDADispatcher written before" in proc.stdout
     # the verdict says what its intervals cover: one process, not the process-to-process spread
-    assert "in this process" in proc.stdout and "launchbench compare --variant pass=passthrough@" in proc.stdout
+    assert "in this process" in proc.stdout and "across processes (the default" in proc.stdout
     assert doc["analysis"]["tls_target"]["scope"].startswith("one process")
     if hasattr(os, "sched_getaffinity"):
         assert doc["params"]["affinity"] == [max(os.sched_getaffinity(0))]
@@ -283,7 +285,8 @@ def test_simulator_flag_needs_the_simulator(tmp_path):
 
 def test_bad_options_are_one_line_errors(tmp_path):
     for args in (["--rounds", "0"], ["--mechanisms", "tls,v3"], ["--args", "0-12"], ["--max-time", "-1"],
-                 ["--affinity", "100000"], ["--warmup-class-write", "-1"]):
+                 ["--affinity", "100000"], ["--warmup-class-write", "-1"], ["--processes", "0"],
+                 ["--prefetch", "x"]):
         proc = _launchbench(["mechanisms", "--simulator", *args], {"NUMBA_ENABLE_CUDASIM": "1"}, tmp_path)
         assert proc.returncode == 2, args
         assert proc.stderr.startswith("launchbench: error:") and "Traceback" not in proc.stderr

@@ -1,0 +1,279 @@
+"""``launchbench mechanisms`` over many fresh processes: the verdict's unit is a process.
+
+Why: a process's memory layout, hash seeds and allocator state shift a
+launch's cost by a few percent, and they shift the *difference* between two
+mechanisms too: two H200 runs of the in-process measurement put tls -
+passthrough on numba-cuda 0.30.4 0.13-0.17 us apart, each with an interval
+of +/-0.03 us. An interval from one process describes that process only.
+
+So the in-process measurement (interleaved pair rounds, mechanisms switched
+in place; see mechanisms_cli) runs in N fresh worker processes, a slice of
+the time budget each. Each process gives one paired delta per mechanism and
+arg count (the median of its pair-round differences); the reported delta is
+the mean of those N values with a Student t interval over processes, which
+holds the process-to-process spread as well as the noise inside each. As in
+``compare``, the next processes are set up (import, compile) on the CPUs
+that do not measure while one measures, and only the measuring one is pinned
+to the measuring CPU. Every finished process is kept: the JSON is rewritten
+after each, and a Ctrl-C or a dying worker loses only the unfinished one.
+"""
+from __future__ import annotations
+
+import collections
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+
+from . import mechanisms_cli, runner
+from .errors import UserError
+from .stats import mean_ci
+
+#: untimed launches per kernel after a worker is pinned to the measuring CPU, before its rounds
+PREPARE_WARMUP = 200
+
+
+@dataclass
+class Plan:
+    processes: int
+    seconds_each: float | None   # measuring time per process (None: until `rounds`)
+    rounds: int                  # most pair rounds per process
+    specs: list
+    arg_counts: list
+    samples: int
+    launches: int
+    warmup: int
+    warmup_class_write: int
+    seed: int
+    affinity: list | None
+    simulator: bool
+    overlay: str
+    log_dir: str
+    python: str = sys.executable
+    prefetch: int = 0
+    setup_cpus: list | None = None
+
+
+@dataclass
+class Outcome:
+    processes: list = field(default_factory=list)
+    info: dict = field(default_factory=dict)   # the first worker's set-up info (versions, device)
+    interrupted: bool = False
+    reason: str | None = None
+    error: runner.WorkerError | None = None
+    timing: dict = field(default_factory=lambda: {"wall_s": 0.0, "setup_wait_s": 0.0, "measure_s": 0.0,
+                                                  "teardown_s": 0.0})
+
+
+def process_seed(seed: int, index: int) -> int:
+    """Each process's shuffle seed, derived from the run's seed (recorded per process too)."""
+    return (seed * 1_000_003 + index) % 2**32
+
+
+def _spawn(plan: Plan, index: int) -> runner.Worker:
+    worker = runner.Worker(f"process-{index}", plan.python, plan.overlay,
+                           f"{plan.log_dir}/worker-p{index}.log", plan.simulator, cpus=plan.setup_cpus)
+    try:
+        worker.send({"cmd": "setup", "arg_counts": plan.arg_counts, "mechanism": None,
+                     "simulator": plan.simulator})
+    except BaseException:
+        worker.kill()
+        raise
+    return worker
+
+
+def _measure_one(plan: Plan, index: int, worker: runner.Worker, out: Outcome) -> dict:
+    t0 = time.monotonic()
+    info = worker.receive()["info"]
+    pinned = worker.request({"cmd": "prepare", "affinity": plan.affinity, "warmup": PREPARE_WARMUP})["affinity"]
+    t1 = time.monotonic()
+    seed = process_seed(plan.seed, index)
+    reply = worker.request({"cmd": "mechanisms", "specs": plan.specs, "max_time": plan.seconds_each,
+                            "rounds": plan.rounds, "samples": plan.samples, "launches": plan.launches,
+                            "warmup": plan.warmup, "warmup_class_write": plan.warmup_class_write, "seed": seed})
+    t2 = time.monotonic()
+    worker.close()
+    out.timing["setup_wait_s"] += t1 - t0
+    out.timing["measure_s"] += t2 - t1
+    out.timing["teardown_s"] += time.monotonic() - t2
+    if not out.info:
+        out.info = info
+    return {"index": index, "pid": info.get("pid"), "seed": seed, "affinity": pinned,
+            "numba_cuda": info.get("numba_cuda_version"), "signature": reply["signature"],
+            "delay": reply["delay"], "elapsed_s": reply["elapsed_s"],
+            "rounds_complete": sum(1 for r in reply["rounds"] if r["complete"]), "rounds": reply["rounds"]}
+
+
+def run(plan: Plan, progress: runner.Progress, on_process=None) -> Outcome:
+    """Measure in plan.processes fresh workers, one at a time; returns what finished, even when interrupted."""
+    out = Outcome()
+    pending: collections.deque = collections.deque()
+    spawned = 0
+    current = None
+    started = time.monotonic()
+    try:
+        for index in range(plan.processes):
+            while spawned < plan.processes and spawned <= index + plan.prefetch:
+                pending.append(_spawn(plan, spawned))
+                spawned += 1
+            current = pending.popleft()
+            out.processes.append(_measure_one(plan, index, current, out))
+            current = None
+            out.timing["wall_s"] = time.monotonic() - started
+            progress.tick(f"process {index + 1}/{plan.processes}")
+            if on_process is not None:
+                on_process(out)
+    except KeyboardInterrupt:
+        out.interrupted, out.reason = True, "KeyboardInterrupt"
+    except runner.WorkerError as exc:
+        out.interrupted, out.reason, out.error = True, f"{exc.variant}: {exc}", exc
+    finally:
+        if current is not None:
+            current.kill()
+        for worker in pending:
+            worker.kill()
+    out.timing["wall_s"] = time.monotonic() - started
+    progress.finish()
+    return out
+
+
+# ----------------------------------------------------------------- statistics (pure)
+
+def across(per_process: list[dict], confidence: float = 0.95) -> dict:
+    """One delta from per-process deltas (each a stats.pooled_median_delta dict): the mean over
+    processes with a Student t interval, plus the spread that interval has to cover."""
+    us = [d["delta_us"] for d in per_process]
+    pct = [d["delta_pct"] for d in per_process]
+    d, lo, hi = mean_ci(us, confidence)
+    p, plo, phi = mean_ci(pct, confidence)
+    return {"processes": len(us), "n": len(us), "units": "processes", "delta_us": d, "ci_us": [lo, hi],
+            "delta_pct": p, "ci_pct": [plo, phi], "median_us": statistics.median(us),
+            "sd_between_processes_us": statistics.stdev(us) if len(us) > 1 else 0.0,
+            "per_process_us": us}
+
+
+def scope_text(n_processes: int) -> str:
+    return (f"{n_processes} processes: each process's median paired delta is one observation; the mean over "
+            "processes and its Student t interval include the process-to-process variation (memory layout)")
+
+
+def analyse(processes: list[dict], specs: list, arg_counts: list, target: float = mechanisms_cli.TARGET_US,
+            judge: bool = True) -> dict:
+    """The across-process analysis, shaped like the in-process one (``per_args`` with
+    ``median_us``, ``vs_passthrough``, ``vs_stock``, ``tls_target``); levels are means of the
+    processes' median levels. Judged only with two or more processes."""
+    ones = [mechanisms_cli.analyse(p["rounds"], specs, arg_counts, judge=False) for p in processes]
+    results = {}
+    for nargs in arg_counts:
+        key = str(nargs)
+        entries = [one["per_args"][key] for one in ones if key in one["per_args"]]
+        medians, median_cis = {}, {}
+        for spec in specs:
+            levels = [e["median_us"][spec] for e in entries if spec in e["median_us"]]
+            if levels:
+                m, lo, hi = mean_ci(levels)
+                medians[spec], median_cis[spec] = m, [lo, hi]
+        entry = {"median_us": medians, "median_ci_us": median_cis, "vs_passthrough": {}, "vs_stock": {}}
+        for slot in ("vs_passthrough", "vs_stock"):
+            for spec in specs:
+                got = [e[slot][spec] for e in entries if spec in e[slot]]
+                if got:
+                    entry[slot][spec] = across(got)
+        tls = entry["vs_passthrough"].get("tls")
+        if tls is not None and judge and tls["processes"] >= 2:
+            entry["tls_target"] = {"target_us": target, "verdict": mechanisms_cli.target_verdict(tls["ci_us"], target)}
+        results[key] = entry
+    verdicts = [e["tls_target"]["verdict"] for e in results.values() if "tls_target" in e]
+    if not judge:
+        overall = "not judged (simulator)"
+    elif not verdicts:
+        overall = "not measured (needs 2 or more processes)"
+    elif all(v == "met" for v in verdicts):
+        overall = "met"
+    elif any(v == "missed" for v in verdicts):
+        overall = "missed"
+    else:
+        overall = "inconclusive"
+    return {"per_args": results, "tls_target": {"rule": f"tls - passthrough <= {target:g} us at every arg count",
+                                                 "verdict": overall, "scope": scope_text(len(processes))}}
+
+
+# ----------------------------------------------------------------- command
+
+WRITE_EVERY_S = 3.0
+
+
+def _tls_line(process: dict, specs: list, arg_counts: list) -> str:
+    """One process's tls - passthrough per arg count, for the progress lines."""
+    one = mechanisms_cli.analyse(process["rounds"], specs, arg_counts, judge=False)["per_args"]
+    got = [one[str(n)]["vs_passthrough"].get("tls") for n in arg_counts]
+    if not all(got):
+        return ""
+    return "tls - passthrough " + " ".join(f"{d['delta_us']:+.3f}" for d in got) + " us"
+
+
+def command(args, opts: dict) -> int:
+    """``launchbench mechanisms`` with --processes N >= 2."""
+    import os
+
+    from . import envs
+    from .atomic import write_json_atomic
+    from .compare import parse_prefetch
+    from .device import host_info
+
+    specs, arg_counts, n = opts["specs"], opts["arg_counts"], opts["processes"]
+    affinity = opts["affinity"]
+    prefetch = parse_prefetch(args.prefetch, 1, affinity)
+    output = os.path.abspath(args.output)
+    log_dir = os.path.splitext(output)[0] + ".logs"
+    os.makedirs(log_dir, exist_ok=True)
+    plan = Plan(processes=n, seconds_each=opts["max_time"] / n if opts["max_time"] else None,
+                rounds=opts["rounds"], specs=specs, arg_counts=arg_counts, samples=opts["samples"],
+                launches=opts["launches"], warmup=opts["warmup"], warmup_class_write=opts["warmup_class_write"],
+                seed=opts["seed"], affinity=affinity, simulator=opts["simulator"],
+                overlay=envs.make_overlay(os.path.join(log_dir, "overlay")), log_dir=log_dir,
+                prefetch=prefetch, setup_cpus=runner.setup_cpus(affinity))
+    doc = mechanisms_cli.base_document(opts, host_info())
+    doc["params"].update({"affinity": affinity, "prefetch": prefetch, "seconds_per_process": plan.seconds_each})
+    doc.update({"method": mechanisms_cli.METHOD_PROCESSES, "analysis_scope": "processes"})
+    say = (lambda text: None) if args.quiet else (lambda text: print(text, file=sys.stderr, flush=True))
+    if opts["simulator"]:
+        say("launchbench: CUDA SIMULATOR smoke run -- the numbers are NOT a measurement")
+
+    def finish(out: Outcome) -> None:
+        first = out.processes[0] if out.processes else {}
+        doc.update({
+            "numba_cuda": out.info.get("numba_cuda_version"), "python": out.info.get("python"),
+            "installed": out.info.get("installed"), "device": out.info.get("device"),
+            "signature": first.get("signature"), "delay": first.get("delay", {}),
+            "interrupted": out.interrupted, "reason": out.reason,
+            "processes": out.processes,
+            "rounds_complete": sum(p["rounds_complete"] for p in out.processes),
+            "class_writes": mechanisms_cli.class_write_summary([r for p in out.processes for r in p["rounds"]]),
+            "analysis": analyse(out.processes, specs, arg_counts, judge=not opts["simulator"]),
+            "timing": {k: round(v, 1) for k, v in out.timing.items()},
+        })
+        write_json_atomic(output, doc)
+
+    last_write = [time.monotonic()]
+
+    def on_process(out: Outcome) -> None:
+        p = out.processes[-1]
+        say(f"launchbench: process {len(out.processes)}/{n} (pid {p['pid']}): {p['rounds_complete']} pair rounds "
+            f"in {p['elapsed_s']:.1f} s; {_tls_line(p, specs, arg_counts)}")
+        if time.monotonic() - last_write[0] >= WRITE_EVERY_S or len(out.processes) == n:
+            finish(out)
+            last_write[0] = time.monotonic()
+
+    out = run(plan, runner.Progress(n, enabled=not args.quiet), on_process=on_process)
+    if not out.processes and out.error is not None:
+        raise UserError(runner.worker_error_message(out.error))
+    finish(out)
+    print(mechanisms_cli.format_table(doc))
+    print(f"wrote {args.output} ({len(out.processes)} processes, {doc['rounds_complete']} pair rounds, "
+          f"{out.timing['wall_s']:.0f} s)")
+    if out.interrupted:
+        print(f"launchbench: interrupted after {len(out.processes)} of {n} processes ({out.reason}); "
+              "the results keep the finished processes", file=sys.stderr)
+        return 130 if out.reason == "KeyboardInterrupt" else 1
+    return 0
