@@ -15,7 +15,8 @@
 #      they can be, 120 warm-up launches after a block whose switch wrote
 #      CUDADispatcher, 10 otherwise; deltas are means over processes with t intervals
 #      -> RESULTS/mechanisms-<ver>.json
-#   (MECH_VERSIONS="029" measures only that release; MECH_SPECS overrides --mechanisms)
+#   (MECH_VERSIONS="029" measures only that release; MECH_SPECS overrides --mechanisms;
+#   MECH_ARGS adds options, e.g. "--warmup 100")
 #   with MECH_XPROC_ROUNDS=N: also `launchbench compare` of passthrough@ vs tls@ that
 #   release over N rounds (one process per variant and round: the between-process
 #   offsets do not cancel there, so it needs ~10x the rounds) -> RESULTS/tls-across-processes-<ver>.json
@@ -55,7 +56,7 @@ for ver in ${MECH_VERSIONS:-030 029}; do
     # cd /tmp: the checkout's own launchbench/ (no C extension for this python) must not shadow it
     (cd /tmp && PYTHONPATH=$pp run $((SECONDS_PER_VERSION + 40 + 3 * PROCESSES)) "$RESULTS/mechanisms-$ver.log" "$env/bin/python" \
         -m launchbench mechanisms --processes "$PROCESSES" --max-time "$SECONDS_PER_VERSION" \
-        ${MECH_SPECS:+--mechanisms "$MECH_SPECS"} -o "$RESULTS/mechanisms-$ver.json")
+        ${MECH_SPECS:+--mechanisms "$MECH_SPECS"} ${MECH_ARGS:-} -o "$RESULTS/mechanisms-$ver.json")
     rm -rf "$RESULTS/mechanisms-$ver.logs/overlay"
     if [ "${MECH_XPROC_ROUNDS:-0}" -gt 0 ]; then
         xcmd=("$env/bin/python" -m launchbench compare --variant "pass=passthrough@env:$env"

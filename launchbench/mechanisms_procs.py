@@ -101,6 +101,7 @@ def _measure_one(plan: Plan, index: int, worker: runner.Worker, out: Outcome) ->
     return {"index": index, "pid": info.get("pid"), "seed": seed, "affinity": pinned,
             "numba_cuda": info.get("numba_cuda_version"), "signature": reply["signature"],
             "delay": reply["delay"], "elapsed_s": reply["elapsed_s"],
+            "setup_state": info.get("setup_state"), "end_state": reply.get("end_state"),
             "rounds_complete": sum(1 for r in reply["rounds"] if r["complete"]), "rounds": reply["rounds"]}
 
 
@@ -234,7 +235,8 @@ def command(args, opts: dict) -> int:
                 overlay=envs.make_overlay(os.path.join(log_dir, "overlay")), log_dir=log_dir,
                 prefetch=prefetch, setup_cpus=runner.setup_cpus(affinity))
     doc = mechanisms_cli.base_document(opts, host_info())
-    doc["params"].update({"affinity": affinity, "prefetch": prefetch, "seconds_per_process": plan.seconds_each})
+    doc["params"].update({"affinity": affinity, "prefetch": prefetch, "seconds_per_process": plan.seconds_each,
+                          "setup_cpus": plan.setup_cpus})
     doc.update({"method": mechanisms_cli.METHOD_PROCESSES, "analysis_scope": "processes"})
     say = (lambda text: None) if args.quiet else (lambda text: print(text, file=sys.stderr, flush=True))
     if opts["simulator"]:

@@ -249,12 +249,47 @@ def rotated(items: list, k: int) -> list:
 MAX_PREFETCH = 4
 
 
-def setup_cpus(affinity: list | None, available=None) -> list | None:
-    """CPUs for workers' set-up: all this process may use except the measuring ones (None: no split)."""
+def parse_cpu_list(text: str) -> set:
+    """The kernel's CPU list format ("0-3,8,10-11") -> {0, 1, 2, 3, 8, 10, 11}."""
+    cpus: set = set()
+    for part in text.strip().split(","):
+        part = part.strip()
+        if not part:
+            continue
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def smt_siblings(cpus, read=None) -> set:
+    """The hardware threads that share a core with *cpus* (themselves included), from sysfs;
+    just *cpus* where the topology cannot be read."""
+    def default_read(cpu):
+        with open(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list") as fh:
+            return fh.read()
+
+    read = read or default_read
+    out = set(cpus)
+    for cpu in cpus:
+        try:
+            out |= parse_cpu_list(read(cpu))
+        except (OSError, ValueError):
+            pass
+    return out
+
+
+def setup_cpus(affinity: list | None, available=None, siblings=smt_siblings) -> list | None:
+    """CPUs for workers' set-up: those this process may use except the measuring ones and their
+    SMT siblings (a compile on the other thread of the measuring core slows every launch timed
+    there); if that leaves none, all but the measuring ones. None: no split."""
     if available is None:
         available = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
-    rest = sorted(set(available) - set(affinity or []))
-    return rest if affinity and rest else None
+    if not affinity:
+        return None
+    rest = sorted(set(available) - siblings(affinity))
+    if not rest:
+        rest = sorted(set(available) - set(affinity))
+    return rest or None
 
 
 def default_prefetch(n_variants: int, affinity: list | None, available=None) -> int:

@@ -39,6 +39,27 @@ import warnings
 SETUP_LAUNCHES = 10
 
 
+def process_state() -> dict:
+    """Where this process last ran and how its memory is backed (Linux /proc; {} elsewhere):
+    recorded per worker so that a process that measures slow can be told apart afterwards."""
+    state: dict = {}
+    try:
+        with open("/proc/self/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        state["cpu"] = int(fields[36])  # field 39, "processor": the CPU it last ran on
+    except (OSError, IndexError, ValueError):
+        pass
+    try:
+        with open("/proc/self/smaps_rollup") as fh:
+            for line in fh:
+                key, _, rest = line.partition(":")
+                if key in ("Rss", "AnonHugePages"):
+                    state[key.lower() + "_kb"] = int(rest.split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    return state
+
+
 class Failure(Exception):
     def __init__(self, kind: str, message: str):
         super().__init__(message)
@@ -143,6 +164,7 @@ class Bench:
             "mechanism": mech,
             "device": dev,
             "launchbench": os.path.dirname(os.path.abspath(__file__)),
+            "setup_state": process_state(),
         }
 
     def prepare(self, req: dict) -> list | None:
@@ -244,7 +266,7 @@ class Bench:
             deadline=start + float(req["max_time"]) if req.get("max_time") else None,
             warmup_class_write=int(req.get("warmup_class_write", mechanisms_cli.DEFAULT_WARMUP_CLASS_WRITE)))
         return {"rounds": rounds, "signature": signature, "delay": delay,
-                "elapsed_s": round(time.monotonic() - start, 3)}
+                "elapsed_s": round(time.monotonic() - start, 3), "end_state": process_state()}
 
     def peers(self, nargs: int, loops: int) -> dict:
         from . import peers

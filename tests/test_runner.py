@@ -145,10 +145,28 @@ def test_interruption_keeps_finished_rounds_and_kills_every_worker(fake, exc, re
     assert killed == {1, 2, 3}
 
 
-def test_setup_cpus_leave_out_the_measuring_ones():
-    assert runner.setup_cpus([3], {0, 1, 2, 3}) == [0, 1, 2]
-    assert runner.setup_cpus([0], {0}) is None        # nothing left: no split
-    assert runner.setup_cpus(None, {0, 1}) is None    # unpinned: no split
+def test_setup_cpus_leave_out_the_measuring_ones_and_their_smt_siblings():
+    alone = lambda cpus: set(cpus)  # noqa: E731 - no SMT
+    assert runner.setup_cpus([3], {0, 1, 2, 3}, siblings=alone) == [0, 1, 2]
+    assert runner.setup_cpus([0], {0}, siblings=alone) is None        # nothing left: no split
+    assert runner.setup_cpus(None, {0, 1}, siblings=alone) is None    # unpinned: no split
+    pairs = lambda cpus: {c for cpu in cpus for c in (cpu % 8, cpu % 8 + 8)}  # noqa: E731 - cpu n and n+8 share a core
+    assert runner.setup_cpus([15], set(range(16)), siblings=pairs) == list(range(7)) + list(range(8, 15))
+    assert runner.setup_cpus([1], {1, 9}, siblings=pairs) == [9]       # only the sibling left: use it
+
+
+def test_parse_cpu_list_and_smt_siblings():
+    assert runner.parse_cpu_list("0-3,8, 10-11\n") == {0, 1, 2, 3, 8, 10, 11}
+    assert runner.parse_cpu_list("7") == {7}
+    topo = {3: "3,11", 5: "5"}
+
+    def read(cpu):
+        if cpu not in topo:
+            raise OSError("no such file")
+        return topo[cpu]
+
+    assert runner.smt_siblings([3], read) == {3, 11}
+    assert runner.smt_siblings([3, 5, 6], read) == {3, 5, 6, 11}
 
 
 @pytest.mark.parametrize("variants, affinity, available, expected", [
