@@ -1,6 +1,8 @@
 """Semantics of the C extension launchbench._tls: a per-thread (config, args) stack."""
 import gc
+import subprocess
 import sys
+import textwrap
 import threading
 import time
 import tracemalloc
@@ -625,3 +627,28 @@ def test_tls_costs_little_over_passthrough():
     cost = min(_best_per_call_ns(lambda: tls(d, a, cfg)) - _best_per_call_ns(lambda: through(d, a, cfg))
                for _ in range(3))
     assert cost < 100, f"tls - passthrough = {cost:.0f} ns per call"
+
+
+def test_the_stack_owner_is_one_thread_and_its_stack_is_never_handed_on():
+    # The first thread to use the stack keeps it in static memory (see _tls.c). Here that is a
+    # thread that exits with an entry left: no later thread, main included, may see that entry.
+    code = textwrap.dedent("""
+        import threading
+        from launchbench import _tls
+        def first():
+            _tls.enter("cfg-of-a-dead-thread", ("x",))
+        t = threading.Thread(target=first); t.start(); t.join()
+        seen = []
+        def later():
+            seen.append((_tls.depth(), _tls.current()))
+            _tls.enter("later", ())
+            seen.append((_tls.depth(), _tls.current()))
+            _tls.leave()
+        for _ in range(3):
+            t = threading.Thread(target=later); t.start(); t.join()
+        seen.append((_tls.depth(), _tls.current()))
+        print(seen)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str([(0, None), (1, "later")] * 3 + [(0, None)])
