@@ -56,15 +56,20 @@
 #endif
 
 /* An entry holds the config object itself, or (0.29 launches) the five parts
-   it is made of: the tuple is built only if someone asks for it (current()),
-   so a launch under tls allocates nothing -- like v2's C thread-local. */
+   it is made of: the tuple is built only if someone asks for it (current()).
+   An entry pushed by enter() owns its references. One pushed by the
+   Interceptor borrows them from the intercepted call's arguments, which its
+   caller keeps alive until the call returns -- and the entry is popped before
+   it does. So a launch under tls allocates nothing and touches no reference
+   count, like v2's C thread-local. */
 #define LB_NPARTS 5
 
 typedef struct {
-    PyObject *config;              /* NULL until asked for when parts are set */
+    PyObject *config;              /* NULL (parts set) until current() builds it */
     PyObject *args;
-    int nparts;                    /* 0, or LB_NPARTS when parts[] holds references */
-    PyObject *parts[LB_NPARTS];    /* (dispatcher, griddim, blockdim, stream, sharedmem) */
+    PyObject *parts[LB_NPARTS];    /* (dispatcher, griddim, blockdim, stream, sharedmem), borrowed */
+    char owned;                    /* config and args are the entry's own references (enter()) */
+    char built;                    /* config is a tuple built from parts, owned by the entry */
 } lb_entry;
 
 /* A thread's stack. The first thread that asks (normally the main thread,
@@ -112,21 +117,28 @@ lb_full(const lb_state *st)
     return 0;
 }
 
-/* Push new references to config and args; -1 with RuntimeError when full. */
+/* Push config and args: new references when `owned` (enter()), else borrowed
+   from an in-flight call; -1 with RuntimeError when full. */
 static inline int
-lb_push(lb_state *st, PyObject *config, PyObject *args)
+lb_push(lb_state *st, PyObject *config, PyObject *args, int owned)
 {
     if (lb_full(st))
         return -1;
     lb_entry *e = &st->stack[st->depth];
-    e->config = Py_NewRef(config);
-    e->args = Py_NewRef(args);
-    e->nparts = 0;
+    if (owned) {
+        Py_INCREF(config);
+        Py_INCREF(args);
+    }
+    e->config = config;
+    e->args = args;
+    e->owned = (char)owned;
+    e->built = 0;
     st->depth++;
     return 0;
 }
 
-/* Push new references to the parts of a config (built lazily) and args. */
+/* Push the parts of a 0.29 launch (config built lazily) and args, all borrowed
+   from the in-flight call. */
 static inline int
 lb_push_parts(lb_state *st, PyObject *dispatcher, PyObject *args, PyObject *griddim,
               PyObject *blockdim, PyObject *stream, PyObject *sharedmem)
@@ -135,13 +147,14 @@ lb_push_parts(lb_state *st, PyObject *dispatcher, PyObject *args, PyObject *grid
         return -1;
     lb_entry *e = &st->stack[st->depth];
     e->config = NULL;
-    e->args = Py_NewRef(args);
-    e->nparts = LB_NPARTS;
-    e->parts[0] = Py_NewRef(dispatcher);
-    e->parts[1] = Py_NewRef(griddim);
-    e->parts[2] = Py_NewRef(blockdim);
-    e->parts[3] = Py_NewRef(stream);
-    e->parts[4] = Py_NewRef(sharedmem);
+    e->args = args;
+    e->parts[0] = dispatcher;
+    e->parts[1] = griddim;
+    e->parts[2] = blockdim;
+    e->parts[3] = stream;
+    e->parts[4] = sharedmem;
+    e->owned = 0;
+    e->built = 0;
     st->depth++;
     return 0;
 }
@@ -152,11 +165,15 @@ static inline void
 lb_pop(lb_state *st)
 {
     st->depth--;
-    lb_entry old = st->stack[st->depth];
-    Py_XDECREF(old.config);
-    Py_DECREF(old.args);
-    for (int i = 0; i < old.nparts; i++)
-        Py_DECREF(old.parts[i]);
+    lb_entry *e = &st->stack[st->depth];
+    PyObject *config = e->config, *args = e->args;
+    if (e->owned) {
+        Py_DECREF(config);
+        Py_DECREF(args);
+    }
+    else if (e->built) {
+        Py_DECREF(config);
+    }
 }
 
 /* The innermost config as an object (new reference), building it from its parts once. */
@@ -169,6 +186,7 @@ lb_top_config(lb_state *st)
                                  e->parts[3], e->parts[4]);
         if (e->config == NULL)
             return NULL;
+        e->built = 1;
     }
     return Py_NewRef(e->config);
 }
@@ -180,7 +198,7 @@ lb_enter(PyObject *self, PyObject *const *argv, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "enter(config, args) takes exactly 2 arguments");
         return NULL;
     }
-    if (lb_push(lb_here(), argv[0], argv[1]) < 0)
+    if (lb_push(lb_here(), argv[0], argv[1], 1) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -324,12 +342,12 @@ lb_push_launch(lb_state *st, lb_interceptor *self, PyObject *const *argv, Py_ssi
 {
     if (self->sig == LB_SIG_030) {
         if (kwnames == NULL && nargs == 3)
-            return lb_push(st, argv[2], argv[1]) < 0 ? -1 : 1;
+            return lb_push(st, argv[2], argv[1], 0) < 0 ? -1 : 1;
         PyObject *args = lb_arg(argv, nargs, kwnames, 1, lb_params_030[1]);
         PyObject *config = lb_arg(argv, nargs, kwnames, 2, lb_params_030[2]);
         if (args == NULL || config == NULL)
             return 0;
-        return lb_push(st, config, args) < 0 ? -1 : 1;
+        return lb_push(st, config, args, 0) < 0 ? -1 : 1;
     }
     if (kwnames == NULL && nargs == 6)
         return lb_push_parts(st, argv[0], argv[1], argv[2], argv[3], argv[4], argv[5]) < 0 ? -1 : 1;

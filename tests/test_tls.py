@@ -6,6 +6,7 @@ import textwrap
 import threading
 import time
 import tracemalloc
+import weakref
 
 import pytest
 
@@ -382,6 +383,35 @@ def test_interceptor_refcounts_and_memory_stable(mode, sig):
 
     assert_no_growth(calls)
     assert [sys.getrefcount(o) for o in (func, f, d, a, cfg)] == counts
+
+
+@pytest.mark.parametrize("sig", ["0.30", "0.29"])
+def test_what_current_returns_outlives_the_launch_it_borrowed_from(sig):
+    # The Interceptor's entry borrows the call's arguments (no reference counting per launch);
+    # what current() hands out during the call must be a reference of its own.
+    kept = []
+
+    def func(*args):
+        kept.append((_tls.current(), _tls.current_args()))
+        return "done"
+
+    f = Interceptor(func, "tls", signature=sig)
+    d, a, cfg = Config(), (Config(),), Config()
+    call_args = (d, a, cfg) if sig == "0.30" else (d, a, cfg, cfg, 0, 0)
+    counts = [sys.getrefcount(o) for o in (d, a, cfg)]
+    assert f(*call_args) == "done" and _tls.depth() == 0
+    got_config, got_args = kept[0]
+    assert got_args is a
+    assert got_config is cfg if sig == "0.30" else got_config == (d, cfg, cfg, 0, 0)
+    wref = weakref.ref(a[0])
+    del call_args, d, a, cfg, got_config, got_args, counts
+    config, args = kept.pop()
+    assert args[0] is wref(), "the args the capture handed out stay alive while they are held"
+    if sig == "0.29":
+        assert isinstance(config[0], Config) and config[1] is config[2]
+    del args
+    gc.collect()
+    assert wref() is None, "and are freed once nothing holds them"
 
 
 def test_interceptor_refcounts_stable_when_func_raises():
