@@ -453,6 +453,9 @@ def register(sub) -> None:
                         "the highest-numbered CPU it may use; 'none': no pinning")
     p.add_argument("--seed", type=int, default=None, help="shuffle seed (default: random, recorded)")
     p.add_argument("--output", "-o", default="mechanisms.json", help="JSON path (default: %(default)s)")
+    p.add_argument("--pool", nargs="+", metavar="JSON", default=None,
+                   help="measure nothing: pool the processes of these earlier runs (same numba-cuda and "
+                        "options) into one analysis, written to --output")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     p.add_argument("--simulator", action="store_true",
                    help="smoke run under NUMBA_ENABLE_CUDASIM=1; its numbers are NOT launch costs")
@@ -509,6 +512,10 @@ def base_document(opts: dict, host: dict) -> dict:
 def run(args) -> int:
     from .device import require_gpu, simulator_enabled
 
+    if args.pool is not None:
+        from . import mechanisms_procs
+
+        return mechanisms_procs.pool_command(args)
     opts = _settings(args)
     if opts["simulator"] and not simulator_enabled():
         raise UserError("--simulator needs NUMBA_ENABLE_CUDASIM=1 set before launchbench starts; "

@@ -279,3 +279,79 @@ def command(args, opts: dict) -> int:
               "the results keep the finished processes", file=sys.stderr)
         return 130 if out.reason == "KeyboardInterrupt" else 1
     return 0
+
+
+# ----------------------------------------------------------------- pooling runs
+
+#: what must agree for processes of several runs to be pooled into one analysis
+SAME_FOR_POOLING = ("numba_cuda", "signature", "simulator")
+SAME_PARAMS_FOR_POOLING = ("mechanisms", "arg_counts", "samples", "launches", "warmup", "warmup_class_write")
+
+
+def load(path: str) -> dict:
+    """A ``launchbench mechanisms`` JSON (plain or gzip-compressed); one-line errors."""
+    import gzip
+    import json
+
+    try:
+        with open(path, "rb") as fh:
+            gz = fh.read(2) == b"\x1f\x8b"
+        with (gzip.open(path, "rt") if gz else open(path)) as fh:
+            doc = json.load(fh)
+    except FileNotFoundError:
+        raise UserError(f"{path} does not exist; give the JSON files that `launchbench mechanisms -o` wrote") from None
+    except (OSError, ValueError, EOFError) as exc:
+        raise UserError(f"{path} is not a readable JSON file ({exc}); give a `launchbench mechanisms` result") from None
+    if not str(doc.get("schema", "")).startswith("launchbench.mechanisms/") or doc.get("analysis_scope") != "processes":
+        raise UserError(f"{path} is not a `launchbench mechanisms` run over processes (schema "
+                        f"{doc.get('schema')!r}); only runs with --processes 2 or more can be pooled")
+    return doc
+
+
+def pool(docs: list, paths: list) -> dict:
+    """One document whose processes are those of all *docs* (which must have measured the same
+    thing the same way), analysed together: more processes, a narrower interval over them."""
+    first = docs[0]
+    for doc, path in zip(docs[1:], paths[1:]):
+        for key in SAME_FOR_POOLING:
+            if doc.get(key) != first.get(key):
+                raise UserError(f"cannot pool {path} with {paths[0]}: {key} differs ({doc.get(key)!r} vs "
+                                f"{first.get(key)!r}); pool only runs of the same numba-cuda")
+        for key in SAME_PARAMS_FOR_POOLING:
+            if doc["params"].get(key) != first["params"].get(key):
+                raise UserError(f"cannot pool {path} with {paths[0]}: --{key.replace('_', '-')} differs "
+                                f"({doc['params'].get(key)!r} vs {first['params'].get(key)!r}); pool runs made "
+                                "with the same options")
+    processes = []
+    for run_index, (doc, path) in enumerate(zip(docs, paths)):
+        for p in doc["processes"]:
+            processes.append(dict(p, run=run_index))
+    out = {k: v for k, v in first.items() if k not in ("processes", "analysis", "timing")}
+    out["params"] = dict(first["params"], processes=len(processes))
+    out["command"] = ["launchbench"] + sys.argv[1:]
+    out["pooled_from"] = [{"path": path, "created": doc.get("created"), "command": doc.get("command"),
+                           "processes": len(doc["processes"]), "interrupted": doc.get("interrupted")}
+                          for doc, path in zip(docs, paths)]
+    out["interrupted"] = any(doc.get("interrupted") for doc in docs)
+    out["processes"] = processes
+    out["rounds_complete"] = sum(p["rounds_complete"] for p in processes)
+    out["class_writes"] = mechanisms_cli.class_write_summary([r for p in processes for r in p["rounds"]])
+    out["timing"] = {k: round(sum(doc.get("timing", {}).get(k, 0.0) for doc in docs), 1)
+                     for k in ("wall_s", "setup_wait_s", "measure_s", "teardown_s")}
+    out["analysis"] = analyse(processes, first["params"]["mechanisms"], first["params"]["arg_counts"],
+                              judge=not first.get("simulator"))
+    return out
+
+
+def pool_command(args) -> int:
+    """``launchbench mechanisms --pool A.json B.json ... -o pooled.json``: no measuring."""
+    from .atomic import write_json_atomic
+
+    paths = list(args.pool)
+    if len(paths) < 2:
+        raise UserError("--pool needs two or more result files, e.g. --pool run1.json run2.json -o pooled.json")
+    doc = pool([load(p) for p in paths], paths)
+    write_json_atomic(args.output, doc)
+    print(mechanisms_cli.format_table(doc))
+    print(f"wrote {args.output} ({len(doc['processes'])} processes pooled from {len(paths)} runs)")
+    return 0

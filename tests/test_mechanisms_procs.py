@@ -165,3 +165,52 @@ def test_simulator_run_across_worker_processes(tmp_path):
     assert doc["analysis"]["tls_target"]["verdict"] == "not judged (simulator)"
     assert doc["rounds_complete"] == 4 and doc["class_writes"]["blocks"] == 2 * 2 * 2 * 5
     assert "launchbench: process 2/2" in proc.stderr
+
+
+def _doc(deltas, numba_cuda="0.30.4", launches=100):
+    processes = [{"index": i, "rounds": _rounds({0: d}), "rounds_complete": 9} for i, d in enumerate(deltas)]
+    return {"schema": "launchbench.mechanisms/4", "analysis_scope": "processes", "numba_cuda": numba_cuda,
+            "signature": "call(args, launch_config)", "simulator": False, "created": "x", "command": ["lb"],
+            "params": {"mechanisms": SPECS, "arg_counts": [0], "samples": 1, "launches": launches, "warmup": 10,
+                       "warmup_class_write": 120, "processes": len(deltas)},
+            "processes": processes, "timing": {"wall_s": 10.0, "measure_s": 8.0}, "interrupted": False}
+
+
+def test_pool_analyses_the_processes_of_several_runs_together():
+    a, b = _doc([0.02, 0.12, 0.05]), _doc([0.04, 0.06])
+    out = procs.pool([a, b], ["a.json", "b.json"])
+    assert [p["run"] for p in out["processes"]] == [0, 0, 0, 1, 1]
+    assert out["params"]["processes"] == 5 and out["rounds_complete"] == 45
+    tls = out["analysis"]["per_args"]["0"]["vs_passthrough"]["tls"]
+    assert tls["processes"] == 5 and tls["delta_us"] == pytest.approx(0.058, abs=0.003)
+    assert [r["processes"] for r in out["pooled_from"]] == [3, 2] and out["timing"]["wall_s"] == 20.0
+    assert out["analysis"]["tls_target"]["scope"].startswith("5 processes")
+    assert "processes" in a and len(a["processes"]) == 3, "the inputs are left as they were"
+
+
+@pytest.mark.parametrize("other, what", [(dict(numba_cuda="0.29.0"), "numba_cuda differs"),
+                                         (dict(launches=50), "--launches differs")])
+def test_pool_refuses_runs_that_measured_differently(other, what):
+    with pytest.raises(procs.UserError, match=what):
+        procs.pool([_doc([0.1]), _doc([0.1], **other)], ["a.json", "b.json"])
+
+
+def test_pool_command_reads_gzip_and_explains_bad_input(tmp_path):
+    import gzip
+
+    a, b = tmp_path / "a.json.gz", tmp_path / "b.json"
+    with gzip.open(a, "wt") as fh:
+        json.dump(_doc([0.02, 0.03]), fh)
+    b.write_text(json.dumps(_doc([0.04, 0.05])))
+    out = tmp_path / "pooled.json"
+    proc = subprocess.run([sys.executable, "-m", "launchbench", "mechanisms", "--pool", str(a), str(b), "-o", str(out)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "across 4 processes: MET" in proc.stdout
+    assert json.loads(out.read_text())["params"]["processes"] == 4
+    (tmp_path / "one.json").write_text(json.dumps({"schema": "launchbench.compare/2"}))
+    for bad, why in (([str(a)], "two or more"), ([str(a), str(tmp_path / "none.json")], "does not exist"),
+                     ([str(a), str(tmp_path / "one.json")], "not a `launchbench mechanisms` run")):
+        proc = subprocess.run([sys.executable, "-m", "launchbench", "mechanisms", "--pool", *bad, "-o", str(out)],
+                              capture_output=True, text=True, cwd=tmp_path, timeout=120)
+        assert proc.returncode == 2 and why in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
