@@ -65,11 +65,11 @@
 #define LB_NPARTS 5
 
 typedef struct {
+    char owned;                    /* config and args are the entry's own references (enter()) */
+    char built;                    /* config is a tuple built from parts, owned by the entry */
     PyObject *config;              /* NULL (parts set) until current() builds it */
     PyObject *args;
     PyObject *parts[LB_NPARTS];    /* (dispatcher, griddim, blockdim, stream, sharedmem), borrowed */
-    char owned;                    /* config and args are the entry's own references (enter()) */
-    char built;                    /* config is a tuple built from parts, owned by the entry */
 } lb_entry;
 
 /* A thread's stack. The first thread that asks (normally the main thread,
@@ -80,27 +80,39 @@ typedef struct {
    a __tls_get_addr call that reads the thread's dtv and a separately
    malloc'ed block -- memory nothing else in the launch path touches -- and
    measured on the H200 VM that capture cost about 0.1 us per launch where the
-   same work costs 10-20 ns in a tight loop. The GIL is held whenever a stack
-   is used, so claiming the owner needs no atomics. A thread's stack never
-   moves, so a launch looks it up once. */
+   same work costs 10-20 ns in a tight loop (results/h200-2026-11-22-session3).
+   The owner's id, its depth and what a pop reads of the first entry share
+   one cache line, so a launch, whose own work evicts lines from the first
+   levels of cache, misses at most once there. The GIL is held whenever a
+   stack is used, so claiming the owner needs no atomics. A thread's stack
+   never moves, so a launch looks it up once. */
 typedef struct {
     int depth;
     lb_entry stack[LB_TLS_MAX_DEPTH];
 } lb_state;
 
-static uint64_t lb_owner_id;          /* 0: not claimed yet (thread state ids start at 1) */
-static lb_state lb_owner_state;
+#if defined(_MSC_VER)
+#define LB_ALIGN64 __declspec(align(64))
+#else
+#define LB_ALIGN64 __attribute__((aligned(64)))
+#endif
+
+static LB_ALIGN64 struct {
+    uint64_t id;                   /* 0: not claimed yet (thread state ids start at 1) */
+    lb_state state;
+} lb_owner;
+
 static LB_THREAD_LOCAL lb_state lb_tls;
 
 static inline lb_state *
 lb_here(void)
 {
     uint64_t id = PyThreadState_GetID(PyThreadState_Get());
-    if (id == lb_owner_id)
-        return &lb_owner_state;
-    if (lb_owner_id == 0) {
-        lb_owner_id = id;
-        return &lb_owner_state;
+    if (id == lb_owner.id)
+        return &lb_owner.state;
+    if (lb_owner.id == 0) {
+        lb_owner.id = id;
+        return &lb_owner.state;
     }
     return &lb_tls;
 }
