@@ -37,6 +37,11 @@
  *                      at entry; a tls call that pushed pops on its way out
  *                      whatever the mode has become meanwhile.
  *
+ * The first thread to use the stack (the one that launches, normally) keeps it
+ * in this module's static memory; other threads keep a _Thread_local one (see
+ * lb_state). The Interceptor's entries borrow the in-flight call's arguments:
+ * a launch under tls allocates nothing and counts no references.
+ *
  * Entries left by a thread that exits without leaving are leaked, not freed:
  * there is no safe point to DECREF without the thread state.
  */

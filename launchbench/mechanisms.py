@@ -40,7 +40,6 @@ import contextvars
 import functools
 import inspect
 import re
-import time
 from dataclasses import dataclass
 
 from .errors import UserError

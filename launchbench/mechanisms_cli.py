@@ -174,19 +174,24 @@ def analyse(rounds: list[dict], specs: list[str], arg_counts: list[int], target:
         if tls is not None and judge:
             entry["tls_target"] = {"target_us": target, "verdict": target_verdict(tls["ci_us"], target)}
         results[key] = entry
-    verdicts = [e["tls_target"]["verdict"] for e in results.values() if "tls_target" in e]
+    return {"per_args": results, "tls_target": target_summary(results, target, judge, SCOPE)}
+
+
+def target_summary(per_args: dict, target: float, judge: bool, scope: str,
+                   unmeasured: str = "not measured") -> dict:
+    """The tls target over every arg count: met only if met at each, missed if missed at any."""
+    verdicts = [e["tls_target"]["verdict"] for e in per_args.values() if "tls_target" in e]
     if not judge:
         overall = "not judged (simulator)"
     elif not verdicts:
-        overall = "not measured"
+        overall = unmeasured
     elif all(v == "met" for v in verdicts):
         overall = "met"
     elif any(v == "missed" for v in verdicts):
         overall = "missed"
     else:
         overall = "inconclusive"
-    return {"per_args": results, "tls_target": {"rule": f"tls - passthrough <= {target:g} us at every arg count",
-                                                 "verdict": overall, "scope": SCOPE}}
+    return {"rule": f"tls - passthrough <= {target:g} us at every arg count", "verdict": overall, "scope": scope}
 
 
 # ----------------------------------------------------------------- kernels

@@ -19,7 +19,6 @@ after each, and a Ctrl-C or a dying worker loses only the unfinished one.
 """
 from __future__ import annotations
 
-import collections
 import statistics
 import sys
 import time
@@ -108,16 +107,13 @@ def _measure_one(plan: Plan, index: int, worker: runner.Worker, out: Outcome) ->
 def run(plan: Plan, progress: runner.Progress, on_process=None) -> Outcome:
     """Measure in plan.processes fresh workers, one at a time; returns what finished, even when interrupted."""
     out = Outcome()
-    pending: collections.deque = collections.deque()
-    spawned = 0
+    workers = runner.Ahead(plan.processes, plan.prefetch, lambda index: _spawn(plan, index),
+                           lambda worker: worker.kill())
     current = None
     started = time.monotonic()
     try:
         for index in range(plan.processes):
-            while spawned < plan.processes and spawned <= index + plan.prefetch:
-                pending.append(_spawn(plan, spawned))
-                spawned += 1
-            current = pending.popleft()
+            current = workers.take(index)
             out.processes.append(_measure_one(plan, index, current, out))
             current = None
             out.timing["wall_s"] = time.monotonic() - started
@@ -131,8 +127,7 @@ def run(plan: Plan, progress: runner.Progress, on_process=None) -> Outcome:
     finally:
         if current is not None:
             current.kill()
-        for worker in pending:
-            worker.kill()
+        workers.close()
     out.timing["wall_s"] = time.monotonic() - started
     progress.finish()
     return out
@@ -184,19 +179,9 @@ def analyse(processes: list[dict], specs: list, arg_counts: list, target: float 
         if tls is not None and judge and tls["processes"] >= 2:
             entry["tls_target"] = {"target_us": target, "verdict": mechanisms_cli.target_verdict(tls["ci_us"], target)}
         results[key] = entry
-    verdicts = [e["tls_target"]["verdict"] for e in results.values() if "tls_target" in e]
-    if not judge:
-        overall = "not judged (simulator)"
-    elif not verdicts:
-        overall = "not measured (needs 2 or more processes)"
-    elif all(v == "met" for v in verdicts):
-        overall = "met"
-    elif any(v == "missed" for v in verdicts):
-        overall = "missed"
-    else:
-        overall = "inconclusive"
-    return {"per_args": results, "tls_target": {"rule": f"tls - passthrough <= {target:g} us at every arg count",
-                                                 "verdict": overall, "scope": scope_text(len(processes))}}
+    return {"per_args": results,
+            "tls_target": mechanisms_cli.target_summary(results, target, judge, scope_text(len(processes)),
+                                                        unmeasured="not measured (needs 2 or more processes)")}
 
 
 # ----------------------------------------------------------------- command

@@ -300,6 +300,27 @@ def default_prefetch(n_variants: int, affinity: list | None, available=None) -> 
     return max(0, min(MAX_PREFETCH, free // max(1, n_variants)))
 
 
+class Ahead:
+    """Items 0..n-1, each made by *make(i)* up to *ahead* items before it is taken, so that
+    setting the next ones up overlaps measuring the current one; *discard* ends any made but
+    never taken (``close``)."""
+
+    def __init__(self, n: int, ahead: int, make, discard):
+        self.n, self.ahead, self.make, self.discard = n, ahead, make, discard
+        self.pending: collections.deque = collections.deque()
+        self.made = 0
+
+    def take(self, index: int):
+        while self.made < self.n and self.made <= index + self.ahead:
+            self.pending.append(self.make(self.made))
+            self.made += 1
+        return self.pending.popleft()
+
+    def close(self) -> None:
+        while self.pending:
+            self.discard(self.pending.popleft())
+
+
 def _spawn_round(plan: Plan, rnd: int) -> dict:
     """Start one worker per variant and ask each to set up; does not wait. Start order is
     rotated per round, so no variant is always the first to create its CUDA context."""
@@ -352,16 +373,13 @@ def _measure(plan: Plan, rnd: int, workers: dict, out: Outcome, progress: Progre
 def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
     """Run the rounds; returns what was measured even when interrupted."""
     out = Outcome(loops=dict(plan.loops or {}))
-    pending = collections.deque()  # workers of rounds set up ahead, oldest first
-    spawned = 0
+    rounds = Ahead(plan.rounds, plan.prefetch, lambda rnd: _spawn_round(plan, rnd),
+                   lambda ahead: _kill(ahead.values()))
     workers: dict = {}
     started = time.monotonic()
     try:
         for rnd in range(plan.rounds):
-            while spawned < plan.rounds and spawned <= rnd + plan.prefetch:
-                pending.append(_spawn_round(plan, spawned))
-                spawned += 1
-            workers = pending.popleft()
+            workers = rounds.take(rnd)
             t0 = time.monotonic()
             infos = _ready(plan, rnd, workers)
             t1 = time.monotonic()
@@ -398,8 +416,7 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
         out.interrupted, out.reason, out.error = True, f"{exc.variant}: {exc}", exc
     finally:
         _kill(workers.values())
-        for ahead in pending:
-            _kill(ahead.values())
+        rounds.close()
     out.timing["wall_s"] = time.monotonic() - started
     out.peer_samples = [s for s in out.peer_samples if s["round"] < out.rounds_completed]
     progress.finish()

@@ -90,7 +90,7 @@ import gzip
 import json
 
 from .errors import UserError
-from .atomic import write_json_atomic
+from .atomic import read_json, write_json_atomic
 
 SCHEMA_ID = "launchbench.compare"
 SCHEMA_VERSION = 1
@@ -243,10 +243,7 @@ def read(path: str) -> dict:
     """Load and validate a results file (plain or gzip-compressed, as committed results are);
     one-line errors for missing or malformed files."""
     try:
-        with open(path, "rb") as fh:
-            gz = fh.read(2) == b"\x1f\x8b"
-        with (gzip.open(path, "rt") if gz else open(path)) as fh:
-            doc = json.load(fh)
+        doc = read_json(path)
     except FileNotFoundError:
         raise SchemaError(f"results file {path} does not exist; run `launchbench compare --output {path}` first") from None
     except (json.JSONDecodeError, UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:

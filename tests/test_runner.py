@@ -181,3 +181,14 @@ def test_parse_prefetch():
     for bad in ("-1", "x", "1.5"):
         with pytest.raises(UserError, match="bad --prefetch"):
             compare.parse_prefetch(bad, 3, [1])
+
+
+def test_ahead_makes_items_ahead_and_discards_the_untaken():
+    made, discarded = [], []
+    ahead = runner.Ahead(5, 2, lambda i: made.append(i) or f"w{i}", discarded.append)
+    assert ahead.take(0) == "w0" and made == [0, 1, 2]
+    assert ahead.take(1) == "w1" and made == [0, 1, 2, 3]
+    ahead.close()
+    assert discarded == ["w2", "w3"] and made == [0, 1, 2, 3]
+    no_ahead = runner.Ahead(3, 0, lambda i: i, discarded.append)
+    assert [no_ahead.take(i) for i in range(3)] == [0, 1, 2]
