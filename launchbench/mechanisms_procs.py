@@ -150,7 +150,8 @@ def across(per_process: list[dict], confidence: float = 0.95) -> dict:
 
 def scope_text(n_processes: int) -> str:
     return (f"{n_processes} processes: each process's median paired delta is one observation; the mean over "
-            "processes and its Student t interval include the process-to-process variation (memory layout)")
+            "processes and its Student t interval include the variation between processes (memory layout) "
+            "and over time (the machine's slower spells)")
 
 
 def analyse(processes: list[dict], specs: list, arg_counts: list, target: float = mechanisms_cli.TARGET_US,

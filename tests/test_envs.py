@@ -1,7 +1,6 @@
 """Per-variant environments: cache keys, reuse, --no-install, build failures, the overlay."""
 import base64
 import hashlib
-import json
 import os
 import subprocess
 import sys
