@@ -15,7 +15,8 @@ holds the process-to-process spread as well as the noise inside each. As in
 ``compare``, the next processes are set up (import, compile) on the CPUs
 that do not measure while one measures, and only the measuring one is pinned
 to the measuring CPU. Every finished process is kept: the JSON is rewritten
-after each, and a Ctrl-C or a dying worker loses only the unfinished one.
+as processes finish (at most every 3 s, and at the end), and a Ctrl-C or a
+dying worker loses only the unfinished one.
 """
 from __future__ import annotations
 
