@@ -292,11 +292,11 @@ def setup_cpus(affinity: list | None, available=None, siblings=smt_siblings) -> 
     return rest or None
 
 
-def default_prefetch(n_variants: int, affinity: list | None, available=None) -> int:
-    """Rounds to set up ahead: as many as the CPUs left over from measuring can host (at most 4)."""
+def default_prefetch(n_variants: int, affinity: list | None, available=None, siblings=smt_siblings) -> int:
+    """Rounds to set up ahead: as many as the set-up CPUs (``setup_cpus``) can host (at most 4)."""
     if available is None:
         available = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else {0}
-    free = len(set(available) - set(affinity or []))
+    free = len(setup_cpus(affinity, available, siblings) or (set(available) - set(affinity or [])))
     return max(0, min(MAX_PREFETCH, free // max(1, n_variants)))
 
 
