@@ -156,11 +156,13 @@ def scope_text(n_processes: int) -> str:
 
 
 def analyse(processes: list[dict], specs: list, arg_counts: list, target: float = mechanisms_cli.TARGET_US,
-            judge: bool = True) -> dict:
+            judge: bool = True, ones: list | None = None) -> dict:
     """The across-process analysis, shaped like the in-process one (``per_args`` with
     ``median_us``, ``vs_passthrough``, ``vs_stock``, ``tls_target``); levels are means of the
-    processes' median levels. Judged only with two or more processes."""
-    ones = [mechanisms_cli.analyse(p["rounds"], specs, arg_counts, judge=False) for p in processes]
+    processes' median levels. Judged only with two or more processes. *ones*: each process's own
+    analysis, if the caller has it already (a run keeps them as its processes finish)."""
+    if ones is None:
+        ones = [mechanisms_cli.analyse(p["rounds"], specs, arg_counts, judge=False) for p in processes]
     results = {}
     for nargs in arg_counts:
         key = str(nargs)
@@ -191,10 +193,9 @@ def analyse(processes: list[dict], specs: list, arg_counts: list, target: float 
 WRITE_EVERY_S = 3.0
 
 
-def _tls_line(process: dict, specs: list, arg_counts: list) -> str:
-    """One process's tls - passthrough per arg count, for the progress lines."""
-    one = mechanisms_cli.analyse(process["rounds"], specs, arg_counts, judge=False)["per_args"]
-    got = [one[str(n)]["vs_passthrough"].get("tls") for n in arg_counts]
+def _tls_line(one: dict, arg_counts: list) -> str:
+    """One process's tls - passthrough per arg count (from its own analysis), for the progress lines."""
+    got = [one["per_args"][str(n)]["vs_passthrough"].get("tls") for n in arg_counts]
     if not all(got):
         return ""
     return "tls - passthrough " + " ".join(f"{d['delta_us']:+.3f}" for d in got) + " us"
@@ -229,6 +230,8 @@ def command(args, opts: dict) -> int:
     if opts["simulator"]:
         say("launchbench: CUDA SIMULATOR smoke run -- the numbers are NOT a measurement")
 
+    ones: list = []  # each finished process's own analysis, made once (on_process)
+
     def finish(out: Outcome) -> None:
         first = out.processes[0] if out.processes else {}
         doc.update({
@@ -239,7 +242,7 @@ def command(args, opts: dict) -> int:
             "processes": out.processes,
             "rounds_complete": sum(p["rounds_complete"] for p in out.processes),
             "class_writes": mechanisms_cli.class_write_summary([r for p in out.processes for r in p["rounds"]]),
-            "analysis": analyse(out.processes, specs, arg_counts, judge=not opts["simulator"]),
+            "analysis": analyse(out.processes, specs, arg_counts, judge=not opts["simulator"], ones=ones),
             "timing": {k: round(v, 1) for k, v in out.timing.items()},
         })
         write_json_atomic(output, doc)
@@ -248,8 +251,9 @@ def command(args, opts: dict) -> int:
 
     def on_process(out: Outcome) -> None:
         p = out.processes[-1]
+        ones.append(mechanisms_cli.analyse(p["rounds"], specs, arg_counts, judge=False))
         say(f"launchbench: process {len(out.processes)}/{n} (pid {p['pid']}): {p['rounds_complete']} pair rounds "
-            f"in {p['elapsed_s']:.1f} s; {_tls_line(p, specs, arg_counts)}")
+            f"in {p['elapsed_s']:.1f} s; {_tls_line(ones[-1], arg_counts)}")
         if time.monotonic() - last_write[0] >= WRITE_EVERY_S or len(out.processes) == n:
             finish(out)
             last_write[0] = time.monotonic()
