@@ -18,6 +18,7 @@ import sys
 import time
 
 from .errors import NoGPUError, UserError
+from .runner import parse_prefetch
 
 ARG_COUNTS = [0, 1, 2, 3, 4]
 OLD_SCRIPT_LOOPS = {0: 100_000, 1: 100_000, 2: 100_000, 3: 100_000, 4: 10_000}
@@ -216,22 +217,6 @@ def _check_not_simulated(args) -> None:
     if not cuda.is_available():
         raise NoGPUError("no CUDA GPU is available (numba.cuda.is_available() is False); run on a machine "
                          "with an NVIDIA GPU and driver, or pass --simulator for a labelled smoke run")
-
-
-def parse_prefetch(text: str, n_variants: int, affinity) -> int:
-    """--prefetch: "auto" or a count >= 0."""
-    from . import runner
-
-    text = str(text).strip().lower()
-    if text == "auto":
-        return runner.default_prefetch(n_variants, affinity)
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise UserError(f"bad --prefetch {text!r}; give a number of rounds >= 0 (e.g. 2) or 'auto'")
-    return value
 
 
 def _settings(args, arg_counts, loops, calibrated, affinity, prefetch=0) -> dict:

@@ -207,12 +207,11 @@ def command(args, opts: dict) -> int:
 
     from . import envs
     from .atomic import write_json_atomic
-    from .compare import parse_prefetch
     from .device import host_info
 
     specs, arg_counts, n = opts["specs"], opts["arg_counts"], opts["processes"]
     affinity = opts["affinity"]
-    prefetch = parse_prefetch(args.prefetch, 1, affinity)
+    prefetch = runner.parse_prefetch(args.prefetch, 1, affinity)
     output = os.path.abspath(args.output)
     log_dir = os.path.splitext(output)[0] + ".logs"
     os.makedirs(log_dir, exist_ok=True)

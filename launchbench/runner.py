@@ -300,6 +300,20 @@ def default_prefetch(n_variants: int, affinity: list | None, available=None, sib
     return max(0, min(MAX_PREFETCH, free // max(1, n_variants)))
 
 
+def parse_prefetch(text: str, n_variants: int, affinity) -> int:
+    """--prefetch: "auto" or a count >= 0."""
+    text = str(text).strip().lower()
+    if text == "auto":
+        return default_prefetch(n_variants, affinity)
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise UserError(f"bad --prefetch {text!r}; give a number of rounds >= 0 (e.g. 2) or 'auto'")
+    return value
+
+
 class Ahead:
     """Items 0..n-1, each made by *make(i)* up to *ahead* items before it is taken, so that
     setting the next ones up overlaps measuring the current one; *discard* ends any made but
