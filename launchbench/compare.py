@@ -104,32 +104,51 @@ def _by_repeat(pairs: list) -> list:
     return [us for _rep, us in sorted(pairs, key=lambda p: p[0])]
 
 
-def analyze(samples: list, names: list, reference: str, arg_counts: list) -> tuple[list, list]:
-    """(stats, deltas) records of the schema from complete-round samples."""
-    from . import stats
+def group_rounds(samples: list, keys: list) -> dict:
+    """(variant, key id) -> {round: [us in repeat order]} from sample records."""
+    from .runner import key_id
 
-    by = {}
+    fields = sorted({f for k in keys for f in k})
+    by: dict = {}
     for s in samples:
-        by.setdefault((s["variant"], s["nargs"]), {}).setdefault(s["round"], []).append((s["repeat"], s["us"]))
+        kid = key_id({f: s[f] for f in fields if f in s})
+        by.setdefault((s["variant"], kid), {}).setdefault(s["round"], []).append((s["repeat"], s["us"]))
+    return {k: {r: _by_repeat(v) for r, v in rounds.items()} for k, rounds in by.items()}
+
+
+def paired_rounds(by: dict, reference: str, variant: str, kid) -> tuple[list, list]:
+    """The rounds both variants completed for key *kid*: (reference lists, variant lists)."""
+    ref_r, var_r = by.get((reference, kid), {}), by.get((variant, kid), {})
+    common = sorted(set(ref_r) & set(var_r))
+    return [ref_r[r] for r in common], [var_r[r] for r in common]
+
+
+def analyze(samples: list, names: list, reference: str, arg_counts: list, keys: list | None = None,
+            confidence: float = 0.95) -> tuple[list, list]:
+    """(stats, deltas) records of the schema from complete-round samples; one record per
+    variant and sample key (by default one key per arg count)."""
+    from . import stats
+    from .runner import key_id, launch_keys
+
+    keys = keys if keys is not None else launch_keys(arg_counts)
+    by = group_rounds(samples, keys)
     stat_recs, delta_recs = [], []
     for name in names:
-        for n in arg_counts:
-            rounds = by.get((name, n))
+        for key in keys:
+            rounds = by.get((name, key_id(key)))
             if rounds:
-                values = [u for r in sorted(rounds) for _rep, u in rounds[r]]
-                stat_recs.append({"variant": name, "nargs": n, **stats.summarize(values)})
+                values = [u for r in sorted(rounds) for u in rounds[r]]
+                stat_recs.append({"variant": name, **key, **stats.summarize(values)})
     for name in names:
         if name == reference:
             continue
-        for n in arg_counts:
-            ref_r, var_r = by.get((reference, n), {}), by.get((name, n), {})
-            common = sorted(set(ref_r) & set(var_r))
-            if not common:
+        for key in keys:
+            ref_lists, var_lists = paired_rounds(by, reference, name, key_id(key))
+            if not ref_lists:
                 continue
-            d = stats.paired_median_delta([_by_repeat(ref_r[r]) for r in common],
-                                          [_by_repeat(var_r[r]) for r in common])
+            d = stats.paired_median_delta(ref_lists, var_lists, confidence)
             d["verdict"] = stats.verdict(d["ci_pct"], d["n"])
-            rec = {"variant": name, "nargs": n, **d}
+            rec = {"variant": name, **key, **d}
             rec["summary"] = stats.summary_line(name, rec, reference)
             delta_recs.append(rec)
     return stat_recs, delta_recs

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from . import mechanisms_cli, runner
 from .errors import UserError
-from .stats import mean_ci
+from .stats import mean_ci, over_units
 
 #: untimed launches per kernel after a worker is pinned to the measuring CPU, before its rounds
 PREPARE_WARMUP = 200
@@ -70,67 +70,55 @@ def process_seed(seed: int, index: int) -> int:
     return (seed * 1_000_003 + index) % 2**32
 
 
-def _spawn(plan: Plan, index: int) -> runner.Worker:
-    worker = runner.Worker(f"process-{index}", plan.python, plan.overlay,
-                           f"{plan.log_dir}/worker-p{index}.log", plan.simulator, cpus=plan.setup_cpus)
-    try:
-        worker.send({"cmd": "setup", "arg_counts": plan.arg_counts, "mechanism": None,
-                     "simulator": plan.simulator})
-    except BaseException:
-        worker.kill()
-        raise
-    return worker
+def _measure_process(mplan: Plan):
+    """The engine's measure step for one round = one fresh process: a whole in-process
+    mechanisms session, kept as one unit."""
+    def measure(plan: runner.Plan, rnd: int, workers: dict, out: runner.Outcome, progress) -> None:
+        worker = workers[PROCESS]
+        info = out.round_infos[PROCESS]
+        seed = process_seed(mplan.seed, rnd)
+        reply = worker.request({"cmd": "mechanisms", "specs": mplan.specs, "max_time": mplan.seconds_each,
+                                "rounds": mplan.rounds, "samples": mplan.samples, "launches": mplan.launches,
+                                "warmup": mplan.warmup, "warmup_class_write": mplan.warmup_class_write,
+                                "seed": seed})
+        out.units.append({"index": rnd, "pid": info.get("pid"), "seed": seed, "affinity": info.get("affinity"),
+                          "numba_cuda": info.get("numba_cuda_version"), "signature": reply["signature"],
+                          "delay": reply["delay"], "elapsed_s": reply["elapsed_s"],
+                          "setup_state": info.get("setup_state"), "end_state": reply.get("end_state"),
+                          "rounds_complete": sum(1 for r in reply["rounds"] if r["complete"]),
+                          "rounds": reply["rounds"]})
+        progress.tick(f"process {rnd + 1}/{mplan.processes}")
+    return measure
 
 
-def _measure_one(plan: Plan, index: int, worker: runner.Worker, out: Outcome) -> dict:
-    t0 = time.monotonic()
-    info = worker.receive()["info"]
-    pinned = worker.request({"cmd": "prepare", "affinity": plan.affinity, "warmup": PREPARE_WARMUP})["affinity"]
-    t1 = time.monotonic()
-    seed = process_seed(plan.seed, index)
-    reply = worker.request({"cmd": "mechanisms", "specs": plan.specs, "max_time": plan.seconds_each,
-                            "rounds": plan.rounds, "samples": plan.samples, "launches": plan.launches,
-                            "warmup": plan.warmup, "warmup_class_write": plan.warmup_class_write, "seed": seed})
-    t2 = time.monotonic()
-    worker.close()
-    out.timing["setup_wait_s"] += t1 - t0
-    out.timing["measure_s"] += t2 - t1
-    out.timing["teardown_s"] += time.monotonic() - t2
-    if not out.info:
-        out.info = info
-    return {"index": index, "pid": info.get("pid"), "seed": seed, "affinity": pinned,
-            "numba_cuda": info.get("numba_cuda_version"), "signature": reply["signature"],
-            "delay": reply["delay"], "elapsed_s": reply["elapsed_s"],
-            "setup_state": info.get("setup_state"), "end_state": reply.get("end_state"),
-            "rounds_complete": sum(1 for r in reply["rounds"] if r["complete"]), "rounds": reply["rounds"]}
+PROCESS = "process"
+
+
+def engine_plan(plan: Plan) -> runner.Plan:
+    """The engine's view of a mechanisms run: one variant, one process a round, no calibration."""
+    return runner.Plan(
+        variants=[(PROCESS, plan.python, None)], reference=PROCESS, arg_counts=plan.arg_counts, loops={},
+        repeats=1, rounds=plan.processes, warmup=PREPARE_WARMUP, sample_target_s=0.0,
+        simulator=plan.simulator, affinity=plan.affinity, peers=False, overlay=plan.overlay,
+        log_dir=plan.log_dir, prefetch=plan.prefetch, setup_cpus=plan.setup_cpus,
+        measure=_measure_process(plan), log_prefix="worker-p")
 
 
 def run(plan: Plan, progress: runner.Progress, on_process=None) -> Outcome:
-    """Measure in plan.processes fresh workers, one at a time; returns what finished, even when interrupted."""
+    """Measure in plan.processes fresh workers, one at a time (the engine's rounds); returns what
+    finished, even when interrupted."""
     out = Outcome()
-    workers = runner.Ahead(plan.processes, plan.prefetch, lambda index: _spawn(plan, index),
-                           lambda worker: worker.kill())
-    current = None
-    started = time.monotonic()
-    try:
-        for index in range(plan.processes):
-            current = workers.take(index)
-            out.processes.append(_measure_one(plan, index, current, out))
-            current = None
-            out.timing["wall_s"] = time.monotonic() - started
-            progress.tick(f"process {index + 1}/{plan.processes}")
-            if on_process is not None:
-                on_process(out)
-    except KeyboardInterrupt:
-        out.interrupted, out.reason = True, "KeyboardInterrupt"
-    except runner.WorkerError as exc:
-        out.interrupted, out.reason, out.error = True, f"{exc.variant}: {exc}", exc
-    finally:
-        if current is not None:
-            current.kill()
-        workers.close()
-    out.timing["wall_s"] = time.monotonic() - started
-    progress.finish()
+
+    def on_round(engine_out: runner.Outcome) -> None:
+        out.processes = engine_out.units
+        out.info = engine_out.infos.get(PROCESS, {})
+        out.timing = engine_out.timing
+        if on_process is not None:
+            on_process(out)
+
+    res = runner.run(engine_plan(plan), progress, on_round=on_round)
+    out.processes, out.info = res.units, res.infos.get(PROCESS, {})
+    out.interrupted, out.reason, out.error, out.timing = res.interrupted, res.reason, res.error, res.timing
     return out
 
 
@@ -141,10 +129,7 @@ def across(per_process: list[dict], confidence: float = 0.95) -> dict:
     processes with a Student t interval, plus the spread that interval has to cover."""
     us = [d["delta_us"] for d in per_process]
     pct = [d["delta_pct"] for d in per_process]
-    d, lo, hi = mean_ci(us, confidence)
-    p, plo, phi = mean_ci(pct, confidence)
-    return {"processes": len(us), "n": len(us), "units": "processes", "delta_us": d, "ci_us": [lo, hi],
-            "delta_pct": p, "ci_pct": [plo, phi], "median_us": statistics.median(us),
+    return {"processes": len(us), **over_units(us, pct, "processes", confidence), "median_us": statistics.median(us),
             "sd_between_processes_us": statistics.stdev(us) if len(us) > 1 else 0.0,
             "per_process_us": us}
 

