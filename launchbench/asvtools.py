@@ -186,6 +186,9 @@ def bench_args(benches) -> list[str]:
 
 # ----------------------------------------------------------------- asv-config
 def cmd_asv_config(args) -> int:
+    from .outputs import check_writable
+
+    check_writable(args.output, "--output")
     base = load_config(args.config)
     conf = derive_config(base, Path(args.config).resolve().parent, repo=args.repo,
                          results_dir=args.results_dir, env_dir=args.env_dir, html_dir=args.html_dir)
@@ -200,14 +203,70 @@ def default_local_config() -> Path:
 
 
 # ----------------------------------------------------------------- against
+def _is_url(repo: str) -> bool:
+    return bool(re.match(r"^[a-z][a-z0-9+.-]*://", repo) or re.match(r"^[\w.-]+@[\w.-]+:", repo))
+
+
+def _inside(path, folder) -> bool:
+    path, folder = Path(path).resolve(), Path(folder).resolve()
+    return path == folder or folder in path.parents
+
+
+def against_config_path() -> Path:
+    """Where ``against`` writes its derived config: the checkout's .asv/asv.local.json when
+    launchbench runs from its checkout (editable install), else ~/.cache/launchbench/asv;
+    never inside an installed package."""
+    if (ROOT / "asv.conf.json").is_file():
+        return default_local_config()
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "launchbench" / "asv" / "against.asv.json"
+
+
+def against_repo(args, base: dict, config: Path) -> str:
+    """The local clone ``against`` measures: --repo, or the config's repo when that is a path.
+
+    asv would mirror-clone a URL repo next to the config (into the launchbench checkout), which
+    needs the network and could not have the refs ``launchbench refs`` creates anyway."""
+    repo = args.repo or str(base.get("repo") or "")
+    if not repo or _is_url(repo):
+        given = f"--repo {repo}" if args.repo else f"{config}'s repo is {repo or 'missing'}"
+        raise UserError(f"against needs a local numba-cuda clone ({given}); clone it once (git clone "
+                        "https://github.com/NVIDIA/numba-cuda ~/numba-cuda; launchbench refs ~/numba-cuda) "
+                        "and pass --repo ~/numba-cuda")
+    if not args.repo:
+        repo = str((config.resolve().parent / Path(repo).expanduser()))
+    return resolve_repo(repo)
+
+
+def check_ref(ref: str, what: str) -> None:
+    """``asv continuous`` takes two refs, not ranges (asv itself checks that they exist)."""
+    if ".." in ref or not ref.strip() or ref.startswith("-"):
+        raise UserError(f"{what} {ref!r} is not a single ref; give two refs of the clone, e.g. "
+                        "`launchbench against baseline v2 --repo PATH` (not a range like baseline..v2)")
+
+
 def cmd_against(args) -> int:
+    try:
+        factor = float(args.factor)
+    except ValueError:
+        factor = float("nan")
+    if not factor >= 1 or factor == float("inf"):
+        raise UserError(f"--factor {args.factor!r}: expected a ratio of at least 1, e.g. --factor 1.05")
+    check_ref(args.ref1, "REF1")
+    check_ref(args.ref2, "REF2")
+    extra_args = [*bench_args(args.bench), *parse_attributes(args.attribute)]
     config = Path(args.config)
-    if args.repo:
-        base = load_config(config)
-        conf = derive_config(base, config.resolve().parent, repo=args.repo)
-        config = write_json_atomic(conf, default_local_config())
-    cmd = asv_command(config, "continuous", "--factor", args.factor, *bench_args(args.bench),
-                      *parse_attributes(args.attribute))
+    base = load_config(config)
+    repo = against_repo(args, base, config)
+    conf = derive_config(base, config.resolve().parent, repo=repo)
+    target = against_config_path()
+    package = Path(__file__).resolve().parent
+    for what, where in (("config", target), ("env_dir", conf.get("env_dir")), ("results_dir", conf.get("results_dir"))):
+        if where and _inside(where, package):
+            raise UserError(f"asv's {what} {where} lies inside the launchbench package; pass --config "
+                            "with a config whose env_dir and results_dir are elsewhere")
+    config = write_json_atomic(conf, target)
+    cmd = asv_command(config, "continuous", "--factor", args.factor, *extra_args)
     if args.machine:
         cmd += ["--machine", args.machine]
     cmd += [args.ref1, args.ref2]
@@ -309,6 +368,11 @@ def cmd_asv_releases(args) -> int:
     smoke = smoke_requested()
     machine = args.machine or default_machine(smoke)
     check_machine_label(machine, smoke)
+    parse_attributes(args.attribute)  # one-line errors before any work
+    from .outputs import check_folder, check_outputs
+
+    check_outputs([(args.log, "--log"), (args.compare_output, "--compare-output")])
+    check_folder(args.ledger, "--ledger")
     found = check_env_versions(envs, args.allow_version_mismatch)
 
     ledger_dir = Path(args.ledger)
@@ -405,7 +469,7 @@ def register(sub) -> None:
     p = sub.add_parser("against", help="asv continuous between two numba-cuda refs (each built in its own virtualenv)")
     p.add_argument("ref1", help="reference ref, e.g. baseline (see `launchbench refs`)")
     p.add_argument("ref2", help="ref to compare, e.g. v2")
-    p.add_argument("--repo", help="local numba-cuda clone (default: the config's repo, upstream)")
+    p.add_argument("--repo", help="local numba-cuda clone (needed unless --config's repo is a local path)")
     p.add_argument("--config", default=str(DEFAULT_CONFIG), help="base asv config")
     p.add_argument("-b", "--bench", action="append", help="benchmark regex (repeatable)")
     p.add_argument("-a", "--attribute", action="append", help="asv benchmark attribute override NAME=VALUE")

@@ -473,7 +473,7 @@ def _settings(args) -> dict:
     processes = _positive("processes", args.processes if args.processes is not None
                           else (2 if sim else DEFAULT_PROCESSES))
     max_time = args.max_time if args.max_time is not None else (0.0 if sim else DEFAULT_MAX_TIME)
-    if max_time < 0:
+    if not max_time >= 0:
         raise UserError(f"--max-time must be >= 0 seconds (got {args.max_time}); 0 means no limit")
     if args.warmup < 0:
         raise UserError(f"--warmup must be >= 0 (got {args.warmup})")
@@ -516,7 +516,9 @@ def base_document(opts: dict, host: dict) -> dict:
 
 def run(args) -> int:
     from .device import require_gpu, simulator_enabled
+    from .outputs import check_writable
 
+    check_writable(args.output, "--output")
     if args.pool is not None:
         from . import mechanisms_procs
 

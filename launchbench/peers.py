@@ -467,6 +467,10 @@ def run_peers(args) -> int:
     counts = parse_arg_counts(args.args)
     check_counts(args.loops, args.repeats, args.rounds)
     names = parse_launchers(args.only)
+    if args.output:
+        from .outputs import check_writable
+
+        check_writable(args.output, "--output")
     require_gpu(smoke_flag=False)
     started = time.time()
     runs, reasons = build_launchers(names, counts, warmup=max(10, min(args.loops, 2000)))
@@ -511,7 +515,7 @@ def register(sub) -> None:
     p.add_argument("--args", default="0,1,2,3,4", help="comma-separated argument counts (default 0..4)")
     p.add_argument("--only", help=f"comma-separated launchers (default all: {','.join(LAUNCHERS)})")
     p.add_argument("--breakdown", action="store_true", help="also time numba-cuda's launch stage by stage")
-    p.add_argument("--output", help="write the JSON document here (atomically)")
+    p.add_argument("--output", "-o", help="write the JSON document here (atomically)")
     p.set_defaults(func=run_peers)
 
     from . import breakdown

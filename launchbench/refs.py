@@ -33,7 +33,7 @@ def check_clone(path) -> Path:
     """The clone's top level, or a one-line UserError saying what is wrong."""
     path = Path(path).expanduser()
     if not path.is_dir():
-        raise UserError(f"{path} does not exist; pass the path of a numba-cuda clone (git clone https://github.com/NVIDIA/numba-cuda)")
+        raise UserError(f"{path} {'is not a folder' if path.exists() else 'does not exist'}; pass the path of a numba-cuda clone (git clone https://github.com/NVIDIA/numba-cuda)")
     proc = _git(path, "rev-parse", "--show-toplevel")
     if proc.returncode != 0:
         raise UserError(f"{path} is not a git repository; pass the path of a numba-cuda clone (git clone https://github.com/NVIDIA/numba-cuda)")

@@ -462,9 +462,9 @@ def _run(args) -> int:
     outputs = {"markdown": args.markdown, "html": args.html, "plot": args.plot}
     if not any(outputs.values()):
         outputs = default_outputs(args.results)
-    for key, value in outputs.items():
-        if value and Path(value).is_dir():
-            raise UserError(f"--{key} {value} is a directory; give a file name")
+    from .outputs import check_outputs
+
+    check_outputs([(value, f"--{key}") for key, value in outputs.items() if value])
     for path in export(result, **outputs):
         print(f"wrote {path}")
     return 0

@@ -248,4 +248,6 @@ def read(path: str) -> dict:
         raise SchemaError(f"results file {path} does not exist; run `launchbench compare --output {path}` first") from None
     except (json.JSONDecodeError, UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:
         raise SchemaError(f"results file {path} is not valid JSON ({exc}); re-run launchbench compare") from None
+    except OSError as exc:
+        raise SchemaError(f"cannot read results file {path} ({exc.strerror}); pass a compare results JSON file") from None
     return validate(doc)

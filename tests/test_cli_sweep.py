@@ -1,0 +1,327 @@
+"""Every subcommand fed plausible mistakes: exit 2 with ONE ``launchbench: error:`` line (or
+argparse's usage error), never a traceback, and nothing built, measured or written.
+
+In-process through ``launchbench.cli.main`` (fast, CPU only). Whatever would build an
+environment, start asv, fetch or measure is replaced by a tripwire (a BaseException no
+command catches), so a case that slips past validation fails loudly instead of working;
+NUMBA_ENABLE_CUDASIM=1 makes every GPU guard refuse. Subcommands without cases of their
+own (added later) get generic ones.
+"""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from launchbench import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+UNWRITABLE = "/proc/launchbench-sweep/out.json"  # cannot be created, even by root
+COMPARE_JSON = str(ROOT / "results" / "h200-2026-11-22-session2" / "compare" / "default.json.gz")
+SIM = ["compare", "--simulator"]
+GIT = ["--repo", "{git}"]
+
+# (argv, needle): the needle must be in the one error line; "usage" = argparse's error.
+# Placeholders: {tmp} an existing folder, {file} an existing non-JSON file, {git} a git repo
+# with one commit, {py} this interpreter.
+CASES = {
+    "compare": [
+        (SIM + ["--repeats", "0"], "--repeats"),
+        (SIM + ["--rounds", "-3"], "--rounds"),
+        (SIM + ["--repeats", "many"], "usage"),
+        (SIM + ["--sample-time", "0"], "--sample-time"),
+        (SIM + ["--sample-time", "nan"], "--sample-time"),
+        (SIM + ["--sample-time", "inf"], "--sample-time"),
+        (SIM + ["--warmup", "-1"], "--warmup"),
+        (SIM + ["--args", "0,x"], "--args"),
+        (SIM + ["--args", "-1"], "--args"),
+        (SIM + ["--args", "0-4"], "--args"),
+        (SIM + ["--args", ""], "--args"),
+        (SIM + ["--loops", "0"], "--loops"),
+        (SIM + ["--loops", "1,2"], "--loops"),
+        (SIM + ["--affinity", "cpu7"], "affinity"),
+        (SIM + ["--affinity", "100000"], "not available"),
+        (SIM + ["--prefetch", "-2"], "--prefetch"),
+        (SIM + ["--prefetch", "lots"], "--prefetch"),
+        (SIM + ["--variant", "a=numba-cuda>=1", "--variant", "b=numba-cuda==0.30.4"], "unknown variant spec"),
+        (SIM + ["--variant", "a=bogus@numba-cuda==0.29.0", "--variant", "b=numba-cuda==0.30.4"], "bogus"),
+        (SIM + ["--variant", "a=numba-cuda==0.29.0"], "at least two variants"),
+        (SIM + ["--variant", "=numba-cuda==0.29.0", "--variant", "b=numba-cuda==0.30.4"], "NAME=SPEC"),
+        (SIM + ["--variant", "a=numba-cuda==0.29.0", "--variant", "a=numba-cuda==0.30.4"], "used twice"),
+        (SIM + ["--repo", "a=/no/such/clone", "--variant", "b=numba-cuda==0.30.4"], "does not exist"),
+        (SIM + ["--repo", "a={tmp}", "--variant", "b=numba-cuda==0.30.4"], "not a numba-cuda checkout"),
+        (SIM + ["--variant", "a=env:/no/such/env", "--variant", "b=numba-cuda==0.30.4"], "does not exist"),
+        (SIM + ["--reference", "nosuch"], "--reference"),
+        (SIM + ["--constraints", "/no/such/constraints.txt"], "constraints"),
+        (SIM + ["--constraints", "{file}"], "expected name==version"),
+        (SIM + ["--wheels", "/no/such/wheels"], "--wheels"),
+        (SIM + ["--python", "/no/such/python"], "python"),
+        (SIM + ["--env-dir", "{file}"], "--env-dir"),
+        (SIM + ["--env-dir", "/proc/launchbench-sweep/envs"], "--env-dir"),
+        (SIM + ["-o", UNWRITABLE], "--output"),
+        (SIM + ["-o", "{tmp}"], "is a directory"),
+        (SIM + ["-o", "{file}/r.json"], "not a folder"),
+        (SIM + ["--markdown", UNWRITABLE], "--markdown"),
+        (SIM + ["--plot", "{tmp}"], "--plot"),
+        (SIM + ["--no-install", "--env-dir", "{tmp}"], "no environment for variant"),
+        (["compare", "--bogus"], "usage"),
+    ],
+    "mechanisms": [
+        (["mechanisms", "--simulator", "--processes", "0"], "--processes"),
+        (["mechanisms", "--simulator", "--processes", "two"], "usage"),
+        (["mechanisms", "--simulator", "--rounds", "0"], "--rounds"),
+        (["mechanisms", "--simulator", "--samples", "-1"], "--samples"),
+        (["mechanisms", "--simulator", "--launches", "0"], "--launches"),
+        (["mechanisms", "--simulator", "--max-time", "-1"], "--max-time"),
+        (["mechanisms", "--simulator", "--max-time", "nan"], "--max-time"),
+        (["mechanisms", "--simulator", "--warmup", "-1"], "--warmup"),
+        (["mechanisms", "--simulator", "--warmup-class-write", "-5"], "--warmup-class-write"),
+        (["mechanisms", "--simulator", "--args", "9"], "--args"),
+        (["mechanisms", "--simulator", "--args", "4-1"], "--args"),
+        (["mechanisms", "--simulator", "--args", "x"], "--args"),
+        (["mechanisms", "--simulator", "--mechanisms", "bogus"], "bogus"),
+        (["mechanisms", "--simulator", "--mechanisms", "delay:abc"], "delay"),
+        (["mechanisms", "--simulator", "--mechanisms", "delay:-1us"], "delay"),
+        (["mechanisms", "--simulator", "--affinity", "cpu7"], "affinity"),
+        (["mechanisms", "--simulator", "--seed", "x"], "usage"),
+        (["mechanisms", "--simulator", "-o", UNWRITABLE], "--output"),
+        (["mechanisms", "-o", "{tmp}"], "is a directory"),
+        (["mechanisms", "--pool", "/no/such/a.json", "/no/such/b.json", "-o", "{tmp}/p.json"], "does not exist"),
+        (["mechanisms", "--pool", "{file}", "{file}", "-o", "{tmp}/p.json"], "not a readable JSON"),
+        (["mechanisms", "--pool", "{tmp}", "{tmp}", "-o", "{tmp}/p.json"], "not a readable JSON"),
+        (["mechanisms", "--pool", "{file}", "-o", "{tmp}/p.json"], "two or more"),
+        (["mechanisms", "--pool", "{file}", "{file}", "-o", UNWRITABLE], "--output"),
+        (["mechanisms"], "simulator"),  # valid options: the GPU guard refuses (simulator on)
+    ],
+    "peers": [
+        (["peers", "--loops", "0"], "--loops"),
+        (["peers", "--repeats", "-1"], "--repeats"),
+        (["peers", "--rounds", "0"], "--rounds"),
+        (["peers", "--loops", "1e4"], "usage"),
+        (["peers", "--args", "0,x"], "--args"),
+        (["peers", "--args", "99"], "--args"),
+        (["peers", "--only", "bogus"], "--only"),
+        (["peers", "--only", ","], "--only"),
+        (["peers", "-o", UNWRITABLE], "--output"),
+        (["peers", "-o", "{tmp}"], "is a directory"),
+        (["peers"], "simulator"),
+    ],
+    "breakdown": [
+        (["breakdown", "--loops", "0"], "--loops"),
+        (["breakdown", "--repeats", "-2"], "--repeats"),
+        (["breakdown", "--rounds", "zero"], "usage"),
+        (["breakdown", "--args", "1-3"], "--args"),
+        (["breakdown", "--output", UNWRITABLE], "--output"),
+        (["breakdown"], "simulator"),
+    ],
+    "report": [
+        (["report"], "usage"),
+        (["report", "/no/such/results.json"], "does not exist"),
+        (["report", "{tmp}"], "{tmp}"),
+        (["report", "{file}"], "not valid JSON"),
+        (["report", COMPARE_JSON, "--markdown", UNWRITABLE], "--markdown"),
+        (["report", COMPARE_JSON, "--html", "{tmp}"], "is a directory"),
+        (["report", COMPARE_JSON, "--plot", "{file}/p.png"], "not a folder"),
+    ],
+    "site": [
+        (["site", "--config", "/no/such/asv.conf.json"], "not found"),
+        (["site"], "not found"),  # run outside the checkout: no asv.conf.json here
+        (["site", "--config", "{file}"], "asv config"),
+        (["site", "--config", "{tmp}"], "asv config"),
+        (["site", "--results", "/no/such/results"], "no such directory"),
+        (["site", "--config", str(ROOT / "asv.conf.json"), "--results", "{tmp}"], "not an asv results directory"),
+    ],
+    "info": [
+        (["info", "--bogus"], "usage"),
+        (["info", "extra"], "usage"),
+    ],
+    "refs": [
+        (["refs"], "usage"),
+        (["refs", "/no/such/clone"], "does not exist"),
+        (["refs", "{file}"], "is not a folder"),
+        (["refs", "{tmp}"], "not a git repository"),
+        (["refs", "{git}"], "not a numba-cuda clone"),
+        (["refs", "{tmp}", "--pr", "x"], "usage"),
+    ],
+    "asv-config": [
+        (["asv-config"], "usage"),
+        (["asv-config", "--repo", "/no/such/clone", "-o", "{tmp}/a.json"], "not a git repository"),
+        (["asv-config", "--repo", "{git}", "--config", "/no/such/asv.conf.json", "-o", "{tmp}/a.json"], "not found"),
+        (["asv-config", "--repo", "{git}", "-o", UNWRITABLE], "--output"),
+        (["asv-config", "--repo", "{git}", "-o", "{tmp}"], "is a directory"),
+    ],
+    "against": [
+        (["against"], "usage"),
+        (["against", "baseline"], "usage"),
+        (["against", "baseline", "v2"], "needs a local numba-cuda clone"),
+        (["against", "baseline", "v2", "--repo", "https://github.com/NVIDIA/numba-cuda.git"], "needs a local"),
+        (["against", "baseline", "v2", "--repo", "/no/such/clone"], "not a git repository"),
+        (["against", "baseline...v2", "v2"] + GIT, "not a single ref"),
+        (["against", "baseline", "v2", "--factor", "fast"] + GIT, "--factor"),
+        (["against", "baseline", "v2", "--factor", "0"] + GIT, "--factor"),
+        (["against", "baseline", "v2", "-a", "repeat"] + GIT, "-a"),
+        (["against", "baseline", "v2", "--config", "/no/such/asv.conf.json"] + GIT, "not found"),
+    ],
+    "asv-releases": [
+        (["asv-releases"], "--env"),
+        (["asv-releases", "--env", "0.29.0"], "VERSION=PYTHON"),
+        (["asv-releases", "--env", "x.y={py}"], "not a numba-cuda version"),
+        (["asv-releases", "--env", "0.29.0=/no/such/python"], "not an executable python"),
+        (["asv-releases", "--env", "0.29.0={py}", "--env", "0.29.0={py}"], "given twice"),
+        (["asv-releases", "--env", "0.29.0={py}", "--branch", "baseline=0.30.4"], "no --env given"),
+        (["asv-releases", "--env", "0.29.0={py}", "--branch", "baseline"], "NAME=VERSION"),
+        (["asv-releases", "--env", "0.29.0={py}", "--launch-method", "fork"], "usage"),
+        (["asv-releases", "--env", "0.0.1={py}", "-a", "repeat"], "-a"),
+        (["asv-releases", "--env", "0.0.1={py}", "--log", UNWRITABLE], "--log"),
+        (["asv-releases", "--env", "0.0.1={py}", "--compare-output", "{tmp}"], "--compare-output"),
+        (["asv-releases", "--env", "0.0.1={py}", "--ledger", "{file}"], "--ledger"),
+        (["asv-releases", "--env", "0.0.1={py}"], "not 0.0.1"),
+    ],
+    "wheelhouse": [
+        (["wheelhouse"], "usage"),
+        (["wheelhouse", "{file}"], "is a file"),
+        (["wheelhouse", "/proc/launchbench-sweep/wheels"], "/proc/launchbench-sweep/wheels"),
+        (["wheelhouse", "{tmp}/w", "--python-version", "three"], "--python-version"),
+        (["wheelhouse", "{tmp}/w", "--platform", "any platform"], "--platform"),
+        (["wheelhouse", "{tmp}/w", "--split-mb", "0"], "--split-mb"),
+        (["wheelhouse", "{tmp}/w", "--split-mb", "many"], "--split-mb"),
+        (["wheelhouse", "{tmp}/w", "--variant", "numba-cuda>=1"], "numba-cuda>=1"),
+        (["wheelhouse", "{tmp}/w", "--constraints", "/no/such/constraints.txt"], "constraints"),
+    ],
+}
+
+
+def _generic_cases(parser) -> list:
+    """For a subcommand without cases here: no arguments (when something is required), a missing
+    clone, and a range written with three dots ("A...B") where refs go, next to a real clone.
+    (Anything that would then start work trips a wire: give such a command cases of its own.)"""
+    positional = [a for a in parser._actions if not a.option_strings]
+    if not positional:
+        return [([], "usage")] if any(a.required for a in parser._actions) else []
+    clone_like = [any(w in (a.dest + " " + str(a.metavar)).lower() for w in ("clone", "repo", "path"))
+                  for a in positional]
+    cases = [([], "usage")]
+    if any(clone_like):
+        refs = ["HEAD..HEAD" if ".." in str(a.metavar) or "range" in a.dest else "HEAD" for a in positional]
+        cases.append((["/no/such/clone" if c else r for c, r in zip(clone_like, refs)], "/no/such/clone"))
+    cases.append((["{git}" if c else "A...B" for c in clone_like], ""))
+    return cases
+
+
+def _subparsers():
+    parser = cli.build_parser()
+    (sub,) = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
+    return sub.choices
+
+
+def _all_cases():
+    out = []
+    for name, parser in _subparsers().items():
+        own = CASES.get(name)
+        if own is None:
+            own = [([name] + argv, needle) for argv, needle in _generic_cases(parser)]
+        for i, (argv, needle) in enumerate(own):
+            out.append(pytest.param(argv, needle, id=f"{name}-{i}"))
+    return out
+
+
+class Tripwire(BaseException):
+    """Work a validation case must never reach (not an Exception: nothing catches it)."""
+
+
+def _tripwire(what):
+    def fail(*args, **kwargs):
+        raise Tripwire(f"{what} was reached: the case got past validation")
+    return fail
+
+
+class _GuardedPopen(subprocess.Popen):
+    """Local git queries, uname and quick ``python -c`` probes only: no pip, asv, venv or network."""
+
+    def __init__(self, args, *rest, **kwargs):
+        argv = [str(a) for a in ([args] if isinstance(args, (str, bytes, os.PathLike)) else args)]
+        exe = os.path.basename(argv[0]) if argv else ""
+        probe = "python" in exe and len(argv) > 2 and argv[1] in ("-c", "-I")
+        local = exe in ("git", "uname") and not {"fetch", "clone", "pull", "push", "ls-remote"} & set(argv)
+        if not (probe or local):
+            raise Tripwire(f"subprocess {argv[:5]} was started: the case got past validation")
+        super().__init__(args, *rest, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def fixtures(tmp_path_factory):
+    """Shared inputs (cases must leave them as they are: the test checks)."""
+    root = tmp_path_factory.mktemp("sweep-fixtures")
+    (root / "dir").mkdir()
+    (root / "file.txt").write_text("not json\n")
+    git = root / "git"
+    subprocess.run(["git", "init", "-q", str(git)], check=True)
+    subprocess.run(["git", "-C", str(git), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+                    "--allow-empty", "-m", "x"], check=True)
+    return root
+
+
+@pytest.fixture
+def sweep_env(tmp_path, monkeypatch, fixtures):
+    from launchbench import asvtools, breakdown, envs, ledger, mechanisms_cli, mechanisms_procs, peers, refs, runner, site
+
+    for obj, attr in ((envs.EnvManager, "_build"), (runner, "run"), (mechanisms_cli, "make_launchers"),
+                      (mechanisms_procs, "run"), (peers, "build_launchers"), (breakdown, "numba_kernel_and_args"),
+                      (asvtools, "run_asv"), (site, "publish"), (refs, "fetch_pull_head"), (ledger, "ensure_ledger")):
+        monkeypatch.setattr(obj, attr, _tripwire(f"{getattr(obj, '__name__', obj)}.{attr}"))
+    monkeypatch.setattr(subprocess, "Popen", _GuardedPopen)
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
+    monkeypatch.setenv("LAUNCHBENCH_SMOKE", "0")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    subs = {"{tmp}": str(fixtures / "dir"), "{file}": str(fixtures / "file.txt"), "{git}": str(fixtures / "git"),
+            "{py}": sys.executable}
+    return [tmp_path, fixtures], subs
+
+
+def _tree(root: Path) -> set:
+    return {str(p.relative_to(root)) for p in root.rglob("*") if ".git" not in p.parts}
+
+
+def _checkout_state() -> set:
+    return {p.name for p in ROOT.iterdir()} | {f".asv/{p.name}" for p in (ROOT / ".asv").glob("*")}
+
+
+@pytest.mark.parametrize("argv, needle", _all_cases())
+def test_mistake_is_one_line_error(argv, needle, sweep_env, capsys):
+    roots, subs = sweep_env
+
+    def fill(text):
+        for key, value in subs.items():
+            text = text.replace(key, value)
+        return text
+
+    argv, needle = [fill(a) for a in argv], fill(needle)
+    before, checkout = [_tree(r) for r in roots], _checkout_state()
+    try:
+        rc = cli.main(argv)
+    except SystemExit as exc:  # argparse
+        rc = exc.code
+        err = capsys.readouterr().err
+        assert rc == 2 and "Traceback" not in err, err
+        last = err.strip().splitlines()[-1]  # unknown options are the top-level parser's to report
+        assert last.startswith((f"launchbench {argv[0]}: error: ", "launchbench: error: unrecognized")), err
+        assert needle == "usage" and err.startswith("usage: "), err
+    else:
+        out, err = capsys.readouterr()
+        assert "Traceback" not in out + err, err
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        assert rc == 2, (rc, out, err)
+        assert len(lines) == 1 and lines[0].startswith("launchbench: error: "), err
+        assert needle in lines[0], lines[0]
+    assert [_tree(r) for r in roots] == before, "a failed command left files behind"
+    assert _checkout_state() == checkout, "a failed command wrote into the launchbench checkout"
+
+
+def test_every_subcommand_is_swept():
+    names = set(_subparsers())
+    assert names >= {"compare", "against", "asv-config", "asv-releases", "refs", "mechanisms", "peers",
+                     "breakdown", "report", "site", "info"}
+    cases = {p.id.rsplit("-", 1)[0] for p in _all_cases()}
+    assert names <= cases, names - cases

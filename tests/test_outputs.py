@@ -1,0 +1,93 @@
+"""Output paths are checked before any work (launchbench.outputs), and the commands that write
+-o/--output use it: a bad path is one line, exit 2, before anything is built or measured."""
+import os
+import sys
+
+import pytest
+
+from launchbench import cli, envs, outputs, runner
+from launchbench.errors import UserError
+
+UNWRITABLE = "/proc/launchbench-test/x.json"  # /proc takes no new files, even from root
+
+
+def listing(root):
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def test_check_writable_returns_the_absolute_path_and_leaves_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert outputs.check_writable("r.json", "--output") == str(tmp_path / "r.json")
+    assert outputs.check_writable(str(tmp_path / "new" / "deeper" / "r.json"), "-o") == str(tmp_path / "new/deeper/r.json")
+    assert outputs.check_folder(str(tmp_path / "envs"), "--env-dir") == str(tmp_path / "envs")
+    assert listing(tmp_path) == []  # probes removed, missing folders not created
+
+
+@pytest.mark.parametrize("path, needle", [
+    (UNWRITABLE, "cannot write to /proc"),
+    ("/proc/launchbench-test/a/b/x.json", "cannot create it in /proc"),
+    ("{tmp}", "is a directory"),
+    ("{file}/x.json", "is a file, not a folder"),
+    ("", "is empty"),
+])
+def test_check_writable_refuses_in_one_line(tmp_path, path, needle):
+    (tmp_path / "f").write_text("x")
+    path = path.replace("{tmp}", str(tmp_path)).replace("{file}", str(tmp_path / "f"))
+    with pytest.raises(UserError) as err:
+        outputs.check_writable(path, "--output")
+    text = str(err.value)
+    assert needle in text and text.startswith("--output") and "\n" not in text
+    assert listing(tmp_path) == ["f"]
+
+
+def test_check_folder_and_check_outputs(tmp_path):
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(UserError, match="is a file, not a folder"):
+        outputs.check_folder(str(tmp_path / "f"), "--env-dir")
+    with pytest.raises(UserError, match="--ledger /proc"):
+        outputs.check_folder("/proc/launchbench-test/ledger", "--ledger")
+    assert outputs.check_outputs([(str(tmp_path / "a.json"), "-o"), (None, "--plot")]) == [str(tmp_path / "a.json"), None]
+    with pytest.raises(UserError, match="^--plot"):
+        outputs.check_outputs([(str(tmp_path / "a.json"), "-o"), (str(tmp_path), "--plot")])
+
+
+def _no_work(monkeypatch):
+    def fail(*a, **k):
+        raise AssertionError("work started before the output path was checked")
+    monkeypatch.setattr(envs.EnvManager, "ensure", fail)
+    monkeypatch.setattr(runner, "run", fail)
+
+
+@pytest.mark.parametrize("extra", [[], ["--variant", f"a=env:{sys.prefix}", "--variant", "b=passthrough@a"]])
+@pytest.mark.parametrize("option", ["-o", "--markdown", "--plot"])
+def test_compare_refuses_an_unwritable_output_before_building(option, extra, capsys, monkeypatch):
+    """The reported case: compare --simulator -o /proc/x.json ended in FileNotFoundError '/proc/x.logs'."""
+    _no_work(monkeypatch)
+    assert cli.main(["compare", "--simulator", option, UNWRITABLE, *extra]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("\n") == 1
+    assert err.startswith("launchbench: error: ") and "/proc" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["mechanisms", "--simulator", "-o", UNWRITABLE],
+    ["mechanisms", "--pool", "a.json", "b.json", "-o", UNWRITABLE],
+    ["peers", "-o", UNWRITABLE],
+    ["peers", "--output", UNWRITABLE],
+    ["breakdown", "-o", UNWRITABLE],
+    ["asv-config", "--repo", ".", "-o", UNWRITABLE],
+])
+def test_other_writers_refuse_an_unwritable_output(argv, capsys, monkeypatch):
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")  # the GPU guards refuse, should the check not come first
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("launchbench: error: --output /proc/") and err.count("\n") == 1, err
+
+
+def test_report_refuses_an_unwritable_output(tmp_path, capsys):
+    results = os.path.join(os.path.dirname(__file__), "..", "results", "h200-2026-11-22-session2", "compare",
+                           "default.json.gz")
+    assert cli.main(["report", results, "--markdown", UNWRITABLE]) == 2
+    assert capsys.readouterr().err.startswith("launchbench: error: --markdown /proc/")
+    assert cli.main(["report", str(tmp_path)]) == 2  # a folder, not a results file: no IsADirectoryError
+    assert "cannot read results file" in capsys.readouterr().err
