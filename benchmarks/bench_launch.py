@@ -111,18 +111,36 @@ def _launch_state(nargs, config):
 
 
 class _Timing:
-    """Timing attributes shared by every launch benchmark.
+    """Timing attributes shared by every launch benchmark (docs/asv.md).
 
-    Each call is one ~10-30 µs launch: a fixed 1000 calls per sample
-    averages out timer noise, 10-20 samples (at most ~3 s) give a stable
-    median. One parameter set costs about 1-2 s of timing on a GPU, plus the
-    process start, numba-cuda import, CUDA init and one kernel compile.
-    ``timeout`` bounds a stuck parameter set well below asv's default.
+    On the GPU VM each process has its own offset of a few percent that
+    more samples from it cannot average away (docs/methodology.md), so the
+    process is the independent unit. asv pools all samples of a parameter
+    set and treats them as independent: its median, its 99% interval and,
+    with ``--record-samples``, its Mann-Whitney test in ``asv compare`` are
+    honest only if each process gives ONE sample. Hence:
+
+    * ``rounds = 12``: twelve fresh processes per parameter set and commit
+      (asv's old name ``processes`` is only a fallback for ``rounds``), the
+      fewest whose distribution-free 99% interval for the median is not
+      simply the whole range (it is [2nd, 11th] of 12). ``asv continuous``
+      and ``asv run --interleave-rounds`` alternate commits round by round,
+      so the VM's slow spells fall on both commits alike. Each process costs about
+      5 s (start, import, CUDA init, compile), so ~1 min per parameter set
+      and commit; ``-a rounds=N`` trades time for width.
+    * ``repeat = 1``, ``number = 5000``: one sample per process, the mean of
+      5000 individually timed launches (asv_runner re-runs the memoized
+      ``setup`` between them), ~0.1-0.2 s: long enough that one interrupt
+      moves it by well under the per-process offset.
+    * ``warmup_time = 0.1``: at least one untimed 5000-launch pass after the
+      100 warm-up launches of ``setup``. ``sample_time`` is not set: asv
+      uses it only to choose ``number`` when ``number`` is 0.
+    * ``timeout`` bounds a stuck parameter set well below asv's default.
     """
 
-    number = 1 if SMOKE else 1000
-    repeat = 1 if SMOKE else (10, 20, 3.0)
-    rounds = 1 if SMOKE else 2
+    number = 1 if SMOKE else 5000
+    repeat = 1
+    rounds = 1 if SMOKE else 12
     warmup_time = 0 if SMOKE else 0.1
     timeout = 120
 
