@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Prepare the GPU machine (no network) for the gpu/*.sh steps.
 #
-#   bash gpu/setup_env.sh stage     copy carried wheels (.whl1/, .whl2/) to /tmp/wheels
+#   bash gpu/setup_env.sh stage     copy carried wheels (.whl1/ .. .whl4/) to /tmp/wheels; join split
+#                                   files (NAME.partNN + NAME.name + NAME.sha256) once all parts are there;
+#                                   .whl3/wcache/ -> /tmp/wcache (per-commit wheels, launchbench history's cache
+#                                   layout); .whl3/nc-shallow.tar.gz -> /tmp/nc (the numba-cuda clone)
 #   bash gpu/setup_env.sh envs      build /tmp/env029 and /tmp/env030 from /tmp/wheels
+#   bash gpu/setup_env.sh base      build /tmp/env-base: the pins + asv + launchbench, seeing the host's
+#                                   site-packages; per-commit envs of history/bisect are made from it
 #
 # The machine's python3 is itself a virtualenv (with cupy, cuda-bindings,
 # NVVM) whose numpy 2.5 breaks numba-cuda. Each env gets its own pinned
@@ -16,9 +21,45 @@ PINS="numpy==2.3.5 numba==0.65.1 llvmlite==0.47.0 cuda-core==0.7.0"
 TOOLS="asv asv-runner json5 pympler importlib-metadata"
 
 stage() {
-    mkdir -p "$WHEELS"
-    cp -n .whl1/*.whl .whl2/*.whl "$WHEELS"/ 2>/dev/null
-    ls "$WHEELS"
+    mkdir -p "$WHEELS" /tmp/wheel-parts /tmp/wcache
+    local d f name
+    for d in .whl1 .whl2 .whl3 .whl3/wheels .whl4; do
+        [ -d "$d" ] || continue
+        cp -n "$d"/*.whl "$WHEELS"/ 2>/dev/null
+        cp -n "$d"/*.part[0-9][0-9] "$d"/*.name "$d"/*.sha256 /tmp/wheel-parts/ 2>/dev/null
+    done
+    for f in /tmp/wheel-parts/*.name; do  # join a split wheel once every part has arrived
+        [ -e "$f" ] || continue
+        name=$(cat "$f"); local stem=${f%.name}
+        [ -e "$WHEELS/$name" ] && continue
+        cat "$stem".part[0-9][0-9] > "/tmp/wheel-parts/$name"
+        if [ "$(sha256sum "/tmp/wheel-parts/$name" | cut -d' ' -f1)" = "$(cat "$stem.sha256")" ]; then
+            mv "/tmp/wheel-parts/$name" "$WHEELS/$name"; echo "joined $name"
+        else
+            rm -f "/tmp/wheel-parts/$name"; echo "waiting for more parts of $name"
+        fi
+    done
+    [ -d .whl3/wcache ] && cp -rn .whl3/wcache/. /tmp/wcache/
+    if [ -e .whl3/nc-shallow.tar.gz ] && [ ! -d /tmp/nc/.git ]; then
+        mkdir -p /tmp/nc && tar -xzf .whl3/nc-shallow.tar.gz -C /tmp/nc && echo "clone: /tmp/nc"
+    fi
+    ls "$WHEELS"; ls /tmp/wcache | wc -l
+}
+
+base() {  # /tmp/env-base: pins + tools + launchbench in its own site, then the host's site-packages
+    local dir=/tmp/env-base
+    rm -rf "$dir"
+    "$HOST_PY" -m venv "$dir" || return 1
+    local site host_site
+    site=$("$dir/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    host_site=$("$HOST_PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    "$HOST_PY" -m pip install -q --no-index --no-deps --no-compile --find-links "$WHEELS" \
+        --target "$site" $PINS $TOOLS || return 1
+    echo "$host_site" > "$site/zz_launchbench_host_site.pth"
+    "$HOST_PY" -m pip install -q --no-deps --no-build-isolation --no-compile --target "$site" . \
+        || echo "WARNING: launchbench did not install into $dir"
+    "$dir/bin/python" setup.py -q build_ext --inplace || echo "WARNING: in-place build failed"
+    "$dir/bin/python" -c 'import numpy, numba, llvmlite; print("env-base ok: numba", numba.__version__, "numpy", numpy.__version__)'
 }
 
 make_env() {  # make_env DIR NUMBA_CUDA_VERSION
@@ -50,5 +91,6 @@ case "${1:-}" in
         # launchbench package shadows the installed one.
         "$HOST_PY" setup.py -q build_ext --inplace || echo "WARNING: in-place build failed"
         make_env /tmp/env029 0.29.0; make_env /tmp/env030 0.30.4 ;;
-    *) echo "usage: $0 stage|envs" >&2; exit 2 ;;
+    base) base ;;
+    *) echo "usage: $0 stage|envs|base" >&2; exit 2 ;;
 esac

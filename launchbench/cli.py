@@ -18,6 +18,7 @@ from .errors import UserError
 # Order is the order shown in --help.
 SUBCOMMAND_MODULES = (
     "launchbench.compare",
+    "launchbench.history",
     "launchbench.asvtools",
     "launchbench.refs",
     "launchbench.mechanisms_cli",
@@ -25,6 +26,7 @@ SUBCOMMAND_MODULES = (
     "launchbench.report",
     "launchbench.site",
     "launchbench.device",
+    "launchbench.wheelhouse",
 )
 
 

@@ -90,6 +90,15 @@ def git_identity(path: str) -> str | None:
     return sha
 
 
+def file_digest(path: str) -> str:
+    """sha256 of a file (a per-commit wheel: its env is rebuilt when the wheel is)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 def env_key(base: Base, pins: dict, python_version: str, python_exe: str, options: dict,
             identity: str | None = None) -> str:
     """Stable hash of everything that decides an environment's contents."""
@@ -107,7 +116,10 @@ def env_key(base: Base, pins: dict, python_version: str, python_exe: str, option
 
 
 def slug(base: Base) -> str:
-    text = base.target if base.kind == "wheel" else f"repo-{os.path.basename(base.target.rstrip('/'))}"
+    if base.kind == "wheelfile":
+        text = os.path.basename(base.target)[:-len(".whl")].split("-")[1]  # the version: X.Y.Z+g<sha8>
+    else:
+        text = base.target if base.kind == "wheel" else f"repo-{os.path.basename(base.target.rstrip('/'))}"
     return "".join(c if c.isalnum() or c in ".-" else "-" for c in text.replace("==", "-"))[:48]
 
 
@@ -144,6 +156,8 @@ class EnvManager:
 
     def location(self, base: Base) -> tuple[str, str | None]:
         identity = git_identity(base.target) if base.kind == "repo" else None
+        if base.kind == "wheelfile":
+            identity = file_digest(base.target)
         key = env_key(base, self.pins, self.facts["version"], self.facts["executable"], self.options(), identity)
         return os.path.join(self.env_dir, f"{slug(base)}-{key}"), identity
 
@@ -162,6 +176,9 @@ class EnvManager:
                 f"no environment for variant {label} ({base.label}) in {self.env_dir} (--no-install); "
                 f"run once without --no-install to build it, or pass the --env-dir used before"
             )
+        from .outputs import check_folder
+
+        check_folder(self.env_dir, "--env-dir")  # one line, not a traceback halfway through a build
         self._build(base, path, label)
         return Env(base, path, python, built=True, git_sha=identity, python_version=self.facts["version"])
 
@@ -172,6 +189,8 @@ class EnvManager:
         if base.kind == "wheel":
             name, _, version = base.target.partition("==")
             main = f"{name}{extras}=={version}"
+        elif base.kind == "wheelfile":
+            main = f"{base.target}{extras}"
         else:
             main = f"{base.target}{extras}" if not extras else f"numba-cuda{extras} @ file://{base.target}"
         return [main] + [f"{k}=={v}" for k, v in sorted(self.pins.items())]

@@ -43,6 +43,8 @@ class Base:
 
     @property
     def label(self) -> str:
+        if self.kind == "wheelfile":  # a per-commit build (launchbench history/bisect)
+            return os.path.basename(self.target)
         return self.target if self.kind == "wheel" else f"{self.kind}:{self.target}"
 
 

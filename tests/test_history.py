@@ -1,0 +1,159 @@
+"""history and bisect on a stand-in repository with a known per-commit cost (CPU only).
+
+The stand-in is a tiny git repo made here: a package whose ``launch`` busy-waits a
+fixed time. One commit adds 30 us; others change only tests or the version string
+(same code) or change code without changing the cost. history must name the slow
+commit and only it, the A/A commit's step must contain 0, and bisect must find it.
+"""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from launchbench import cli, history
+
+STEP_US = 30.0
+
+
+def _git(repo, *args):
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True)
+
+
+def _write(repo, rel, text):
+    path = repo / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+
+
+def _code(delay_us, comment=""):
+    return f'''
+        import time
+        DELAY_S = {delay_us} * 1e-6  {comment}
+
+        def launch(*args):
+            end = time.perf_counter() + DELAY_S
+            while time.perf_counter() < end:
+                pass
+        '''
+
+
+@pytest.fixture(scope="module")
+def standin(tmp_path_factory):
+    """c0 base, c1 tests only, c2 code change at the same cost, c3 +30 us, c4 version bump."""
+    repo = tmp_path_factory.mktemp("standin")
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "config", "user.email", "t@example.com")
+    _git(repo, "config", "user.name", "t")
+    _write(repo, "setup.py", """
+        from setuptools import setup
+        setup(name="numba-cuda", version=open("numba_cuda/VERSION").read().strip(), packages=["numba_cuda"])
+        """)
+    _write(repo, "numba_cuda/VERSION", "0.1.0\n")
+    _write(repo, "numba_cuda/__init__.py", _code(5))
+    _write(repo, "numba_cuda/tests/test_x.py", "X = 1\n")
+    steps = [("base", None),
+             ("tests only", ("numba_cuda/tests/test_x.py", "X = 2\n")),
+             ("same cost, new code", ("numba_cuda/__init__.py", _code(5, "# reworded"))),
+             ("slower launch", ("numba_cuda/__init__.py", _code(5 + STEP_US, "# reworded"))),
+             ("bump version", ("numba_cuda/VERSION", "0.2.0\n"))]
+    shas = []
+    for subject, change in steps:
+        if change:
+            _write(repo, *change)
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", subject)
+        shas.append(subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True,
+                                   text=True, check=True).stdout.strip())
+    return repo, shas
+
+
+def _common(tmp_path):
+    cache = tmp_path.parent / "shared-cache"  # wheels and envs shared by the tests of this module
+    return ["--target", "numba_cuda:launch", "--wheel-cache", str(cache / "wheels"), "--env-dir",
+            str(cache / "envs"), "--args", "0,1", "--repeats", "5", "--sample-time", "0.002", "--warmup", "20",
+            "--threshold", "10", "--quiet"]
+
+
+def test_commit_records_mark_identical_code_and_aa():
+    class C:
+        def __init__(self, sha):
+            self.sha, self.short, self.subject, self.date = sha, sha[:7], "s " + sha, "2026-01-01"
+    commits = [C(s * 40) for s in "abcde"]
+    ident = {"a": 1, "b": 1, "c": 2, "d": 2, "e": 3}
+    recs = history.commit_records("/nowhere", commits, aa=1, identity=lambda sha: ident[sha[0]])
+    assert [r["measured"] for r in recs] == [True, True, True, False, True]
+    assert recs[1]["aa"] and recs[1]["identical_to"] == "a" * 40
+    assert recs[3]["identical_to"] == "c" * 40 and not recs[3]["aa"]
+    assert history.commit_records("/nowhere", commits, aa=0, identity=lambda sha: ident[sha[0]])[1]["measured"] is False
+
+
+def test_stage_points_and_segment_choice():
+    assert history.stage_points(0, 10, 5) == [0, 2, 5, 8, 10]
+    assert history.stage_points(3, 5, 5) == [3, 4, 5]
+    assert history.stage_points(0, 2, 2) == [0, 1, 2]  # never only the two ends of a longer segment
+    steps = {"b": [{"ci_us": [-0.1, 0.1]}], "c": [{"ci_us": [0.8, 1.2]}], "d": [{"ci_us": [-0.3, -0.1]}]}
+    assert history.pick_segment(["a", "b", "c", "d"], steps) == ("b", "c")
+    assert history.pick_segment(["a", "b"], {"b": [{"ci_us": [-0.1, 0.1]}]}) is None
+
+
+def test_established_needs_the_whole_interval_beyond_the_threshold():
+    assert history.established({"ci_us": [0.25, 0.4], "n": 10}, 0.2)
+    assert not history.established({"ci_us": [0.1, 0.4], "n": 10}, 0.2)
+    assert history.established({"ci_us": [-0.5, -0.3], "n": 10}, 0.2)
+    assert not history.established({"ci_us": [0.25, 0.4], "n": 1}, 0.2)
+
+
+@pytest.mark.slow
+def test_history_names_the_slow_commit_and_caches_wheels(standin, tmp_path, capsys):
+    repo, shas = standin
+    out = tmp_path / "h.json"
+    rc = cli.main(["history", str(repo), f"{shas[0]}..{shas[-1]}", "--rounds", "4", "--aa", "1",
+                   "-o", str(out), "--no-report", *_common(tmp_path)])
+    assert rc == 0
+    from launchbench.atomic import read_json
+
+    doc = read_json(out)
+    measured = [c["sha"] for c in doc["commits"] if c["measured"]]
+    assert measured == shas[:4]  # c4 shares c3's code; c1 is the A/A check
+    assert doc["culprits"] == [shas[3]]
+    by = {(s["commit"], s["nargs"]): s for s in doc["steps"]}
+    for n in (0, 1):
+        assert STEP_US * 0.5 < by[(shas[3], n)]["delta_us"] < STEP_US * 2  # busy-waits overshoot on a loaded CPU
+        aa = by[(shas[1], n)]
+        assert aa["ci_us"][0] < STEP_US / 3 and aa["ci_us"][1] > -STEP_US / 3 and not aa["established"]
+    assert doc["commits"][4]["identical_to"] == shas[3]
+    text = capsys.readouterr().out
+    assert "g" + shas[3][:8] in text.splitlines()[-2] and "<==" in text
+    # a second run builds nothing: every wheel comes from the cache keyed by SHA
+    cache = tmp_path.parent / "shared-cache" / "wheels"
+    mtimes = {p: os.path.getmtime(p) for p in cache.rglob("*.whl")}
+    assert len(mtimes) == 4
+    rc = cli.main(["history", str(repo), f"{shas[0]}..{shas[2]}", "--rounds", "2", "-o", str(tmp_path / "h2.json"),
+                   "--no-report", *_common(tmp_path)])
+    assert rc == 0
+    assert {p: os.path.getmtime(p) for p in cache.rglob("*.whl")} == mtimes
+
+
+@pytest.mark.slow
+def test_bisect_finds_the_slow_commit(standin, tmp_path, capsys):
+    repo, shas = standin
+    out = tmp_path / "b.json"
+    rc = cli.main(["bisect", str(repo), shas[0], shas[-1], "--rounds", "3", "--points", "3", "-o", str(out),
+                   *_common(tmp_path)])
+    assert rc == 0
+    from launchbench.atomic import read_json
+
+    doc = read_json(out)
+    assert doc["culprit"]["sha"] == shas[3] and doc["culprit"]["previous"] == shas[2]
+    assert "culprit: g" + shas[3][:8] in capsys.readouterr().out
+
+
+def test_bad_ranges_and_clones_are_one_line_errors(standin, tmp_path, capsys):
+    repo, shas = standin
+    for argv in (["history", str(repo), "nope..also-nope"], ["history", str(tmp_path / "missing"), "a..b"],
+                 ["history", str(repo), shas[0]], ["bisect", str(repo), shas[3], shas[0]]):
+        rc = cli.main(argv + ["-o", str(tmp_path / "x.json"), "--quiet"])
+        err = capsys.readouterr().err
+        assert rc == 2 and err.count("launchbench: error:") == 1 and "Traceback" not in err, (argv, err)
