@@ -13,6 +13,7 @@ the JSON (schema.py) is rewritten atomically after every round.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -55,19 +56,12 @@ def register(sub) -> None:
                    help="numba-cuda==X.Y.Z, repo:PATH, env:PATH (existing env) or MECH@BASE, "
                         "e.g. contextvar@numba-cuda==0.29.0 or delay:0.5us@baseline (repeatable)")
     v.add_argument("--reference", help="variant the deltas are taken against (default: the first)")
-    e = p.add_argument_group("environments")
-    e.add_argument("--env-dir", help="where variant envs are cached (default ~/.cache/launchbench/envs)")
-    e.add_argument("--no-install", action="store_true", help="reuse existing envs only; error if one is missing")
-    e.add_argument("--python", help="interpreter for new envs (default: this one)")
-    e.add_argument("--wheels", metavar="DIR", help="install offline from DIR (pip --no-index --find-links DIR)")
-    e.add_argument("--system-site-packages", action="store_true",
-                   help="envs also see the site-packages of --python (after their own): for hosts "
-                        "whose CUDA packages are installed there")
-    e.add_argument("--constraints", metavar="FILE", help="pins for built envs (default: constraints.txt's)")
-    e.add_argument("--extras", default=None,
-                   help="numba-cuda extras to install (default cu13, or none with --system-site-packages)")
+    add_env_arguments(p.add_argument_group("environments"))
     m = p.add_argument_group("measurement")
     m.add_argument("--args", default="0,1,2,3,4", help="kernel argument counts (default 0,1,2,3,4)")
+    m.add_argument("--arg-kind", default="array", choices=("array", "scalar", "mixed"),
+                   help="kernel arguments: float32[1] device arrays (default), Python floats, or "
+                        "both alternating (arrays first)")
     m.add_argument("--loops", help="launches per sample, one value or one per arg count "
                                    "(default: calibrated to --sample-time; the old script's: 100000,100000,100000,100000,10000)")
     m.add_argument("--sample-time", type=float, default=DEFAULT_SAMPLE_TIME,
@@ -88,6 +82,17 @@ def register(sub) -> None:
     m.add_argument("--peers", action="store_true", help="also time CuPy, cuda.core and the C floor in the reference's workers")
     m.add_argument("--simulator", action="store_true",
                    help="smoke mode under NUMBA_ENABLE_CUDASIM=1 on CPU; labelled NOT a measurement")
+    s = p.add_argument_group("stopping when the answer is known (sequential.py)")
+    s.add_argument("--target-ci", type=float, default=None, metavar="PCT",
+                   help="stop once every delta's 95%% half-width is <= PCT %% of the reference (precision "
+                        "mode; the interval reported is then the stopping-valid one); --rounds and --max-time cap it")
+    s.add_argument("--fail-if-slower", type=float, default=None, metavar="PCT",
+                   help="CI gate: stop once every delta is decided against PCT %%; exit 1 when any delta's "
+                        "interval lies wholly above PCT, 0 when all lie below, 3 when undecided at the cap "
+                        "(intervals: a confidence sequence, valid at any stopping round)")
+    s.add_argument("--min-rounds", type=int, default=10, help="never stop before this many rounds (default 10)")
+    s.add_argument("--max-time", type=float, default=None, metavar="S",
+                   help="cap on seconds of measurement: no new round starts after it")
     o = p.add_argument_group("output")
     o.add_argument("--output", "-o", default="launchbench-compare.json", help="JSON results (default launchbench-compare.json)")
     o.add_argument("--markdown", help="Markdown report (default: next to --output, .md)")
@@ -95,6 +100,40 @@ def register(sub) -> None:
     o.add_argument("--no-report", action="store_true", help="write only the JSON and the table")
     o.add_argument("--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=run)
+
+
+def add_env_arguments(e) -> None:
+    """The options that say how variant environments are found or built (compare, breakdown)."""
+    e.add_argument("--env-dir", help="where variant envs are cached (default ~/.cache/launchbench/envs)")
+    e.add_argument("--no-install", action="store_true", help="reuse existing envs only; error if one is missing")
+    e.add_argument("--python", help="interpreter for new envs (default: this one)")
+    e.add_argument("--wheels", metavar="DIR", help="install offline from DIR (pip --no-index --find-links DIR)")
+    e.add_argument("--system-site-packages", action="store_true",
+                   help="envs also see the site-packages of --python (after their own): for hosts "
+                        "whose CUDA packages are installed there")
+    e.add_argument("--constraints", metavar="FILE", help="pins for built envs (default: constraints.txt's)")
+    e.add_argument("--extras", default=None,
+                   help="numba-cuda extras to install (default cu13, or none with --system-site-packages)")
+
+
+def resolve_variant_envs(args, vlist: list, log) -> tuple[dict, dict]:
+    """({base: Env}, pins): each variant base's environment, built or reused once, with the
+    options of ``add_env_arguments``; one place for every command that runs variants."""
+    from . import envs, variants
+
+    pins = variants.parse_pins(args.constraints)
+    python = args.python or sys.executable
+    extras = args.extras if args.extras is not None else ("" if args.system_site_packages else "cu13")
+    manager = envs.EnvManager(env_dir=args.env_dir, python=python, pins=pins, wheels=args.wheels,
+                              site_from=python if args.system_site_packages else None, extras=extras,
+                              no_install=args.no_install, log=log)
+    resolved = {}
+    for var in vlist:
+        if var.base not in resolved:
+            env = manager.ensure(var.base, var.name)
+            envs.check_python_matches(env, var.name)
+            resolved[var.base] = env
+    return resolved, pins
 
 
 # ---------------------------------------------------------------- analysis
@@ -154,6 +193,75 @@ def analyze(samples: list, names: list, reference: str, arg_counts: list, keys: 
     return stat_recs, delta_recs
 
 
+def stop_rule(args):
+    """The sequential.Rule the options ask for, or None (a fixed number of rounds)."""
+    from . import sequential
+
+    if args.fail_if_slower is not None:
+        return sequential.Rule(target_pct=None, threshold_pct=args.fail_if_slower, min_rounds=args.min_rounds)
+    if args.target_ci is not None:
+        if args.target_ci <= 0:
+            raise UserError("--target-ci must be a positive percentage, e.g. 0.5")
+        return sequential.Rule(target_pct=args.target_ci, min_rounds=args.min_rounds)
+    return None
+
+
+def round_series(samples: list, names: list, reference: str, arg_counts: list) -> dict:
+    """(variant, nargs) -> (per-round us deltas, per-round % deltas) vs the reference."""
+    from . import stats
+
+    by = group_rounds(samples, [{"nargs": n} for n in arg_counts])
+    out = {}
+    for name in names:
+        if name == reference:
+            continue
+        for n in arg_counts:
+            ref_l, var_l = paired_rounds(by, reference, name, n)
+            if ref_l:
+                out[(name, n)] = stats.per_round_deltas(ref_l, var_l)
+    return out
+
+
+def apply_rule(delta_recs: list, series: dict, rule, reference: str) -> None:
+    """Replace each delta's interval by the one valid under *rule*'s data-dependent stopping."""
+    from . import sequential, stats
+
+    for rec in delta_recs:
+        got = series.get((rec["variant"], rec["nargs"]))
+        if not got or len(got[0]) < 2:
+            continue
+        us, pct = got
+        _m, ulo, uhi = sequential.interval(us, rule)
+        _m, plo, phi = sequential.interval(pct, rule)
+        if not all(math.isfinite(x) for x in (ulo, uhi, plo, phi)):
+            # too few rounds for a bounded stopping-valid interval: show the t interval, decide nothing
+            rec["interval"] = (f"t over rounds; the stopping-valid ({rule.mode}) interval is unbounded after "
+                               f"{len(pct)} rounds")
+            rec["gate_ci_pct"] = None
+            continue
+        rec["ci_us"], rec["ci_pct"], rec["gate_ci_pct"] = [ulo, uhi], [plo, phi], [plo, phi]
+        rec["interval"] = f"sequential ({rule.mode} mode)"
+        rec["verdict"] = stats.verdict(rec["ci_pct"], rec["n"])
+        rec["summary"] = stats.summary_line(rec["variant"], rec, reference)
+
+
+def gate_result(delta_recs: list, pct: float) -> dict:
+    """The machine-readable verdict of --fail-if-slower: exit code and each delta's side of PCT."""
+    from . import sequential
+
+    unbounded = [f"{d['variant']}/{d['nargs']}" for d in delta_recs if d.get("gate_ci_pct", d["ci_pct"]) is None]
+    intervals = {(d["variant"], d["nargs"]): tuple(d.get("gate_ci_pct", d["ci_pct"])) for d in delta_recs
+                 if d.get("gate_ci_pct", d["ci_pct"]) is not None}
+    sides = {f"{v}/{n}": ("above" if lo > pct else "below" if hi < pct else "undecided")
+             for (v, n), (lo, hi) in intervals.items()}
+    sides.update({k: "undecided" for k in unbounded})
+    code = sequential.gate(intervals, pct) if intervals else 3
+    if code == 0 and unbounded:
+        code = 3
+    return {"fail_if_slower_pct": pct, "exit_code": code,
+            "verdict": {0: "pass", 1: "fail", 3: "undecided"}[code], "deltas": sides}
+
+
 def peer_stats(peer_samples: list) -> list:
     from . import stats
 
@@ -171,11 +279,15 @@ def peer_stats(peer_samples: list) -> list:
     return out
 
 
-def build_document(*, argv, simulator, host, settings, reference, variants, outcome, confidence=0.95) -> dict:
+def build_document(*, argv, simulator, host, settings, reference, variants, outcome, confidence=0.95,
+                   rule=None) -> dict:
     from . import schema, stats
 
     names = [v["name"] for v in variants]
     stat_recs, delta_recs = analyze(outcome.samples, names, reference, settings["arg_counts"])
+    if rule is not None:
+        apply_rule(delta_recs, round_series(outcome.samples, names, reference, settings["arg_counts"]),
+                   rule, reference)
     label = ("CUDA simulator smoke run: NOT A MEASUREMENT" if simulator
              else "launch overhead measurement on a GPU")
     device = {"name": None}
@@ -255,16 +367,19 @@ def _settings(args, arg_counts, loops, calibrated, affinity, prefetch=0) -> dict
                   "the affinity CPUs and warmed up just before their round; for repeat, for nargs, for "
                   "variant (order rotated every repeat); deltas pair the samples of each repeat slot"),
         "peers": bool(args.peers),
+        "arg_kind": getattr(args, "arg_kind", "array"),
     }
 
 
 def run(args) -> int:
-    from . import device, envs, runner, schema, tables, variants
+    from . import device, envs, runner, schema, sequential, tables, variants
 
     if args.repeats < 1 or args.rounds < 1:
         raise UserError("--repeats and --rounds must be at least 1")
-    if args.sample_time <= 0:
+    if not 0 < args.sample_time < float("inf"):
         raise UserError("--sample-time must be positive, e.g. 0.05")
+    if args.warmup < 0:
+        raise UserError(f"--warmup must be >= 0 launches (got {args.warmup})")
     arg_counts = variants.parse_int_list(args.args, "--args")
     loops = None
     if args.loops:
@@ -275,20 +390,11 @@ def run(args) -> int:
     vlist, reference = variants.parse_variants(args.items or [], args.reference)
     prefetch = parse_prefetch(args.prefetch, len(vlist), affinity)
     _check_not_simulated(args)
+    from .outputs import check_outputs
+    check_outputs([(args.output, "--output"), (args.markdown, "--markdown"), (args.plot, "--plot")])
 
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    pins = variants.parse_pins(args.constraints)
-    python = args.python or sys.executable
-    extras = args.extras if args.extras is not None else ("" if args.system_site_packages else "cu13")
-    manager = envs.EnvManager(env_dir=args.env_dir, python=python, pins=pins, wheels=args.wheels,
-                              site_from=python if args.system_site_packages else None, extras=extras,
-                              no_install=args.no_install, log=log)
-    resolved = {}
-    for var in vlist:
-        if var.base not in resolved:
-            env = manager.ensure(var.base, var.name)
-            envs.check_python_matches(env, var.name)
-            resolved[var.base] = env
+    resolved, pins = resolve_variant_envs(args, vlist, log)
 
     output = os.path.abspath(args.output)
     run_dir = os.path.splitext(output)[0] + ".logs"
@@ -300,7 +406,23 @@ def run(args) -> int:
         rounds=args.rounds, warmup=args.warmup, sample_target_s=args.sample_time,
         simulator=args.simulator, affinity=affinity, peers=args.peers, overlay=overlay, log_dir=run_dir,
         prefetch=prefetch, setup_cpus=runner.setup_cpus(affinity),
+        setup={"arg_kind": args.arg_kind} if args.arg_kind != "array" else {},
+        max_time=args.max_time,
     )
+    if args.max_time is not None and not args.max_time > 0:
+        raise UserError("--max-time must be a positive number of seconds, e.g. 120")
+    if args.min_rounds < 2:
+        raise UserError("--min-rounds must be at least 2 (intervals are over rounds)")
+    rule = stop_rule(args)
+    if rule is not None:
+        names = [v.name for v in vlist]
+
+        def stop(outcome):
+            series = round_series(outcome.samples, names, reference, arg_counts)
+            done, why = sequential.should_stop({k: v[1] for k, v in series.items()}, rule,
+                                               outcome.rounds_completed)
+            return why if done else None
+        plan.stop = stop
     host = device.host_info()
     argv = ["launchbench"] + sys.argv[1:] if os.path.basename(sys.argv[0]) in ("launchbench", "__main__.py") else list(sys.argv)
 
@@ -320,8 +442,16 @@ def run(args) -> int:
 
     def document(outcome):
         settings = _settings(args, arg_counts, outcome.loops, loops is None, affinity, prefetch)
-        return build_document(argv=argv, simulator=args.simulator, host=host, settings=settings,
-                              reference=reference, variants=variant_records(outcome), outcome=outcome)
+        doc = build_document(argv=argv, simulator=args.simulator, host=host, settings=settings,
+                             reference=reference, variants=variant_records(outcome), outcome=outcome, rule=rule)
+        doc["stopped"] = outcome.stopped
+        if rule is not None:
+            settings["stop_rule"] = {"mode": rule.mode, "target_pct": rule.target_pct,
+                                     "threshold_pct": rule.threshold_pct, "min_rounds": rule.min_rounds,
+                                     "max_time_s": args.max_time}
+        if args.fail_if_slower is not None:
+            doc["gate"] = gate_result(doc["deltas"], args.fail_if_slower)
+        return doc
 
     last_write = [0.0]
 
@@ -349,4 +479,11 @@ def run(args) -> int:
         print(f"launchbench: interrupted after {outcome.rounds_completed} of {args.rounds} rounds "
               f"({outcome.reason}); the results keep the completed rounds", file=sys.stderr)
         return 130 if outcome.reason == "KeyboardInterrupt" else 1
+    if outcome.stopped:
+        log(f"launchbench: stopped: {outcome.stopped}")
+    if "gate" in doc:
+        g = doc["gate"]
+        print(f"launchbench: gate --fail-if-slower {g['fail_if_slower_pct']:g}%: {g['verdict'].upper()} "
+              f"(exit {g['exit_code']})")
+        return g["exit_code"]
     return 0

@@ -1,0 +1,114 @@
+"""compare stops when the answer is known: the rule from the options, the per-round series,
+the stopping-valid intervals in the document, the --fail-if-slower exit codes."""
+import json
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+
+from launchbench import cli, compare, sequential
+from launchbench.errors import UserError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE_ENV = f"env:{sys.prefix}"
+
+
+def _args(*argv):
+    return cli.build_parser().parse_args(["compare", *argv])
+
+
+def _samples(true_us: dict, rounds: int, repeats: int = 5, seed: int = 1) -> list:
+    """Synthetic sample records: reference 'a' at 10 us, others at 10 + true_us[name]; each
+    round has its own offset (the per-process effect), each sample a little noise."""
+    rng = random.Random(seed)
+    out = []
+    for r in range(rounds):
+        offset = rng.gauss(0, 0.3)
+        for rep in range(repeats):
+            for name, delta in [("a", 0.0)] + list(true_us.items()):
+                out.append({"variant": name, "nargs": 0, "round": r, "repeat": rep, "worker": r,
+                            "us": 10.0 + offset + delta + rng.gauss(0, 0.02) + rng.gauss(0, 0.2 * (name != "a"))})
+    return out
+
+
+def test_rule_from_options():
+    assert compare.stop_rule(_args()) is None
+    rule = compare.stop_rule(_args("--target-ci", "0.5"))
+    assert rule.mode == "precision" and rule.target_pct == 0.5 and rule.min_rounds == 10
+    gate = compare.stop_rule(_args("--fail-if-slower", "2", "--min-rounds", "12"))
+    assert gate.mode == "decision" and gate.threshold_pct == 2 and gate.target_pct is None and gate.min_rounds == 12
+    with pytest.raises(UserError):
+        compare.stop_rule(_args("--target-ci", "0"))
+
+
+def test_round_series_are_per_round_paired_deltas():
+    samples = _samples({"b": 1.0}, rounds=8)
+    series = compare.round_series(samples, ["a", "b"], "a", [0])
+    us, pct = series[("b", 0)]
+    assert len(us) == len(pct) == 8
+    assert all(0.5 < u < 1.5 for u in us) and all(4 < p < 16 for p in pct)
+
+
+def test_apply_rule_widens_to_the_stopping_valid_interval():
+    samples = _samples({"b": 1.0}, rounds=20)
+    names = ["a", "b"]
+    _stats, plain = compare.analyze(samples, names, "a", [0])
+    _stats, seq = compare.analyze(samples, names, "a", [0])
+    rule = sequential.Rule(target_pct=None, threshold_pct=2.0)
+    compare.apply_rule(seq, compare.round_series(samples, names, "a", [0]), rule, "a")
+    (p,), (s,) = plain, seq
+    assert s["delta_us"] == p["delta_us"] and s["interval"].startswith("sequential")
+    assert s["ci_pct"][0] < p["ci_pct"][0] and s["ci_pct"][1] > p["ci_pct"][1]
+
+
+def test_gate_result_sides_and_exit_codes():
+    recs = [{"variant": "b", "nargs": 0, "ci_pct": [5.0, 9.0]}, {"variant": "b", "nargs": 1, "ci_pct": [-1.0, 1.0]}]
+    g = compare.gate_result(recs, 2.0)
+    assert g["exit_code"] == 1 and g["verdict"] == "fail" and g["deltas"] == {"b/0": "above", "b/1": "below"}
+    assert compare.gate_result(recs[1:], 2.0)["exit_code"] == 0
+    assert compare.gate_result([{"variant": "b", "nargs": 0, "ci_pct": [1.0, 3.0]}], 2.0)["exit_code"] == 3
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--max-time", "0"], "--max-time must be a positive"),
+    (["--min-rounds", "1"], "--min-rounds must be at least 2"),
+    (["--target-ci", "-1"], "--target-ci must be a positive"),
+])
+def test_bad_stopping_options_are_one_line_errors(argv, needle, capsys):
+    rc = cli.main(["compare", "--simulator", "--variant", f"a={HERE_ENV}", "--variant", f"b={HERE_ENV}",
+                   "--no-install", "-o", os.devnull + "-x/none.json", *argv])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err
+    assert err.count("launchbench: error:") == 1
+
+
+def _run(tmp_path, name, *variants_and_options):
+    env = dict(os.environ)
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    out = tmp_path / f"{name}.json"
+    proc = subprocess.run([sys.executable, "-m", "launchbench", "compare", "--simulator", "--args", "0",
+                           "--loops", "20", "--repeats", "3", "--warmup", "1", "--min-rounds", "6",
+                           "--no-report", "--quiet", "-o", str(out), *variants_and_options],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc, json.loads(out.read_text())
+
+
+@pytest.mark.slow
+def test_gate_fails_a_known_regression_and_stops_early(tmp_path):
+    proc, doc = _run(tmp_path, "gate", "--variant", f"a={HERE_ENV}", "--variant", "b=delay:300us@a",
+                     "--fail-if-slower", "2", "--rounds", "40")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert doc["gate"]["verdict"] == "fail" and doc["gate"]["exit_code"] == 1
+    assert doc["rounds_completed"] < 40 and doc["stopped"].startswith("decided")
+    assert doc["settings"]["stop_rule"]["mode"] == "decision"
+    assert "FAIL" in proc.stdout
+
+
+@pytest.mark.slow
+def test_gate_is_undecided_at_the_cap_on_a_tiny_budget(tmp_path):
+    proc, doc = _run(tmp_path, "cap", "--variant", f"a={HERE_ENV}", "--variant", f"b={HERE_ENV}",
+                     "--fail-if-slower", "0", "--rounds", "3")
+    assert proc.returncode == 3 and doc["gate"]["verdict"] == "undecided" and doc["rounds_completed"] == 3
