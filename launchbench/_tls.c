@@ -85,7 +85,7 @@ typedef struct {
    a __tls_get_addr call that reads the thread's dtv and a separately
    malloc'ed block -- memory nothing else in the launch path touches -- and
    measured on the H200 VM that capture cost about 0.1 us per launch where the
-   same work costs 10-20 ns in a tight loop (results/h200-2026-11-22-session3).
+   same work costs 10-20 ns in a tight loop (results/h200/2026-11-22-mechanisms-tls-verdict).
    The owner's id, its depth and what a pop reads of the first entry share
    one cache line, so a launch, whose own work evicts lines from the first
    levels of cache, misses at most once there. The GIL is held whenever a

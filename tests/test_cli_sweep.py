@@ -18,7 +18,7 @@ from launchbench import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 UNWRITABLE = "/proc/launchbench-sweep/out.json"  # cannot be created, even by root
-COMPARE_JSON = str(ROOT / "results" / "h200-2026-11-22-session2" / "compare" / "default.json.gz")
+COMPARE_JSON = str(ROOT / "results" / "h200" / "2026-11-22-compare-default" / "default.json.gz")
 SIM = ["compare", "--simulator"]
 GIT = ["--repo", "{git}"]
 

@@ -85,7 +85,7 @@ def test_other_writers_refuse_an_unwritable_output(argv, capsys, monkeypatch):
 
 
 def test_report_refuses_an_unwritable_output(tmp_path, capsys):
-    results = os.path.join(os.path.dirname(__file__), "..", "results", "h200-2026-11-22-session2", "compare",
+    results = os.path.join(os.path.dirname(__file__), "..", "results", "h200", "2026-11-22-compare-default",
                            "default.json.gz")
     assert cli.main(["report", results, "--markdown", UNWRITABLE]) == 2
     assert capsys.readouterr().err.startswith("launchbench: error: --markdown /proc/")
