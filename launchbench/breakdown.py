@@ -335,18 +335,38 @@ def run_breakdown(arg_counts=ARG_COUNTS, loops: int = 10000, repeats: int = 5, r
 
 
 def add_arguments(p) -> None:
-    p.add_argument("--loops", type=int, default=10000, help="calls per sample (default 10000)")
-    p.add_argument("--repeats", type=int, default=5, help="samples per stage per round (default 5)")
-    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
+    # None: the mode's own default (SINGLE_DEFAULTS here; launchbench.stagedelta's with --variant)
+    p.add_argument("--loops", type=int, default=None, help="calls per sample (default 10000; with --variant: calibrated)")
+    p.add_argument("--repeats", type=int, default=None, help="samples per stage per round (default 5; with --variant: 3)")
+    p.add_argument("--rounds", type=int, default=None,
+                   help="interleaved rounds (default 3; with --variant: 60 rounds of fresh processes, capped by --max-time)")
     p.add_argument("--args", default="0,1,2,3,4", help="comma-separated argument counts (default 0..4)")
-    p.add_argument("--output", help="write the JSON document here (atomically)")
+    p.add_argument("--output", "-o", help="write the JSON document here (atomically)")
+    from . import stagedelta
+
+    stagedelta.add_arguments(p)
+
+
+#: The single-environment mode's defaults.
+SINGLE_DEFAULTS = {"loops": 10000, "repeats": 5, "rounds": 3}
 
 
 def run_cli(args) -> int:
     from .peers import parse_arg_counts, check_counts, write_json_atomic
 
+    if getattr(args, "items", None) or getattr(args, "simulator", False) or getattr(args, "target", None):
+        from . import stagedelta  # paired stage deltas over variants, on the engine (runner.run)
+
+        return stagedelta.run(args)
+    for name, value in SINGLE_DEFAULTS.items():
+        if getattr(args, name, None) is None:
+            setattr(args, name, value)
     counts = parse_arg_counts(args.args)
     check_counts(args.loops, args.repeats, args.rounds)
+    if args.output:
+        from .outputs import check_writable
+
+        check_writable(args.output, "--output")
     doc = run_breakdown(counts, args.loops, args.repeats, args.rounds)
     print(format_breakdown(doc))
     if args.output:

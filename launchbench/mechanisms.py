@@ -17,6 +17,10 @@ measured on one build, free of every other difference between releases:
   launch and pops them after (also when it raises).
 - ``delay[:T]``: passthrough plus a calibrated busy-wait of T per launch
   (default 0.5us) -- a known cost that a comparison must be able to see.
+- ``lctls`` (numba-cuda 0.30 only): a what-if, not a wrapper -- 0.30's launch
+  path with its own capture (the args swap, the launch-config keyword)
+  replaced by the tls capture, and ``current_launch_config()`` and
+  ``_LaunchConfiguration.args`` reading it (``launchbench.lctls``).
 
 Both launch signatures are intercepted: numba-cuda <= 0.29
 ``call(self, args, griddim, blockdim, stream, sharedmem)`` and >= 0.30
@@ -44,7 +48,7 @@ from dataclasses import dataclass
 
 from .errors import UserError
 
-MECHANISMS = ("stock", "passthrough", "contextvar", "tls", "delay")
+MECHANISMS = ("stock", "passthrough", "contextvar", "tls", "delay", "lctls")
 DEFAULT_DELAY_NS = 500
 _MAX_DELAY_NS = 1_000_000  # 1 ms: anything longer is a typo, not a launch cost
 
@@ -284,6 +288,13 @@ def install(spec: str, target=None) -> None:
     original = target.__dict__.get("call")
     if original is None:
         raise UserError(f"{target.__qualname__} defines no call method of its own; pass the class that does")
+    if name == "lctls":  # patches more than call: launchbench.lctls writes and restores its own
+        from . import lctls
+
+        wrapper = lctls.install(lctls.targets_for(target))
+        wrapper.__launchbench_mechanism__ = "lctls"
+        _State.target, _State.original, _State.wrapper, _State.spec = target, original, wrapper, "lctls"
+        return
     wrapper = make_wrapper(spec, original)
     _State.target, _State.original, _State.wrapper = target, original, wrapper
     _State.spec = wrapper.__launchbench_mechanism__
@@ -324,6 +335,10 @@ def switch(spec: str, target=None) -> bool:
 
 def uninstall() -> None:
     """Restore the original ``call`` (the very same function object)."""
+    if _State.spec == "lctls":
+        from . import lctls
+
+        lctls.uninstall()
     if _State.target is not None:
         _State.target.call = _State.original
     _State.target, _State.original, _State.wrapper, _State.spec = None, None, None, "stock"

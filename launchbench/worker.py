@@ -9,8 +9,12 @@ cannot be corrupted. Requests::
         -> {"ok": true, "info": {pid, python, numba_cuda_version, installed, mechanism, device}}
     {"cmd": "prepare", "affinity": null|[cpus], "warmup": 1000}
         -> {"ok": true, "affinity": [cpus]|null}
+        setup may add "arg_kind": "array"|"scalar"|"mixed" (the kernels' arguments) and
+        "workload": "stages" (time each stage of the launch: launchbench.stages; with "target" or
+        under the simulator, on launchbench.standin's stand-in path)
     {"cmd": "calibrate", "nargs": 2, "target_s": 0.004} -> {"ok": true, "loops": 200}
     {"cmd": "sample", "nargs": 2, "loops": 20000}       -> {"ok": true, "us": 19.64}
+        both may carry "stage": "marshal_args" (the stages workload): that stage's loop instead
     {"cmd": "peers", "nargs": 2, "loops": 20000}        -> {"ok": true, "peers": {"cupy": 4.6, ...}}
     {"cmd": "mechanisms", "specs": [...], "max_time": 2.5, "rounds": 3000, "samples": 1, "launches": 100,
      "warmup": 10, "warmup_class_write": 120, "seed": 7}
@@ -37,6 +41,8 @@ import warnings
 
 #: launches per kernel during setup: enough to compile and load it; the real warm-up is prepare's
 SETUP_LAUNCHES = 10
+#: per-iteration cost a stage this numba-cuda lacks is calibrated for (Bench.calibrate)
+ABSENT_STAGE_S = 0.25e-6
 
 
 def process_state() -> dict:
@@ -78,6 +84,18 @@ def _versions() -> dict:
     return out
 
 
+def _dist_version(module_name: str) -> str | None:
+    """The installed version of the distribution that provides *module_name*, if any."""
+    from importlib import metadata
+
+    top = module_name.split(".")[0]
+    try:
+        names = metadata.packages_distributions().get(top, [top])
+        return metadata.version(names[0])
+    except Exception:  # noqa: BLE001
+        return None
+
+
 def kernel_source(nargs: int) -> str:
     params = ", ".join(f"a{i}" for i in range(nargs))
     return f"def k({params}):\n    pass\n"
@@ -108,19 +126,51 @@ class Bench:
 
     def __init__(self):
         self.cuda = None
+        self.sync = None
         self.launchers = {}
         self.args = {}
         self.mechanism = None
         self.simulator = False
+        self.kernels = {}
+        self.stage_loops = {}   # nargs -> {stage: loop(n) -> s}: the stages workload (launchbench.stages)
+        self.stage_info = {}
+
+    def setup_callable(self, req: dict) -> dict:
+        """``target: "module:function"``: time a plain Python callable (with *nargs* int
+        arguments) instead of a kernel, so the round machinery, per-commit builds and the
+        statistics can be exercised on a machine without numba-cuda or a GPU (tests, demos)."""
+        import importlib
+
+        module_name, _, func_name = str(req["target"]).partition(":")
+        try:
+            func = getattr(importlib.import_module(module_name), func_name)
+        except Exception as exc:  # noqa: BLE001
+            from .device import one_line
+
+            raise Failure("import", f"cannot load target {req['target']!r}: {one_line(exc)}") from None
+        for nargs in req["arg_counts"]:
+            self.launchers[nargs] = func
+            self.args[nargs] = list(range(nargs))
+        self.sync = lambda: None
+        dist = module_name.split(".")[0]
+        return {"pid": os.getpid(), "python": sys.version.split()[0], "numba_cuda_version": None,
+                "installed": {dist: _dist_version(module_name)}, "mechanism": None,
+                "device": {"name": "CPU (timing a Python callable)"}, "target": req["target"],
+                "setup_state": process_state()}
 
     def setup(self, req: dict) -> dict:
         from . import device
 
+        if req.get("workload") == "stages" and (req.get("target") or req.get("simulator")):
+            return self.setup_standin_stages(req)
+        if req.get("target"):
+            return self.setup_callable(req)
         try:
             from numba import cuda
         except Exception as exc:  # noqa: BLE001 - any import failure is an environment problem
             raise Failure("import", device.diagnose_import_error(exc)) from None
         self.cuda = cuda
+        self.sync = cuda.synchronize
         self.simulator = bool(req.get("simulator"))
         if not req.get("simulator"):
             try:
@@ -137,21 +187,26 @@ class Bench:
                 raise Failure("mechanism", f"installing mechanism {mech!r} failed: {device.one_line(exc)}") from None
             self.mechanism = mech
         self._quiet()
-        import numpy as np
+        from . import stages
 
         for nargs in req["arg_counts"]:
             namespace: dict = {}
             exec(compile(kernel_source(nargs), f"<launchbench k/{nargs}>", "exec"), namespace)
             kernel = cuda.jit(namespace["k"])
-            args = [cuda.to_device(np.zeros(1, dtype=np.float32)) for _ in range(nargs)]
+            args = stages.make_args(nargs, req.get("arg_kind") or "array")
             launcher = kernel[1, 1]
             if req.get("simulator"):
                 launcher = _SimulatorLaunch(SimulatorDispatcher(launcher))
             self.launchers[nargs] = launcher
             self.args[nargs] = args
+            self.kernels[nargs] = kernel
             for _ in range(SETUP_LAUNCHES):  # compiles, loads the module; the warm-up is prepare's
                 launcher(*args)
         cuda.synchronize()
+        if req.get("workload") == "stages":  # each stage of the launch on its own (breakdown --variant)
+            for nargs, kernel in self.kernels.items():
+                style, self.stage_loops[nargs] = stages.worker_loops(kernel, self.args[nargs])
+            self.stage_info = {"style": style, "arg_kind": req.get("arg_kind") or "array"}
         try:
             dev = device.device_info()
         except Exception as exc:  # noqa: BLE001
@@ -165,7 +220,47 @@ class Bench:
             "device": dev,
             "launchbench": os.path.dirname(os.path.abspath(__file__)),
             "setup_state": process_state(),
+            **({"stages": self.stage_info} if self.stage_info else {}),
         }
+
+    def setup_standin_stages(self, req: dict) -> dict:
+        """The stages workload on a stand-in launch path (``target``: a ``module:function``
+        returning (style, loops) per arg count, default ``launchbench.standin:stage_loops``):
+        CPU tests with injected stage costs, and ``--simulator``, whose kernels never reach
+        CUDADispatcher.call. A mechanism installs on the stand-in module's ``Dispatcher``."""
+        import importlib
+
+        from .device import one_line
+
+        target = req.get("target") or "launchbench.standin:stage_loops"
+        module_name, _, func_name = str(target).partition(":")
+        try:
+            module = importlib.import_module(module_name)
+            factory = getattr(module, func_name)
+        except Exception as exc:  # noqa: BLE001
+            raise Failure("import", f"cannot load stage target {target!r}: {one_line(exc)}") from None
+        mech = req.get("mechanism")
+        if mech:
+            try:
+                from . import mechanisms
+
+                mechanisms.install(mech, target=getattr(module, "Dispatcher"))
+            except Exception as exc:  # noqa: BLE001
+                raise Failure("mechanism", f"installing mechanism {mech!r} failed: {one_line(exc)}") from None
+            self.mechanism = mech
+        kind = req.get("arg_kind") or "array"
+        style = None
+        for nargs in req["arg_counts"]:
+            style, self.stage_loops[nargs] = factory(nargs, kind)
+            full = self.stage_loops[nargs]["full"]
+            self.launchers[nargs] = lambda *a, full=full: full(1)
+            self.args[nargs] = []
+        self.sync = lambda: None
+        self.simulator = bool(req.get("simulator"))
+        self.stage_info = {"style": style, "arg_kind": kind, "standin": target}
+        return {"pid": os.getpid(), "python": sys.version.split()[0], "numba_cuda_version": None,
+                "installed": {}, "mechanism": mech, "stages": self.stage_info,
+                "device": {"name": "CPU (stand-in launch path)"}, "setup_state": process_state()}
 
     def prepare(self, req: dict) -> list | None:
         """Pin to the measuring CPU(s), then warm every kernel up there (caches, branch predictors)."""
@@ -183,7 +278,9 @@ class Bench:
             args = self.args[nargs]
             for _ in range(warmup):
                 launcher(*args)
-        self.cuda.synchronize()
+            for loop in self.stage_loops.get(nargs, {}).values():
+                loop(max(10, warmup // 10))
+        self.sync()
         return pinned
 
     def _quiet(self) -> None:
@@ -201,10 +298,33 @@ class Bench:
         except ImportError:
             pass
 
-    def time_loops(self, nargs: int, loops: int) -> float:
-        """Seconds for *loops* launches, gc off, synchronized before and after."""
+    def stage_loop(self, nargs: int, stage: str):
+        """The timed loop of *stage*; a stage this numba-cuda lacks (``lc_bookkeeping`` before
+        0.30) is its baseline -- an empty loop, or a no-op before the raw launch -- so it costs 0
+        here and its paired delta is what the other variant spends on it."""
+        from .stages import baseline_of, stage_names
+
+        loops = self.stage_loops.get(nargs)
+        if not loops:
+            raise Failure("error", "stage samples need a worker set up with workload 'stages'")
+        if stage not in loops and stage not in stage_names():
+            raise Failure("error", f"unknown stage {stage!r}")
+        return loops.get(stage) or loops[baseline_of(stage)]
+
+    def time_loops(self, nargs: int, loops: int, stage: str | None = None) -> float:
+        """Seconds for *loops* launches (or iterations of *stage*), gc off, synchronized before and after."""
+        if stage is not None:
+            loop = self.stage_loop(nargs, stage)
+            gc_was = gc.isenabled()
+            gc.disable()
+            try:
+                self.sync()
+                return loop(loops)
+            finally:
+                if gc_was:
+                    gc.enable()
         launcher, args = self.launchers[nargs], self.args[nargs]
-        sync = self.cuda.synchronize
+        sync = self.sync
         gc_was = gc.isenabled()
         gc.disable()
         try:
@@ -219,22 +339,27 @@ class Bench:
                 gc.enable()
         return t1 - t0
 
-    def sample(self, nargs: int, loops: int) -> float:
-        return self.time_loops(nargs, loops) / loops * 1e6
+    def sample(self, nargs: int, loops: int, stage: str | None = None) -> float:
+        return self.time_loops(nargs, loops, stage) / loops * 1e6
 
-    def calibrate(self, nargs: int, target_s: float) -> int:
-        """Loops so one sample lasts about *target_s* (rounded to 2 significant digits)."""
+    def calibrate(self, nargs: int, target_s: float, stage: str | None = None) -> int:
+        """Loops so one sample lasts about *target_s* (rounded to 2 significant digits).
+
+        A stage this numba-cuda lacks is sized as if it cost ``ABSENT_STAGE_S`` per iteration:
+        calibrated as the empty loop it is here, the variants that have it would take samples
+        tens of times the target."""
+        if stage is not None and stage not in self.stage_loops.get(nargs, {}):
+            self.stage_loop(nargs, stage)  # unknown stage: the one-line failure
+            return _two_digits(max(1, int(target_s / ABSENT_STAGE_S)))
         loops = 10
         while True:
-            elapsed = self.time_loops(nargs, loops)
+            elapsed = self.time_loops(nargs, loops, stage)
             if elapsed >= min(0.2 * target_s, 0.02) or loops >= 10_000_000:
                 break
             loops *= 4
         # the median of a few timings: one timing may land in a slow spell of the machine
-        per_launch = sorted([elapsed / loops] + [self.time_loops(nargs, loops) / loops for _ in range(4)])[2]
-        wanted = max(1, int(target_s / per_launch))
-        digits = len(str(wanted)) - 2
-        return max(1, round(wanted, -digits) if digits > 0 else wanted)
+        per_launch = sorted([elapsed / loops] + [self.time_loops(nargs, loops, stage) / loops for _ in range(4)])[2]
+        return _two_digits(max(1, int(target_s / max(per_launch, 1e-9))))
 
     def mechanisms(self, req: dict) -> dict:
         """``launchbench mechanisms``' interleaved pair rounds, in this (fresh) process: one
@@ -274,6 +399,11 @@ class Bench:
         return peers.measure(nargs, loops)
 
 
+def _two_digits(wanted: int) -> int:
+    digits = len(str(wanted)) - 2
+    return max(1, round(wanted, -digits) if digits > 0 else wanted)
+
+
 def handle(bench: Bench, req: dict) -> dict:
     cmd = req.get("cmd")
     if cmd == "setup":
@@ -281,9 +411,9 @@ def handle(bench: Bench, req: dict) -> dict:
     if cmd == "prepare":
         return {"ok": True, "affinity": bench.prepare(req)}
     if cmd == "calibrate":
-        return {"ok": True, "loops": bench.calibrate(int(req["nargs"]), float(req["target_s"]))}
+        return {"ok": True, "loops": bench.calibrate(int(req["nargs"]), float(req["target_s"]), req.get("stage"))}
     if cmd == "sample":
-        return {"ok": True, "us": bench.sample(int(req["nargs"]), int(req["loops"]))}
+        return {"ok": True, "us": bench.sample(int(req["nargs"]), int(req["loops"]), req.get("stage"))}
     if cmd == "mechanisms":
         return {"ok": True, **bench.mechanisms(req)}
     if cmd == "peers":
