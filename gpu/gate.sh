@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# compare's stopping rules on the GPU machine: the default three-way run stopping at a
+# target precision or a time cap, the --fail-if-slower gate on a known regression and
+# on an A/A pair, and the trust run (A/A twin + delay:0.5us) at the same settings.
+#
+#   GATE_RUNS="adaptive gate-v2 gate-aa trust1 trust2 trust3" bash gpu/gate.sh "$RESULTS"
+#
+# Uses the prepared /tmp/env029 and /tmp/env030 (bash gpu/setup_env.sh envs).
+set -u
+export PYTHONUNBUFFERED=1 NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
+unset NUMBA_ENABLE_CUDASIM
+RESULTS=${1:-results/gpu/gate}
+mkdir -p "$RESULTS"
+PY=${LB_PY:-/tmp/env030/bin/python}
+B=env:/tmp/env029
+V2=env:/tmp/env030
+STOP=${GATE_STOP:---target-ci 0.5 --max-time 120 --rounds 400 --repeats 10}
+touch "$RESULTS/command.txt"
+
+run() {  # run NAME LIMIT ARGS...
+    local name=$1 limit=$2; shift 2
+    local cmd=("$PY" -m launchbench compare "$@" --quiet -o "$RESULTS/$name.json")
+    echo "${cmd[*]}" >> "$RESULTS/command.txt"
+    local start=$(date +%s)
+    timeout --signal=INT --kill-after=15 "$limit" "${cmd[@]}" > "$RESULTS/$name.log" 2> "$RESULTS/$name.err"
+    echo "rc=$? wall=$(( $(date +%s) - start ))s" | tee -a "$RESULTS/$name.log"
+    echo "=== $name"; tail -n 14 "$RESULTS/$name.log"; grep -E "stopped|error" "$RESULTS/$name.err" | tail -2
+}
+
+for what in ${GATE_RUNS:-adaptive gate-v2 gate-aa}; do
+    case $what in
+        adaptive) run adaptive 200 --variant baseline=$B --variant contextvar=contextvar@baseline \
+                      --variant v2=$V2 $STOP ;;
+        gate-v2) run gate-v2 200 --variant baseline=$B --variant v2=$V2 --fail-if-slower 2 --rounds 100 --repeats 10 ;;
+        gate-aa) run gate-aa 200 --variant ref=$B --variant twin=$B --fail-if-slower 2 --rounds 100 --repeats 10 ;;
+        trust*) run "$what" 200 --variant ref=passthrough@$B --variant twin=passthrough@$B \
+                    --variant cal=delay:0.5us@$B $STOP ;;
+        *) echo "unknown run $what" ;;
+    esac
+done
+rm -rf "$RESULTS"/*.logs
+gzip -f "$RESULTS"/*.json 2>/dev/null
+true
