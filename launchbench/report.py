@@ -16,6 +16,7 @@ import base64
 import html as _html
 import io
 import os
+import sys
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
@@ -416,7 +417,12 @@ def export(result: dict, *, markdown=None, html=None, plot=None) -> list[str]:
     """
     schema.validate(result)
     written: list[str] = []
-    png = plot_png(result) if (plot or html) else None
+    try:
+        png = plot_png(result) if (plot or html) else None
+    except ImportError:  # an environment without matplotlib (e.g. a bare GPU box): text reports only
+        print("launchbench: matplotlib is not installed here; writing the Markdown report without a plot "
+              "(pip install matplotlib for the PNG and HTML)", file=sys.stderr)
+        png, plot, html = None, None, None
     if plot:
         path = Path(plot)
         _write_atomic(path, png)

@@ -195,3 +195,26 @@ def test_report_module_is_import_light():
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_export_without_matplotlib_writes_markdown_and_says_so(tmp_path, monkeypatch, capsys):
+    import builtins
+    import glob
+    import os
+
+    from launchbench import atomic, report
+
+    path = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "results", "h200",
+                                         "2026-11-22-compare-default", "default.json.gz")))[0]
+    doc = atomic.read_json(path)
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.startswith("matplotlib"):
+            raise ImportError("No module named 'matplotlib'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    written = report.export(doc, markdown=str(tmp_path / "r.md"), plot=str(tmp_path / "r.png"))
+    assert written == [str(tmp_path / "r.md")] and not (tmp_path / "r.png").exists()
+    assert "matplotlib is not installed" in capsys.readouterr().err
