@@ -339,17 +339,24 @@ def _writer(path: str):
 
 # ---------------------------------------------------------------- history
 
-def run_history(args) -> int:
-    from . import builds, outputs
+def _start(args):
+    """What history and bisect check before any build: rounds, the output path, the clone."""
+    from . import outputs
 
-    a, b = builds.parse_range(args.range)
     if args.rounds < 2:
         raise UserError("--rounds must be at least 2 (intervals are over rounds)")
-    if args.aa < 0:
-        raise UserError("--aa must be >= 0")
     output = outputs.check_writable(args.output, "--output")
     clone = _clone(args.clone)
-    session = Session(args, clone)
+    return output, clone, Session(args, clone)
+
+
+def run_history(args) -> int:
+    from . import builds
+
+    a, b = builds.parse_range(args.range)
+    if args.aa < 0:
+        raise UserError("--aa must be >= 0")
+    output, clone, session = _start(args)
     commits = builds.first_parent_commits(clone, a, b)
     records = commit_records(clone, commits, args.aa)
     n_meas = sum(r["measured"] for r in records)
@@ -412,15 +419,11 @@ def pick_segment(points: list, step_by_point: dict) -> tuple[int, int] | None:
 
 
 def run_bisect(args) -> int:
-    from . import builds, outputs
+    from . import builds
 
     if args.points < 3:
         raise UserError("--points must be at least 3 (both ends and one commit between them)")
-    if args.rounds < 2:
-        raise UserError("--rounds must be at least 2 (intervals are over rounds)")
-    output = outputs.check_writable(args.output, "--output")
-    clone = _clone(args.clone)
-    session = Session(args, clone)
+    output, clone, session = _start(args)
     good, bad = builds.resolve(clone, args.good), builds.resolve(clone, args.bad)
     commits = builds.first_parent_commits(clone, good.sha, bad.sha)
     records = commit_records(clone, commits, 0)

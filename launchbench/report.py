@@ -24,7 +24,6 @@ from pathlib import Path
 
 from . import schema, stats
 from .atomic import write_bytes_atomic
-from .errors import UserError
 
 SMOKE_BANNER = "SMOKE RUN under the CUDA simulator: NOT A MEASUREMENT of GPU launch cost"
 

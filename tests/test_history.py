@@ -7,7 +7,6 @@ commit and only it, the A/A commit's step must contain 0, and bisect must find i
 """
 import os
 import subprocess
-import sys
 import textwrap
 
 import pytest
