@@ -156,3 +156,39 @@ def test_bad_ranges_and_clones_are_one_line_errors(standin, tmp_path, capsys):
         rc = cli.main(argv + ["-o", str(tmp_path / "x.json"), "--quiet"])
         err = capsys.readouterr().err
         assert rc == 2 and err.count("launchbench: error:") == 1 and "Traceback" not in err, (argv, err)
+
+
+def test_a_commit_that_fails_to_build_is_reported_and_skipped(tmp_path, capsys):
+    from launchbench import builds
+
+    class Cache:
+        def build(self, clone, commit):
+            if commit.sha.startswith("b"):
+                raise builds.BuildFailed(commit, str(tmp_path / "b.log"), f"building {commit.short} failed (pip wheel exit 1)")
+            return str(tmp_path / f"numba_cuda-0.1+g{commit.sha[:8]}-py3-none-any.whl")
+
+    class Env:
+        def __init__(self, path):
+            self.path, self.python = path, path + "/bin/python"
+
+    class Manager:
+        def ensure(self, base, label):
+            return Env(str(tmp_path / label))
+
+    session = history.Session.__new__(history.Session)
+    session.cache, session.manager, session.clone = Cache(), Manager(), "/nowhere"
+    session.say = lambda msg: print(msg)
+    records = [{"sha": s * 40, "short": s * 7, "subject": s, "date": "d", "measured": True}
+               for s in "abc"]
+    import launchbench.envs as envs_mod
+    saved = envs_mod.check_python_matches
+    envs_mod.check_python_matches = lambda env, label: "3.12"
+    try:
+        session.build(records)
+    finally:
+        envs_mod.check_python_matches = saved
+    assert [r["measured"] for r in records] == [True, False, True]
+    assert records[1]["build"] == {"ok": False, "error": "building bbbbbbb failed (pip wheel exit 1)",
+                                   "log": str(tmp_path / "b.log")}
+    assert records[0]["variant"] == "gaaaaaaaaa" and records[2]["build"] == {"ok": True}
+    assert "bbbbbbb does not build" in capsys.readouterr().out
