@@ -158,8 +158,10 @@ def test_join_detects_missing_and_corrupt_pieces(tmp_path):
     make_files(dest, {"big.whl": int(1.5 * MIB)})
     parts = wheelhouse.split(str(dest), 1, log=lambda m: None)
     piece = next(os.path.join(p, n) for p in parts for n in os.listdir(p) if n.endswith(".part02"))
-    with open(piece, "r+b") as fh:
-        fh.write(b"X")
+    with open(piece, "r+b") as fh:  # flip the first byte (writing a fixed byte could leave it unchanged)
+        first = fh.read(1)
+        fh.seek(0)
+        fh.write(bytes([first[0] ^ 0xFF]))
     out = subprocess.run(["bash", os.path.join(parts[0], "JOIN.sh"), str(tmp_path / "a")], capture_output=True, text=True)
     assert out.returncode != 0 and "sha256 mismatch" in out.stderr
     assert not (tmp_path / "a" / "big.whl").exists()
