@@ -32,9 +32,10 @@ numba and numpy are imported only when a breakdown runs.
 """
 from __future__ import annotations
 
-import inspect
 import statistics
-import time
+
+from .kernels import kernel_source, numba_kernel_and_args, quiet_occupancy_warnings  # noqa: F401 - their old home
+from .stages import base_loops, launch_path_style  # noqa: F401 - launch_path_style: its old home
 
 ARG_COUNTS = (0, 1, 2, 3, 4)
 
@@ -56,187 +57,6 @@ NOTES = {
     "driver_launch": "includes cuda.core's packing of the marshalled Python values into kernel params",
     "remainder": "full minus the sum of its stages: frames and attribute reads between layers",
 }
-
-
-# -- numba-cuda kernels (shared with launchbench.peers) ----------------------
-
-def kernel_source(nargs: int, name: str = "k") -> str:
-    """Source of an empty kernel with *nargs* array parameters."""
-    params = ", ".join(f"a{i}" for i in range(nargs))
-    return f"def {name}({params}):\n    pass\n"
-
-
-def quiet_occupancy_warnings() -> None:
-    """The low-occupancy warning would otherwise fire for every [1, 1] config built."""
-    import warnings
-
-    from numba.cuda import config
-
-    if hasattr(config, "CUDA_LOW_OCCUPANCY_WARNINGS"):
-        config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
-    try:
-        from numba.core.errors import NumbaPerformanceWarning
-    except ImportError:  # pragma: no cover
-        return
-    warnings.simplefilter("ignore", NumbaPerformanceWarning)
-
-
-def numba_kernel_and_args(nargs: int):
-    """A compiled empty ``@cuda.jit`` kernel and *nargs* float32[1] device arrays.
-
-    Same kernel as benchmarks/common.py's make_kernel/make_args (which the
-    installed package cannot import). The first launch compiles it.
-    """
-    import numpy as np
-
-    from .device import import_cuda
-
-    cuda = import_cuda()
-    quiet_occupancy_warnings()
-    namespace: dict = {}
-    exec(compile(kernel_source(nargs), f"<launchbench k/{nargs}>", "exec"), namespace)
-    kernel = cuda.jit(namespace["k"])
-    args = [cuda.to_device(np.zeros(1, dtype=np.float32)) for _ in range(nargs)]
-    kernel[1, 1](*args)
-    cuda.synchronize()
-    return kernel, args
-
-
-# -- the launch path, per numba-cuda version ---------------------------------
-
-def launch_path_style(call) -> str:
-    """'launch_config' for 0.30+'s ``call(args, launch_config)``, 'griddim' for 0.29's.
-
-    Gated on the signature, not the version string, so a development build
-    between releases is handled by what it actually does.
-    """
-    params = list(inspect.signature(call).parameters)
-    if params[:1] == ["self"]:
-        params = params[1:]
-    if params == ["args", "launch_config"]:
-        return "launch_config"
-    if params == ["args", "griddim", "blockdim", "stream", "sharedmem"]:
-        return "griddim"
-    raise ValueError(f"unrecognised CUDADispatcher.call signature {params}")
-
-
-def _stage_loops(kernel_dispatcher, cfg, args):
-    """Timed loops, one per stage: each takes n and returns seconds."""
-    from numba import cuda
-    from numba.cuda import dispatcher as nd
-    from numba.cuda.cext import _dispatcher
-
-    style = launch_path_style(nd.CUDADispatcher.call)
-    k = kernel_dispatcher
-    dispatch_kw = {nd._LAUNCH_CONFIG_KW: cfg} if style == "launch_config" else {}
-    cuda_call = _dispatcher.Dispatcher._cuda_call
-    compiled = cuda_call(k, *args, **dispatch_kw)
-    stream, griddim, blockdim, sharedmem = cfg.stream, cfg.griddim, cfg.blockdim, cfg.sharedmem
-    argtypes = compiled.argument_types
-    prepare = compiled._prepare_args
-    codelib = compiled._codelibrary
-    cukernel = codelib.get_cufunc().kernel
-    kernelargs: list = []
-    for t, v in zip(argtypes, args):
-        prepare(t, v, stream, [], kernelargs)
-    LaunchConfig, launch = nd.LaunchConfig, nd.launch
-    try:
-        from numba.cuda._compat import CUDA_CORE_GE_1_0
-    except ImportError:  # 0.29: cuda-core < 1.0 only
-        CUDA_CORE_GE_1_0 = False
-    coop_kw = "is_cooperative" if CUDA_CORE_GE_1_0 else "cooperative_launch"
-    lc_kw = {"grid": griddim, "block": blockdim, "shmem_size": sharedmem, coop_kw: compiled.cooperative}
-    config = LaunchConfig(**lc_kw)
-    sync = cuda.synchronize
-    clock = time.perf_counter
-
-    def loop(n):
-        t0 = clock()
-        for _ in range(n):
-            pass
-        return clock() - t0
-
-    def configure(n):
-        t0 = clock()
-        for _ in range(n):
-            k[1, 1]
-        return clock() - t0
-
-    def type_dispatch(n):
-        t0 = clock()
-        for _ in range(n):
-            cuda_call(k, *args, **dispatch_kw)
-        return clock() - t0
-
-    def lc_bookkeeping(n):
-        t0 = clock()
-        for _ in range(n):
-            prev = cfg._push_args(args)
-            try:
-                k._select_launch_config_dispatcher(cfg)
-                k._update_launch_config_sensitivity(compiled, cfg)
-                for callback in cfg.pre_launch_callbacks:
-                    callback(compiled, cfg)
-            finally:
-                cfg._pop_args(prev)
-        return clock() - t0
-
-    def cufunc_lookup(n):
-        t0 = clock()
-        for _ in range(n):
-            codelib.get_cufunc().kernel
-        return clock() - t0
-
-    def marshal_args(n):
-        t0 = clock()
-        for _ in range(n):
-            retr: list = []
-            kargs: list = []
-            for t, v in zip(argtypes, args):
-                prepare(t, v, stream, retr, kargs)
-        return clock() - t0
-
-    def launch_config(n):
-        t0 = clock()
-        for _ in range(n):
-            LaunchConfig(**lc_kw)
-        return clock() - t0
-
-    def driver_launch(n):
-        t0 = clock()
-        for _ in range(n):
-            launch(stream, config, cukernel, *kernelargs)
-        sync()
-        return clock() - t0
-
-    def full(n):
-        t0 = clock()
-        for _ in range(n):
-            cfg(*args)
-        sync()
-        return clock() - t0
-
-    def full_with_configure(n):
-        t0 = clock()
-        for _ in range(n):
-            k[1, 1](*args)
-        sync()
-        return clock() - t0
-
-    loops = {
-        "loop": loop,
-        "configure": configure,
-        "type_dispatch": type_dispatch,
-        "cufunc_lookup": cufunc_lookup,
-        "marshal_args": marshal_args,
-        "launch_config": launch_config,
-        "driver_launch": driver_launch,
-        "full": full,
-        "full_with_configure": full_with_configure,
-    }
-    if style == "launch_config":
-        loops["lc_bookkeeping"] = lc_bookkeeping
-    return style, loops
 
 
 # -- pure summaries -----------------------------------------------------------
@@ -300,7 +120,7 @@ def run_breakdown(arg_counts=ARG_COUNTS, loops: int = 10000, repeats: int = 5, r
     for nargs in arg_counts:
         k, args = numba_kernel_and_args(nargs)
         cfg = k[1, 1]
-        style, stage_loops[nargs] = _stage_loops(k, cfg, args)
+        style, stage_loops[nargs] = base_loops(k, cfg, args)
         for fn in stage_loops[nargs].values():  # warm-up
             fn(max(10, loops // 10))
         samples[str(nargs)] = {name: [] for name in stage_loops[nargs]}
@@ -352,7 +172,8 @@ SINGLE_DEFAULTS = {"loops": 10000, "repeats": 5, "rounds": 3}
 
 
 def run_cli(args) -> int:
-    from .peers import parse_arg_counts, check_counts, write_json_atomic
+    from .atomic import write_json_atomic
+    from .kernels import check_counts, parse_arg_counts
 
     if getattr(args, "items", None) or getattr(args, "simulator", False) or getattr(args, "target", None):
         from . import stagedelta  # paired stage deltas over variants, on the engine (runner.run)

@@ -21,7 +21,7 @@ SUBCOMMAND_MODULES = (
     "launchbench.history",
     "launchbench.asvtools",
     "launchbench.refs",
-    "launchbench.mechanisms_cli",
+    "launchbench.mechanisms_procs",  # the mechanisms command (its parser: mechanisms_cli)
     "launchbench.peers",
     "launchbench.report",
     "launchbench.site",

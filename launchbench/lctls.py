@@ -41,6 +41,7 @@ from functools import wraps
 from types import MethodType
 
 from .errors import UserError
+from .intercept import SIGNATURE_030, signature_of, tls_module
 
 REQUIRED = ("_select_launch_config_dispatcher", "_update_launch_config_sensitivity", "_compile_for_args")
 _MISSING = object()
@@ -81,9 +82,7 @@ def targets_for(dispatcher) -> Targets:
 
 
 def _tls():
-    from .mechanisms import _tls_module
-
-    return _tls_module()
+    return tls_module()
 
 
 # ---------------------------------------------------------------- compile marks
@@ -200,9 +199,7 @@ def make_body(cuda_call):
 
 def make_call(original, cuda_call):
     """The Interceptor that replaces ``CUDADispatcher.call`` (*original*, kept as __wrapped__)."""
-    from . import mechanisms
-
-    if mechanisms.signature_of(original) != mechanisms.SIGNATURE_030:
+    if signature_of(original) != SIGNATURE_030:
         raise UserError("mechanism lctls needs numba-cuda >= 0.30 (call(self, args, launch_config)); "
                         "this numba-cuda launches with call(self, args, griddim, ...), which has no "
                         "launch-config path to capture")

@@ -42,18 +42,16 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-import inspect
 import re
 from dataclasses import dataclass
 
 from .errors import UserError
+from .intercept import SIGNATURE_029, SIGNATURE_030, signature_of
+from .intercept import tls_module as _tls_module
 
 MECHANISMS = ("stock", "passthrough", "contextvar", "tls", "delay", "lctls")
 DEFAULT_DELAY_NS = 500
 _MAX_DELAY_NS = 1_000_000  # 1 ms: anything longer is a typo, not a launch cost
-
-SIGNATURE_029 = ("self", "args", "griddim", "blockdim", "stream", "sharedmem")
-SIGNATURE_030 = ("self", "args", "launch_config")
 
 _UNITS_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000}
 _DELAY_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ns|us|µs|ms)\s*$")
@@ -156,21 +154,8 @@ def current_launch_config():
 
 
 # --------------------------------------------------------------------------
-# The C extension and the calibrated delay
+# The calibrated delay (the C extension itself: launchbench.intercept)
 # --------------------------------------------------------------------------
-
-def _tls_module(required: bool = True):
-    try:
-        from . import _tls
-    except ImportError:
-        if required:
-            raise UserError(
-                "launchbench's C extension launchbench._tls is not built; run "
-                "`pip install -e .` (or `python setup.py build_ext --inplace`) in the launchbench checkout"
-            ) from None
-        return None
-    return _tls
-
 
 @functools.lru_cache(maxsize=None)
 def spin_overhead_ns() -> int:
@@ -232,18 +217,6 @@ def make_wrapper(spec: str, orig):
     functools.update_wrapper(wrapper, orig)
     wrapper.__launchbench_mechanism__ = format_spec(name, delay_ns)
     return wrapper
-
-
-def signature_of(func) -> tuple:
-    """Which launch signature ``func`` has (SIGNATURE_029 or SIGNATURE_030)."""
-    params = tuple(inspect.signature(func, follow_wrapped=False).parameters)
-    if params in (SIGNATURE_029, SIGNATURE_030):
-        return params
-    raise UserError(
-        f"unsupported CUDADispatcher.call signature ({', '.join(params)}); launchbench knows numba-cuda "
-        "0.29's (args, griddim, blockdim, stream, sharedmem) and 0.30's (args, launch_config): "
-        "install numba-cuda 0.29.x or >= 0.30"
-    )
 
 
 # --------------------------------------------------------------------------

@@ -419,7 +419,8 @@ def _numba_cuda_version() -> str | None:
 
 # ----------------------------------------------------------------- command
 
-def register(sub) -> None:
+def add_parser(sub):
+    """The ``mechanisms`` subcommand's parser; ``mechanisms_procs.register`` points it at its command."""
     p = sub.add_parser(
         "mechanisms",
         help="cost of each launch-config capture mechanism (stock/passthrough/contextvar/tls/delay), "
@@ -464,10 +465,10 @@ def register(sub) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     p.add_argument("--simulator", action="store_true",
                    help="smoke run under NUMBA_ENABLE_CUDASIM=1; its numbers are NOT launch costs")
-    p.set_defaults(func=run)
+    return p
 
 
-def _settings(args) -> dict:
+def settings(args) -> dict:
     """The parsed, checked options (one-line errors for bad ones); nothing is imported or measured."""
     sim = bool(args.simulator)
     processes = _positive("processes", args.processes if args.processes is not None
@@ -514,28 +515,7 @@ def base_document(opts: dict, host: dict) -> dict:
     }
 
 
-def run(args) -> int:
-    from .device import require_gpu, simulator_enabled
-    from .outputs import check_writable
-
-    check_writable(args.output, "--output")
-    if args.pool is not None:
-        from . import mechanisms_procs
-
-        return mechanisms_procs.pool_command(args)
-    opts = _settings(args)
-    if opts["simulator"] and not simulator_enabled():
-        raise UserError("--simulator needs NUMBA_ENABLE_CUDASIM=1 set before launchbench starts; "
-                        "run NUMBA_ENABLE_CUDASIM=1 launchbench mechanisms --simulator")
-    require_gpu(allow_simulator=opts["simulator"])
-    if opts["processes"] > 1:
-        from . import mechanisms_procs
-
-        return mechanisms_procs.command(args, opts)
-    return _run_here(args, opts)
-
-
-def _run_here(args, opts) -> int:
+def run_here(args, opts) -> int:
     """--processes 1: the pair rounds in this process."""
     from .device import device_info, host_info
 

@@ -330,3 +330,27 @@ def pool_command(args) -> int:
     print(mechanisms_cli.format_table(doc))
     print(f"wrote {args.output} ({len(doc['processes'])} processes pooled from {len(paths)} runs)")
     return 0
+
+
+# ----------------------------------------------------------------- the command
+
+def register(sub) -> None:
+    mechanisms_cli.add_parser(sub).set_defaults(func=run_command)
+
+
+def run_command(args) -> int:
+    """``launchbench mechanisms``: --pool, --processes N >= 2 (here) or 1 (``mechanisms_cli.run_here``)."""
+    from .device import require_gpu, simulator_enabled
+    from .outputs import check_writable
+
+    check_writable(args.output, "--output")
+    if args.pool is not None:
+        return pool_command(args)
+    opts = mechanisms_cli.settings(args)
+    if opts["simulator"] and not simulator_enabled():
+        raise UserError("--simulator needs NUMBA_ENABLE_CUDASIM=1 set before launchbench starts; "
+                        "run NUMBA_ENABLE_CUDASIM=1 launchbench mechanisms --simulator")
+    require_gpu(allow_simulator=opts["simulator"])
+    if opts["processes"] > 1:
+        return command(args, opts)
+    return mechanisms_cli.run_here(args, opts)

@@ -34,13 +34,14 @@ import tempfile
 import time
 
 from .errors import UserError
-from .atomic import write_json_atomic  # noqa: F401 - used by peers and breakdown
+from .atomic import write_json_atomic
+from .kernels import MAX_ARGS, check_counts, numba_kernel_and_args, parse_arg_counts
 
 ARG_COUNTS = (0, 1, 2, 3, 4)
 PEERS = ("cupy", "cuda_core", "floor")
 LAUNCHERS = ("numba_cuda",) + PEERS
 LABELS = {"numba_cuda": "numba-cuda", "cupy": "CuPy", "cuda_core": "cuda.core", "floor": "floor (C)"}
-MAX_PTX_ARGS = 8
+MAX_PTX_ARGS = MAX_ARGS
 
 #: Lowest PTX ISA version that knows each target (PTX ISA release notes).
 _PTX_ISA_FOR_TARGET = {
@@ -112,8 +113,6 @@ def _ptx() -> str:
 
 
 def make_numba_cuda(nargs: int):
-    from .breakdown import numba_kernel_and_args
-
     kernel, args = numba_kernel_and_args(nargs)
     from numba import cuda
 
@@ -422,22 +421,6 @@ def build_document(samples, arg_counts, settings, unavailable_reasons, context=N
 
 
 # -- CLI ------------------------------------------------------------------------
-
-def parse_arg_counts(text: str) -> list[int]:
-    try:
-        counts = sorted({int(part) for part in text.split(",") if part.strip()})
-    except ValueError:
-        raise UserError(f"--args {text!r} is not a comma-separated list of integers; use e.g. --args 0,1,2,3,4") from None
-    if not counts or counts[0] < 0 or counts[-1] > MAX_PTX_ARGS:
-        raise UserError(f"--args {text!r}: argument counts must be in 0..{MAX_PTX_ARGS}; use e.g. --args 0,1,2,3,4")
-    return counts
-
-
-def check_counts(loops: int, repeats: int, rounds: int) -> None:
-    for flag, value in (("--loops", loops), ("--repeats", repeats), ("--rounds", rounds)):
-        if value < 1:
-            raise UserError(f"{flag} must be >= 1, got {value}")
-
 
 def parse_launchers(text: str | None) -> list[str]:
     if not text:

@@ -398,7 +398,7 @@ def run(args) -> int:
     """The paired breakdown: resolve variants as compare does, run the engine with stage keys."""
     from . import compare, device, envs, runner, variants
     from .outputs import check_outputs
-    from .peers import parse_arg_counts
+    from .kernels import parse_arg_counts
 
     if (args.repeats or DEFAULT_REPEATS) < 1 or (args.rounds or DEFAULT_ROUNDS) < 1:
         raise UserError("--repeats and --rounds must be at least 1")

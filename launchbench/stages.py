@@ -1,9 +1,10 @@
 """The stages of a numba-cuda launch as a tree, for the paired breakdown (``launchbench breakdown --variant``).
 
-``breakdown._stage_loops`` times seven stages of ``cfg(*args)`` on their own;
-summed, they leave 1.8-4.4 us of the launch unexplained
-(``results/h200/2026-11-22-peers-breakdown/``). This module adds the loops that split
-that remainder and the marshalling stage:
+``base_loops`` (the loops of the single-environment ``launchbench breakdown``)
+times seven stages of ``cfg(*args)`` on their own; summed, they leave 1.8-4.4 us
+of the launch unexplained (``results/h200/2026-11-22-peers-breakdown/``). The
+rest of this module adds the loops that split that remainder and the
+marshalling stage:
 
 * **levels**: the real calls that contain other stages, each timed whole --
   ``full`` (``cfg(*args)``) contains ``configured_call`` and
@@ -47,6 +48,7 @@ inside functions: the module stays import-light for the CLI.
 """
 from __future__ import annotations
 
+import inspect
 import time
 
 #: The partition of ``full``: (level, its children). level - sum(children) is that level's rest.
@@ -154,6 +156,144 @@ def make_args(nargs: int, kind: str = "array") -> list:
         else:
             out.append(SCALAR_VALUE)
     return out
+
+
+# ---------------------------------------------------------------- breakdown's seven stages
+
+def launch_path_style(call) -> str:
+    """'launch_config' for 0.30+'s ``call(args, launch_config)``, 'griddim' for 0.29's.
+
+    Gated on the signature, not the version string, so a development build
+    between releases is handled by what it actually does.
+    """
+    params = list(inspect.signature(call).parameters)
+    if params[:1] == ["self"]:
+        params = params[1:]
+    if params == ["args", "launch_config"]:
+        return "launch_config"
+    if params == ["args", "griddim", "blockdim", "stream", "sharedmem"]:
+        return "griddim"
+    raise ValueError(f"unrecognised CUDADispatcher.call signature {params}")
+
+
+def base_loops(kernel_dispatcher, cfg, args):
+    """Timed loops, one per stage of ``launchbench.breakdown`` (its seven, the empty loop and the two
+    totals): each takes n and returns seconds. (style, loops)."""
+    from numba import cuda
+    from numba.cuda import dispatcher as nd
+    from numba.cuda.cext import _dispatcher
+
+    style = launch_path_style(nd.CUDADispatcher.call)
+    k = kernel_dispatcher
+    dispatch_kw = {nd._LAUNCH_CONFIG_KW: cfg} if style == "launch_config" else {}
+    cuda_call = _dispatcher.Dispatcher._cuda_call
+    compiled = cuda_call(k, *args, **dispatch_kw)
+    stream, griddim, blockdim, sharedmem = cfg.stream, cfg.griddim, cfg.blockdim, cfg.sharedmem
+    argtypes = compiled.argument_types
+    prepare = compiled._prepare_args
+    codelib = compiled._codelibrary
+    cukernel = codelib.get_cufunc().kernel
+    kernelargs: list = []
+    for t, v in zip(argtypes, args):
+        prepare(t, v, stream, [], kernelargs)
+    LaunchConfig, launch = nd.LaunchConfig, nd.launch
+    try:
+        from numba.cuda._compat import CUDA_CORE_GE_1_0
+    except ImportError:  # 0.29: cuda-core < 1.0 only
+        CUDA_CORE_GE_1_0 = False
+    coop_kw = "is_cooperative" if CUDA_CORE_GE_1_0 else "cooperative_launch"
+    lc_kw = {"grid": griddim, "block": blockdim, "shmem_size": sharedmem, coop_kw: compiled.cooperative}
+    config = LaunchConfig(**lc_kw)
+    sync = cuda.synchronize
+    clock = time.perf_counter
+
+    def loop(n):
+        t0 = clock()
+        for _ in range(n):
+            pass
+        return clock() - t0
+
+    def configure(n):
+        t0 = clock()
+        for _ in range(n):
+            k[1, 1]
+        return clock() - t0
+
+    def type_dispatch(n):
+        t0 = clock()
+        for _ in range(n):
+            cuda_call(k, *args, **dispatch_kw)
+        return clock() - t0
+
+    def lc_bookkeeping(n):
+        t0 = clock()
+        for _ in range(n):
+            prev = cfg._push_args(args)
+            try:
+                k._select_launch_config_dispatcher(cfg)
+                k._update_launch_config_sensitivity(compiled, cfg)
+                for callback in cfg.pre_launch_callbacks:
+                    callback(compiled, cfg)
+            finally:
+                cfg._pop_args(prev)
+        return clock() - t0
+
+    def cufunc_lookup(n):
+        t0 = clock()
+        for _ in range(n):
+            codelib.get_cufunc().kernel
+        return clock() - t0
+
+    def marshal_args(n):
+        t0 = clock()
+        for _ in range(n):
+            retr: list = []
+            kargs: list = []
+            for t, v in zip(argtypes, args):
+                prepare(t, v, stream, retr, kargs)
+        return clock() - t0
+
+    def launch_config(n):
+        t0 = clock()
+        for _ in range(n):
+            LaunchConfig(**lc_kw)
+        return clock() - t0
+
+    def driver_launch(n):
+        t0 = clock()
+        for _ in range(n):
+            launch(stream, config, cukernel, *kernelargs)
+        sync()
+        return clock() - t0
+
+    def full(n):
+        t0 = clock()
+        for _ in range(n):
+            cfg(*args)
+        sync()
+        return clock() - t0
+
+    def full_with_configure(n):
+        t0 = clock()
+        for _ in range(n):
+            k[1, 1](*args)
+        sync()
+        return clock() - t0
+
+    loops = {
+        "loop": loop,
+        "configure": configure,
+        "type_dispatch": type_dispatch,
+        "cufunc_lookup": cufunc_lookup,
+        "marshal_args": marshal_args,
+        "launch_config": launch_config,
+        "driver_launch": driver_launch,
+        "full": full,
+        "full_with_configure": full_with_configure,
+    }
+    if style == "launch_config":
+        loops["lc_bookkeeping"] = lc_bookkeeping
+    return style, loops
 
 
 # ---------------------------------------------------------------- loops
@@ -309,7 +449,7 @@ def marshal_parts(argtypes, args, stream, types):
 
 
 def more_loops(k, cfg, args, style: str) -> dict:
-    """The loops this module adds to ``breakdown._stage_loops``' (same objects, same kernel)."""
+    """The loops this module adds to ``base_loops``' (same objects, same kernel)."""
     from numba import cuda
     from numba.cuda import dispatcher as nd
     from numba.cuda.cext import _dispatcher
@@ -464,10 +604,8 @@ def param_holder(launch):
 
 
 def worker_loops(kernel, args) -> tuple:
-    """(style, loops) for one kernel: ``breakdown._stage_loops``' plus ``more_loops``."""
-    from .breakdown import _stage_loops
-
+    """(style, loops) for one kernel: ``base_loops``' plus ``more_loops``."""
     cfg = kernel[1, 1]
-    style, loops = _stage_loops(kernel, cfg, args)
+    style, loops = base_loops(kernel, cfg, args)
     loops.update(more_loops(kernel, cfg, args, style))
     return style, loops
