@@ -145,18 +145,29 @@ def test_real_launches_while_switching_in_place(recorders):
     assert CUDADispatcher.__dict__["call"] is original
 
 
-def test_mechanisms_command_measures_on_gpu(tmp_path):
+def _mechanisms(tmp_path, *extra):
     out = tmp_path / "m.json"
     proc = subprocess.run(
         [sys.executable, "-m", "launchbench", "mechanisms", "--args", "0,1", "--rounds", "3",
-         "--samples", "2", "--launches", "200", "-o", str(out)],
+         "--samples", "2", "--launches", "200", "-o", str(out), *extra],
         capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
-    doc = json.loads(out.read_text())
+    return json.loads(out.read_text())
+
+
+def test_mechanisms_over_processes_on_gpu(tmp_path):
+    doc = _mechanisms(tmp_path, "--processes", "2")
+    assert doc["analysis_scope"] == "processes" and len(doc["processes"]) == 2
+    assert doc["rounds_complete"] == 6 and doc["schema"] == "launchbench.mechanisms/4"
+    assert len({p["pid"] for p in doc["processes"]}) == 2  # one fresh process per engine round
+
+
+def test_mechanisms_command_measures_on_gpu(tmp_path):
+    doc = _mechanisms(tmp_path, "--processes", "1")  # the in-process mode
     assert doc["measurement"] is True and doc["simulator"] is False
     assert doc["rounds_complete"] == 3
-    assert doc["schema"] == "launchbench.mechanisms/3"
+    assert doc["schema"] == "launchbench.mechanisms/4"
     assert doc["class_writes"]["blocks"] == 3 * 2 * 5
     assert all(set(r["class_modified"]) == {"0", "1"} for r in doc["rounds"])
     assert doc["analysis"]["tls_target"]["verdict"] in ("met", "missed", "inconclusive")
