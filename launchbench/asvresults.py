@@ -316,14 +316,19 @@ def _common_params(doc: dict, machine: str) -> dict:
     return {"machine": machine, "gpu": device, SOURCE_PARAM: "launchbench history"}
 
 
+def _read_existing(path: str, fix: str) -> dict:
+    """An asv file already in the results directory, or a one-line error saying *fix*."""
+    try:
+        return atomic.read_json(path)
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{path} is not readable JSON ({exc}); {fix}") from None
+
+
 def _ensure_machine_json(results_dir: str, machine: str, doc: dict) -> list[str]:
     """machine.json for *machine* unless one exists (asv's own, from `asv machine`, wins)."""
     path = os.path.join(results_dir, machine, "machine.json")
     if os.path.exists(path):
-        try:
-            existing = atomic.read_json(path)
-        except (OSError, ValueError) as exc:
-            raise UserError(f"{path} is not readable JSON ({exc}); delete it or pick another --machine") from None
+        existing = _read_existing(path, "delete it or pick another --machine")
         if existing.get("machine") != machine:
             raise UserError(f"{path} names machine {existing.get('machine')!r}, not {machine!r}; "
                             "pick that machine name or another results directory")
@@ -349,10 +354,7 @@ def _ensure_benchmarks_json(results_dir: str) -> list[str]:
     path = os.path.join(results_dir, "benchmarks.json")
     data = {"version": BENCHMARKS_API_VERSION}
     if os.path.exists(path):
-        try:
-            data = atomic.read_json(path)
-        except (OSError, ValueError) as exc:
-            raise UserError(f"{path} is not readable JSON ({exc}); delete it (asv run rewrites it)") from None
+        data = _read_existing(path, "delete it (asv run rewrites it)")
         if data.get("version") != BENCHMARKS_API_VERSION:
             raise UserError(f"{path} has format version {data.get('version')}, not {BENCHMARKS_API_VERSION}; "
                             "run `asv update` or use a fresh results directory")

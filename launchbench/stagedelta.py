@@ -203,24 +203,21 @@ def analyze(samples: list, names: list, reference: str, arg_counts: list, stage_
     deltas: dict = {}
     per_arg: dict = {}
     cache: dict = {}
-    for name in names:
-        levels[name] = {}
+    def cells(name, ref):  # {nargs: {quantity: interval}} of *name*'s levels (ref None) or deltas vs ref
+        out = {}
         for n in arg_counts:
             cell = {}
             for qname, combo in q.items():
-                vals = _per_round(by, name, None, combo, n, cache)
+                vals = _per_round(by, name, ref, combo, n, cache)
                 if vals:
                     cell[qname] = _ci(list(vals.values()), confidence)
-            levels[name][str(n)] = cell
+            out[str(n)] = cell
+        return out
+
+    for name in names:
+        levels[name] = cells(name, None)
         if name != reference:
-            deltas[name] = {}
-            for n in arg_counts:
-                cell = {}
-                for qname, combo in q.items():
-                    vals = _per_round(by, name, reference, combo, n, cache)
-                    if vals:
-                        cell[qname] = _ci(list(vals.values()), confidence)
-                deltas[name][str(n)] = cell
+            deltas[name] = cells(name, reference)
         per_arg[name] = _slopes(by, name, None, q, arg_counts, confidence, cache)
         if name != reference:
             per_arg[f"{name}-{reference}"] = _slopes(by, name, reference, q, arg_counts, confidence, cache)

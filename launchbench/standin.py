@@ -185,7 +185,7 @@ def build(nargs: int, arg_kind: str = "array", costs: dict | None = None, style:
                     lambda: None)
     g, b, s, sm = cfg.griddim, cfg.blockdim, cfg.stream, cfg.sharedmem
     loops = {
-        stages.BASELINE: _timed_empty(),
+        stages.BASELINE: stages.empty_loop(),
         "configure": _loop(lambda: disp[1, 1]),
         "full": _loop(cfg, args),
         "full_with_configure": _loop(lambda: disp[1, 1](*args)),
@@ -204,18 +204,6 @@ def build(nargs: int, arg_kind: str = "array", costs: dict | None = None, style:
     for name, body in bodies.items():
         loops[f"{name}+launch"] = stages.insitu_loop(body, raw, lambda: None, name=f"{name}_launch")
     return style, loops, disp, args
-
-
-def _timed_empty():
-    clock = time.perf_counter
-
-    def loop(n):
-        t0 = clock()
-        for _ in range(n):
-            pass
-        return clock() - t0
-
-    return loop
 
 
 def stage_loops(nargs: int, arg_kind: str = "array"):
