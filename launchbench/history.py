@@ -22,6 +22,7 @@ commit's step is established against its predecessor.
 """
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -67,16 +68,10 @@ def _common(p, default_output: str) -> None:
                    help=f"a step counts when its 95%% interval lies wholly beyond +/- this many us (default {DEFAULT_THRESHOLD_US})")
     m.add_argument("--max-time", type=float, default=None, help="cap on seconds of measurement (no new round after it)")
     m.add_argument("--simulator", action="store_true", help="smoke mode under the CUDA simulator; NOT a measurement")
-    m.add_argument("--target", metavar="MODULE:FUNC", help=argparse_suppress())
+    m.add_argument("--target", metavar="MODULE:FUNC", help=argparse.SUPPRESS)  # time a Python callable per commit (tests on CPU)
     o = p.add_argument_group("output")
     o.add_argument("--output", "-o", default=default_output, help=f"JSON results (default {default_output})")
     o.add_argument("--quiet", action="store_true", help="no progress output")
-
-
-def argparse_suppress():
-    import argparse
-
-    return argparse.SUPPRESS  # time a Python callable per commit (tests of the machinery on CPU)
 
 
 def register(sub) -> None:
@@ -138,12 +133,12 @@ def commit_records(clone: str, commits: list, aa: int = 0, identity=None) -> lis
 
 # ---------------------------------------------------------------- statistics (pure)
 
-def steps(samples: list, records: list, keys: list, threshold: float, confidence: float = 0.95) -> list:
-    """Each measured commit's paired delta vs the previous measured commit, per sample key."""
+def steps(by: dict, records: list, keys: list, threshold: float, confidence: float = 0.95) -> list:
+    """Each measured commit's paired delta vs the previous measured commit, per sample key
+    (*by*: ``compare.group_rounds`` of the samples)."""
     from . import compare, stats
     from .runner import key_id
 
-    by = compare.group_rounds(samples, keys)
     measured = [r for r in records if r["measured"] and r.get("variant")]
     out = []
     for prev, cur in zip(measured, measured[1:]):
@@ -165,14 +160,13 @@ def established(delta: dict, threshold: float) -> bool:
     return delta.get("n", 0) >= 2 and (lo > threshold or hi < -threshold)
 
 
-def levels(samples: list, reference: str, keys: list) -> list:
+def levels(by: dict, reference: str, keys: list) -> list:
     """The reference commit's level per key: mean over rounds of its per-round median, t interval."""
     import statistics as st
 
-    from . import compare, stats
+    from . import stats
     from .runner import key_id
 
-    by = compare.group_rounds(samples, keys)
     out = []
     for key in keys:
         rounds = by.get((reference, key_id(key)), {})
@@ -286,11 +280,11 @@ class Session:
         names = [r["variant"] for r in measured]
         reference = names[0]
         stat_recs, delta_recs = compare.analyze(out.samples, names, reference, self.arg_counts)
+        by = compare.group_rounds(out.samples, keys)
         for d in delta_recs:  # asv's own test reads 99 % intervals
-            by = compare.group_rounds(out.samples, keys)
             ref_l, var_l = compare.paired_rounds(by, reference, d["variant"], d["nargs"])
             d["ci99_us"] = stats.paired_median_delta(ref_l, var_l, 0.99)["ci_us"]
-        step_recs = steps(out.samples, records, keys, self.args.threshold)
+        step_recs = steps(by, records, keys, self.args.threshold)
         info = out.infos.get(reference, {})
         return {
             "schema": f"{SCHEMA}/{SCHEMA_VERSION}", "schema_version": SCHEMA_VERSION, "command": command_line(),
@@ -304,7 +298,7 @@ class Session:
             "settings": _settings(self.args, self.arg_counts, prefetch, self.affinity, rounds),
             "reference": reference, "commits": records, "samples": out.samples,
             "partial_samples": out.partial_samples, "stats": stat_recs, "deltas": delta_recs,
-            "level": levels(out.samples, reference, keys), "steps": step_recs,
+            "level": levels(by, reference, keys), "steps": step_recs,
             "culprits": culprits(step_recs), "method": stats.METHOD,
             "rounds_planned": rounds, "rounds_completed": out.rounds_completed,
             "interrupted": out.interrupted, "interrupt_reason": out.reason, "stopped": out.stopped,
@@ -330,9 +324,10 @@ def _writer(path: str):
 
     last = [0.0]
 
-    def write(doc: dict, force: bool = False) -> None:
+    def write(doc, force: bool = False) -> None:
+        """*doc*: the document, or a callable making it (made only when it is written)."""
         if force or time.monotonic() - last[0] >= WRITE_EVERY_S:
-            write_json_atomic(path, doc)
+            write_json_atomic(path, doc() if callable(doc) else doc)
             last[0] = time.monotonic()
     return write
 
@@ -368,8 +363,7 @@ def run_history(args) -> int:
     state = {}
 
     def on_round(out) -> None:
-        state["doc"] = session.document(records, out, args.range, state.get("prefetch", 0), args.rounds, "history")
-        write(state["doc"])
+        write(lambda: session.document(records, out, args.range, state.get("prefetch", 0), args.rounds, "history"))
 
     out, state["prefetch"] = session.measure(records, args.rounds, log_dir, on_round=on_round)
     doc = session.document(records, out, args.range, state["prefetch"], args.rounds, "history")
@@ -469,7 +463,7 @@ def run_bisect(args) -> int:
         ia = next(i for i in points if distinct[i]["sha"] == seg[0])
         ib = next(i for i in points if distinct[i]["sha"] == seg[1])
         if ib - ia == 1:
-            step = [s for s in by_point[seg[1]]]
+            step = list(by_point[seg[1]])
             if any(s["established"] for s in step):
                 found = distinct[ib]
                 doc["culprit"] = {"sha": found["sha"], "short": found["short"], "subject": found["subject"],
