@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepare the GPU machine (no network) for the gpu/*.sh steps.
 #
-#   bash gpu/setup_env.sh stage     copy carried wheels (.whl1/ .. .whl4/) to /tmp/wheels; join split
+#   bash gpu/setup_env.sh stage     copy carried wheels (.whl*/) to /tmp/wheels; join split
 #                                   files (NAME.partNN + NAME.name + NAME.sha256) once all parts are there;
 #                                   .whl3/wcache/ -> /tmp/wcache (per-commit wheels, launchbench history's cache
 #                                   layout); .whl3/nc-shallow.tar.gz -> /tmp/nc (the numba-cuda clone)
@@ -23,7 +23,8 @@ TOOLS="asv asv-runner json5 pympler importlib-metadata"
 stage() {
     mkdir -p "$WHEELS" /tmp/wheel-parts /tmp/wcache
     local d f name
-    for d in .whl1 .whl2 .whl3 .whl3/wheels .whl4; do
+    for d in .whl*/ .whl3/wheels; do
+        d=${d%/}
         [ -d "$d" ] || continue
         cp -n "$d"/*.whl "$WHEELS"/ 2>/dev/null
         cp -n "$d"/*.part[0-9][0-9] "$d"/*.name "$d"/*.sha256 /tmp/wheel-parts/ 2>/dev/null

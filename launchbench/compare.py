@@ -19,7 +19,7 @@ import sys
 import time
 
 from .errors import NoGPUError, UserError
-from .runner import parse_prefetch
+from .runner import parse_prefetch, timing_json
 
 ARG_COUNTS = [0, 1, 2, 3, 4]
 OLD_SCRIPT_LOOPS = {0: 100_000, 1: 100_000, 2: 100_000, 3: 100_000, 4: 10_000}
@@ -32,6 +32,7 @@ OLD_SCRIPT_LOOPS = {0: 100_000, 1: 100_000, 2: 100_000, 3: 100_000, 4: 10_000}
 DEFAULT_SAMPLE_TIME = 0.004
 DEFAULT_REPEATS = 20
 DEFAULT_ROUNDS = 100
+DEFAULT_PINNED_WARMUP = 100
 WRITE_EVERY_S = 3.0  # the JSON is rewritten after a finished round at most this often (and at the end)
 
 
@@ -76,6 +77,10 @@ def register(sub) -> None:
                         "round measures; 'auto' (default): up to 4, as many as those CPUs can host; 0: none "
                         "(each worker needs a CUDA context, so lower it on a GPU with little memory)")
     m.add_argument("--warmup", type=int, default=1000, help="launches per arg count before timing (default 1000)")
+    m.add_argument("--pinned-warmup", type=int, default=DEFAULT_PINNED_WARMUP, metavar="N",
+                   help="of the --warmup launches, the last N run on the measuring CPU just before the round "
+                        f"(default {DEFAULT_PINNED_WARMUP}); the rest run during set-up on the other CPUs, "
+                        "where they cost the round nothing (N >= --warmup: all on the measuring CPU)")
     m.add_argument("--affinity", metavar="CPUS", default="auto",
                    help="pin every worker to these CPUs while timing, e.g. 7 or 6,7; 'auto' (default): the "
                         "highest-numbered CPU this process may use; 'none': no pinning")
@@ -319,7 +324,7 @@ def build_document(*, argv, simulator, host, settings, reference, variants, outc
         "rounds_completed": outcome.rounds_completed,
         "interrupted": outcome.interrupted,
         "interrupt_reason": outcome.reason,
-        "timing": {k: round(v, 3) for k, v in outcome.timing.items()},
+        "timing": timing_json(outcome.timing),
     }
 
 
@@ -359,6 +364,7 @@ def _settings(args, arg_counts, loops, calibrated, affinity, prefetch=0) -> dict
         "repeats": args.repeats,
         "rounds": args.rounds,
         "warmup": args.warmup,
+        "pinned_warmup": min(args.pinned_warmup, args.warmup),
         "affinity": affinity,
         "prefetch": prefetch,
         "gc_disabled": True,
@@ -380,6 +386,9 @@ def run(args) -> int:
         raise UserError("--sample-time must be positive, e.g. 0.05")
     if args.warmup < 0:
         raise UserError(f"--warmup must be >= 0 launches (got {args.warmup})")
+    if args.pinned_warmup < 1:
+        raise UserError(f"--pinned-warmup must be >= 1 launch (got {args.pinned_warmup}); "
+                        "it warms the measuring CPU's caches for the round")
     arg_counts = variants.parse_int_list(args.args, "--args")
     loops = None
     if args.loops:
@@ -407,7 +416,7 @@ def run(args) -> int:
         simulator=args.simulator, affinity=affinity, peers=args.peers, overlay=overlay, log_dir=run_dir,
         prefetch=prefetch, setup_cpus=runner.setup_cpus(affinity),
         setup={"arg_kind": args.arg_kind} if args.arg_kind != "array" else {},
-        max_time=args.max_time,
+        max_time=args.max_time, pinned_warmup=min(args.pinned_warmup, args.warmup),
     )
     if args.max_time is not None and not args.max_time > 0:
         raise UserError("--max-time must be a positive number of seconds, e.g. 120")

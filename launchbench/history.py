@@ -28,6 +28,7 @@ import sys
 import time
 
 from .errors import UserError
+from .runner import timing_json
 
 DEFAULT_THRESHOLD_US = 0.2
 DEFAULT_ROUNDS = 30
@@ -302,7 +303,7 @@ class Session:
             "culprits": culprits(step_recs), "method": stats.METHOD,
             "rounds_planned": rounds, "rounds_completed": out.rounds_completed,
             "interrupted": out.interrupted, "interrupt_reason": out.reason, "stopped": out.stopped,
-            "timing": {k: round(v, 3) for k, v in out.timing.items()},
+            "timing": timing_json(out.timing),
         }
 
 

@@ -227,7 +227,7 @@ def command(args, opts: dict) -> int:
             "rounds_complete": sum(p["rounds_complete"] for p in out.processes),
             "class_writes": mechanisms_cli.class_write_summary([r for p in out.processes for r in p["rounds"]]),
             "analysis": analyse(out.processes, specs, arg_counts, judge=not opts["simulator"], ones=ones),
-            "timing": {k: round(v, 1) for k, v in out.timing.items()},
+            "timing": runner.timing_json(out.timing, 1),
         })
         write_json_atomic(output, doc)
 

@@ -59,6 +59,7 @@ class Worker:
         else:
             env.pop("NUMBA_ENABLE_CUDASIM", None)
         self._log = open(log_path, "ab")
+        self.spawned = time.monotonic()  # CLOCK_MONOTONIC: comparable with the worker's own clock
         self.proc = subprocess.Popen(
             [python, "-m", "launchbench.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=self._log, env=env, text=True, bufsize=1,
@@ -218,6 +219,8 @@ class Plan:
     stop: object = None        # callable(out) -> reason text or None, after each finished round
     max_time: float | None = None  # seconds of measurement wall; no new round starts after it
     log_prefix: str = "worker-r"
+    pinned_warmup: int | None = None  # of the ``warmup`` launches, those run after pinning (None: all);
+    # the rest run during set-up, on the set-up CPUs, where they cost the round nothing
 
     def sample_keys(self) -> list:
         return list(self.keys) if self.keys is not None else launch_keys(self.arg_counts)
@@ -376,8 +379,9 @@ def _spawn_round(plan: Plan, rnd: int) -> dict:
             log = os.path.join(plan.log_dir, f"{plan.log_prefix}{rnd}-{name}.log")
             worker = Worker(name, python, plan.overlay, log, plan.simulator, cpus=plan.setup_cpus)
             workers[name] = worker
+            warm = {"setup_warmup": plan.warmup - plan.pinned_warmup} if plan.pinned_warmup is not None else {}
             worker.send({"cmd": "setup", "arg_counts": plan.arg_counts, "mechanism": mech,
-                         "simulator": plan.simulator, **plan.setup})
+                         "simulator": plan.simulator, **warm, **plan.setup})
     except BaseException:
         _kill(workers.values())
         raise
@@ -387,10 +391,27 @@ def _spawn_round(plan: Plan, rnd: int) -> dict:
 def _ready(plan: Plan, rnd: int, workers: dict) -> dict:
     """Wait for a round's set-up, then pin and warm up its workers one at a time."""
     infos = {name: workers[name].receive()["info"] for name, _p, _m in plan.variants}
+    warmup = plan.warmup if plan.pinned_warmup is None else max(1, plan.pinned_warmup)
     for name in rotated([v[0] for v in plan.variants], rnd):
         infos[name]["affinity"] = workers[name].request(
-            {"cmd": "prepare", "affinity": plan.affinity, "warmup": plan.warmup})["affinity"]
+            {"cmd": "prepare", "affinity": plan.affinity, "warmup": warmup})["affinity"]
     return infos
+
+
+def _setup_spans(workers: dict, infos: dict) -> list:
+    """(spawned, set up) monotonic times of a round's workers, where the worker reported them."""
+    return [(w.spawned, infos[name]["setup_done"]) for name, w in workers.items()
+            if isinstance(infos.get(name, {}).get("setup_done"), (int, float))]
+
+
+def setup_overlap(window: tuple, spans: list) -> float:
+    """Mean number of workers setting up during *window* (start, end): how busy the set-up CPUs
+    were while a round measured (the machine's state may depend on it)."""
+    start, end = window
+    if end <= start:
+        return 0.0
+    busy = sum(max(0.0, min(end, b) - max(start, a)) for a, b in spans)
+    return busy / (end - start)
 
 
 def _kill(workers) -> None:
@@ -429,16 +450,29 @@ def interleaved(plan: Plan, rnd: int, workers: dict, out: Outcome, progress: Pro
                 out.peer_samples.append({"peer": peer, "nargs": nargs, "round": rnd, "us": us})
 
 
+def _close_all(workers) -> None:
+    for w in workers:
+        w.retire()  # all exit at once, on the set-up CPUs
+    for w in workers:
+        w.close()
+
+
 def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
     """Run the rounds; returns what was measured even when interrupted.
 
     The one round loop of launchbench: compare, history, bisect, breakdown and mechanisms all
-    come through here with their own Plan."""
+    come through here with their own Plan. A finished round's workers exit while the next
+    round's are pinned and warmed up (nothing is timed then); sampling starts only once they
+    are gone, since a CUDA context torn down during a sample slows it."""
     out = Outcome(loops=dict(plan.loops or {}))
     measure = plan.measure or interleaved
     rounds = Ahead(plan.rounds, plan.prefetch, lambda rnd: _spawn_round(plan, rnd),
                    lambda ahead: _kill(ahead.values()))
     workers: dict = {}
+    leaving: dict = {}  # the previous round's workers, told to exit
+    spans: list = []    # every taken worker's set-up span, for setup_overlap
+    windows: list = []  # each finished round's sampling window
+    per_round = out.timing.setdefault("rounds", [])
     started = time.monotonic()
     try:
         for rnd in range(plan.rounds):
@@ -449,21 +483,28 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
             t0 = time.monotonic()
             infos = _ready(plan, rnd, workers)
             t1 = time.monotonic()
+            _close_all(leaving.values())
+            leaving = {}
+            t2 = time.monotonic()
+            spans.extend(_setup_spans(workers, infos))
             out.round_infos = infos
             if rnd == 0:
                 out.infos = infos
                 if not out.loops and plan.measure is None:
                     _calibrate(plan, workers, out, progress)
+            t_measure = time.monotonic()
             measure(plan, rnd, workers, out, progress)
-            out.timing["setup_wait_s"] += t1 - t0
-            out.timing["measure_s"] += time.monotonic() - t1
-            t2 = time.monotonic()
-            for w in workers.values():  # all exit at once; wait for it, measuring nothing meanwhile:
-                w.retire()              # a CUDA context torn down during a sample slows it
+            t3 = time.monotonic()
             for w in workers.values():
-                w.close()
-            workers = {}
-            out.timing["teardown_s"] += time.monotonic() - t2
+                w.retire()
+            leaving, workers = workers, {}
+            windows.append((t_measure, t3))
+            record = {"round": rnd, "setup_wait_s": round(t1 - t0, 4), "teardown_s": round(t2 - t1, 4),
+                      "measure_s": round(t3 - t2, 4)}
+            per_round.append(record)
+            out.timing["setup_wait_s"] += t1 - t0
+            out.timing["teardown_s"] += t2 - t1
+            out.timing["measure_s"] += t3 - t2
             out.samples.extend(out.partial_samples)
             out.partial_samples = []
             out.rounds_completed = rnd + 1
@@ -484,10 +525,20 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
     finally:
         _kill(workers.values())
         rounds.close()
+        t_last = time.monotonic()
+        _close_all(leaving.values())
+        out.timing["teardown_s"] += time.monotonic() - t_last
+    for record, window in zip(per_round, windows):
+        record["setup_overlap"] = round(setup_overlap(window, spans), 3)
     out.timing["wall_s"] = time.monotonic() - started
     out.peer_samples = [s for s in out.peer_samples if s["round"] < out.rounds_completed]
     progress.finish()
     return out
+
+
+def timing_json(timing: dict, digits: int = 3) -> dict:
+    """Outcome.timing for the JSON: seconds rounded, the per-round records as they are."""
+    return {k: (round(v, digits) if isinstance(v, (int, float)) else v) for k, v in timing.items()}
 
 
 def worker_error_message(exc: WorkerError) -> str:

@@ -29,7 +29,7 @@ import statistics
 import sys
 import time
 
-from . import stages
+from . import runner, stages
 from .errors import UserError
 
 SCHEMA = "launchbench.breakdown/2"
@@ -393,7 +393,7 @@ def format_text(doc: dict) -> str:
 
 def run(args) -> int:
     """The paired breakdown: resolve variants as compare does, run the engine with stage keys."""
-    from . import compare, device, envs, runner, variants
+    from . import compare, device, envs, variants
     from .outputs import check_outputs
     from .kernels import parse_arg_counts
 
@@ -513,5 +513,5 @@ def build_document(*, argv, host, settings, reference, variants, outcome, names,
         "stopped": outcome.stopped,
         "interrupted": outcome.interrupted,
         "interrupt_reason": outcome.reason,
-        "timing": {k: round(v, 3) for k, v in outcome.timing.items()},
+        "timing": runner.timing_json(outcome.timing),
     }

@@ -200,7 +200,9 @@ class Bench:
             self.launchers[nargs] = launcher
             self.args[nargs] = args
             self.kernels[nargs] = kernel
-            for _ in range(SETUP_LAUNCHES):  # compiles, loads the module; the warm-up is prepare's
+            # compiles and loads the module; with "setup_warmup", the bulk of the warm-up too,
+            # here on a set-up CPU, so that prepare's pinned warm-up can be short
+            for _ in range(max(SETUP_LAUNCHES, int(req.get("setup_warmup") or 0))):
                 launcher(*args)
         cuda.synchronize()
         if req.get("workload") == "stages":  # each stage of the launch on its own (breakdown --variant)
@@ -220,6 +222,7 @@ class Bench:
             "device": dev,
             "launchbench": os.path.dirname(os.path.abspath(__file__)),
             "setup_state": process_state(),
+            "setup_done": time.monotonic(),  # system-wide clock: the parent relates it to its rounds
             **({"stages": self.stage_info} if self.stage_info else {}),
         }
 

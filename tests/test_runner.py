@@ -114,14 +114,36 @@ def test_rounds_are_set_up_ahead_and_pinned_just_before_measuring(fake):
                    for r in range(2)]
     assert spawn_order == [["a", "b"], ["b", "a"]]  # rotated per round
     assert out.timing["wall_s"] >= out.timing["measure_s"] >= 0
-    # a round's workers are all asked to exit, then waited for, before the next round measures
+    # a round's workers are all asked to exit as soon as it is measured; they leave while the next
+    # round is pinned and warmed up, and are waited for before its first sample
     for r in range(4):
         last_retire = max(i for i, e in enumerate(FakeWorker.events) if e["what"] == "retire" and e["round"] == r)
         assert last_retire < index("close", r)
+        assert last_retire < min(i for i, e in enumerate(FakeWorker.events) if e["what"] == "close" and e["round"] == r)
         if r < 3:
-            assert max(i for i, e in enumerate(FakeWorker.events)
-                       if e["what"] == "close" and e["round"] == r) < index("prepare", r + 1)
+            last_close = max(i for i, e in enumerate(FakeWorker.events) if e["what"] == "close" and e["round"] == r)
+            assert index("retire", r) < index("prepare", r + 1) < last_close < index("sample", r + 1)
     assert sum(e["what"] == "close" for e in FakeWorker.events) == 8
+    rounds = out.timing["rounds"]
+    assert [rec["round"] for rec in rounds] == [0, 1, 2, 3]
+    assert all(rec["measure_s"] >= 0 and rec["setup_wait_s"] >= 0 and rec["teardown_s"] >= 0 for rec in rounds)
+
+
+def test_pinned_warmup_moves_the_rest_of_the_warmup_into_setup(fake):
+    p = plan(fake, rounds=2)
+    p.warmup, p.pinned_warmup = 1000, 100
+    runner.run(p, runner.Progress(1, enabled=False))
+    setups = [e["req"] for e in FakeWorker.events if e["what"] == "setup"]
+    prepares = [e["req"] for e in FakeWorker.events if e["what"] == "prepare"]
+    assert setups and all(req["setup_warmup"] == 900 for req in setups)
+    assert prepares and all(req["warmup"] == 100 for req in prepares)
+
+
+def test_setup_overlap_is_the_mean_number_of_workers_setting_up():
+    spans = [(0.0, 10.0), (5.0, 6.0), (20.0, 30.0)]
+    assert runner.setup_overlap((4.0, 8.0), spans) == pytest.approx((4.0 + 1.0) / 4.0)
+    assert runner.setup_overlap((12.0, 18.0), spans) == 0.0
+    assert runner.setup_overlap((3.0, 3.0), spans) == 0.0
 
 
 def test_without_prefetch_each_round_is_set_up_after_the_previous_one(fake):
