@@ -84,6 +84,9 @@ def register(sub) -> None:
     m.add_argument("--affinity", metavar="CPUS", default="auto",
                    help="pin every worker to these CPUs while timing, e.g. 7 or 6,7; 'auto' (default): the "
                         "highest-numbered CPU this process may use; 'none': no pinning")
+    m.add_argument("--spin", metavar="CPUS", default="none",
+                   help="keep these CPUs busy for the whole run, e.g. 0; 'auto': the lowest set-up CPU; "
+                        "'none' (default). A busy CPU holds a VM's CPUs in one speed state (runner.Spinners)")
     m.add_argument("--peers", action="store_true", help="also time CuPy, cuda.core and the C floor in the reference's workers")
     m.add_argument("--simulator", action="store_true",
                    help="smoke mode under NUMBA_ENABLE_CUDASIM=1 on CPU; labelled NOT a measurement")
@@ -355,7 +358,7 @@ def _check_not_simulated(args) -> None:
                          "with an NVIDIA GPU and driver, or pass --simulator for a labelled smoke run")
 
 
-def _settings(args, arg_counts, loops, calibrated, affinity, prefetch=0) -> dict:
+def _settings(args, arg_counts, loops, calibrated, affinity, prefetch=0, spin=None) -> dict:
     return {
         "arg_counts": arg_counts,
         "loops": {str(n): loops[n] for n in arg_counts} if loops else {},
@@ -367,6 +370,7 @@ def _settings(args, arg_counts, loops, calibrated, affinity, prefetch=0) -> dict
         "pinned_warmup": min(args.pinned_warmup, args.warmup),
         "affinity": affinity,
         "prefetch": prefetch,
+        "spin_cpus": spin,
         "gc_disabled": True,
         "launch": "[1, 1]",
         "order": ("interleaved: fresh workers per round (set up ahead on the other CPUs), pinned to "
@@ -398,6 +402,8 @@ def run(args) -> int:
     affinity = runner.parse_affinity(args.affinity)
     vlist, reference = variants.parse_variants(args.items or [], args.reference)
     prefetch = parse_prefetch(args.prefetch, len(vlist), affinity)
+    setup = runner.setup_cpus(affinity) or []
+    spin = runner.parse_spin(args.spin, affinity, setup)
     _check_not_simulated(args)
     from .outputs import check_outputs
     check_outputs([(args.output, "--output"), (args.markdown, "--markdown"), (args.plot, "--plot")])
@@ -414,7 +420,7 @@ def run(args) -> int:
         reference=reference, arg_counts=arg_counts, loops=loops, repeats=args.repeats,
         rounds=args.rounds, warmup=args.warmup, sample_target_s=args.sample_time,
         simulator=args.simulator, affinity=affinity, peers=args.peers, overlay=overlay, log_dir=run_dir,
-        prefetch=prefetch, setup_cpus=runner.setup_cpus(affinity),
+        prefetch=prefetch, setup_cpus=[c for c in setup if c not in spin] or None, spin_cpus=spin,
         setup={"arg_kind": args.arg_kind} if args.arg_kind != "array" else {},
         max_time=args.max_time, pinned_warmup=min(args.pinned_warmup, args.warmup),
     )
@@ -450,7 +456,7 @@ def run(args) -> int:
         return recs
 
     def document(outcome):
-        settings = _settings(args, arg_counts, outcome.loops, loops is None, affinity, prefetch)
+        settings = _settings(args, arg_counts, outcome.loops, loops is None, affinity, prefetch, spin)
         doc = build_document(argv=argv, simulator=args.simulator, host=host, settings=settings,
                              reference=reference, variants=variant_records(outcome), outcome=outcome, rule=rule)
         doc["stopped"] = outcome.stopped

@@ -219,6 +219,7 @@ class Plan:
     stop: object = None        # callable(out) -> reason text or None, after each finished round
     max_time: float | None = None  # seconds of measurement wall; no new round starts after it
     log_prefix: str = "worker-r"
+    spin_cpus: list | None = None  # CPUs kept busy for the whole run (``Spinners``)
     pinned_warmup: int | None = None  # of the ``warmup`` launches, those run after pinning (None: all);
     # the rest run during set-up, on the set-up CPUs, where they cost the round nothing
 
@@ -370,6 +371,50 @@ class Ahead:
             self.discard(self.pending.popleft())
 
 
+SPIN_CODE = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True:\n    pass\n"
+
+
+class Spinners:
+    """Busy loops pinned to *cpus* for the whole run. On the VMs we measure, a lone busy CPU
+    alternates between two speeds about 1.5x apart (the host's power management), and a
+    round's samples straddle both; one busy loop elsewhere on the package holds it in the
+    fast state, so paired samples differ less. Choose CPUs that do not share a core with the
+    measuring one (``setup_cpus`` already excludes its SMT siblings)."""
+
+    def __init__(self, cpus: list | None):
+        self.procs = []
+        for cpu in cpus or []:
+            self.procs.append(subprocess.Popen([sys.executable, "-c", SPIN_CODE, str(cpu)],
+                                               stdin=subprocess.DEVNULL, start_new_session=True))
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        self.procs = []
+
+
+def parse_spin(text: str | None, affinity: list | None, setup: list | None) -> list:
+    """``--spin``: "none" -> []; "auto" -> the lowest set-up CPU ([] without pinning or without
+    set-up CPUs); "3" or "2,3" -> those CPUs, which must not be measuring ones."""
+    text = "none" if text is None else str(text).strip().lower()
+    if text == "none":
+        return []
+    if text == "auto":
+        return [min(setup)] if affinity and setup else []
+    try:
+        cpus = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        cpus = []
+    if not cpus:
+        raise UserError(f"bad --spin {text!r}; give CPU numbers like 0 or 0,1, 'auto' or 'none'")
+    clash = sorted(set(cpus) & set(affinity or []))
+    if clash:
+        raise UserError(f"--spin {text}: CPU(s) {clash} also measure (--affinity); choose others or --spin none")
+    return cpus
+
+
 def _spawn_round(plan: Plan, rnd: int) -> dict:
     """Start one worker per variant and ask each to set up; does not wait. Start order is
     rotated per round, so no variant is always the first to create its CUDA context."""
@@ -474,6 +519,7 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
     windows: list = []  # each finished round's sampling window
     per_round = out.timing.setdefault("rounds", [])
     started = time.monotonic()
+    spinners = Spinners(plan.spin_cpus)
     try:
         for rnd in range(plan.rounds):
             if plan.max_time is not None and rnd > 0 and time.monotonic() - started >= plan.max_time:
@@ -523,6 +569,7 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
     except WorkerError as exc:
         out.interrupted, out.reason, out.error = True, f"{exc.variant}: {exc}", exc
     finally:
+        spinners.stop()
         _kill(workers.values())
         rounds.close()
         t_last = time.monotonic()

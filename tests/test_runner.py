@@ -214,3 +214,25 @@ def test_ahead_makes_items_ahead_and_discards_the_untaken():
     assert discarded == ["w2", "w3"] and made == [0, 1, 2, 3]
     no_ahead = runner.Ahead(3, 0, lambda i: i, discarded.append)
     assert [no_ahead.take(i) for i in range(3)] == [0, 1, 2]
+
+
+def test_spin_cpus_parse_and_refuse_measuring_ones():
+    assert runner.parse_spin("none", [15], [0, 1]) == []
+    assert runner.parse_spin("auto", [15], [2, 3]) == [2]
+    assert runner.parse_spin("auto", None, None) == []
+    assert runner.parse_spin("1,0", [15], [0, 1]) == [0, 1]
+    with pytest.raises(UserError, match="also measure"):
+        runner.parse_spin("15", [15], [0, 1])
+    with pytest.raises(UserError, match="bad --spin"):
+        runner.parse_spin("x", [15], [0, 1])
+
+
+def test_spinners_busy_until_stopped():
+    import os
+    cpu = min(os.sched_getaffinity(0))
+    spin = runner.Spinners([cpu])
+    try:
+        assert len(spin.procs) == 1 and spin.procs[0].poll() is None
+    finally:
+        spin.stop()
+    assert spin.procs == []
