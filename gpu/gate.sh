@@ -14,7 +14,7 @@ mkdir -p "$RESULTS"
 PY=${LB_PY:-/tmp/env030/bin/python}
 B=env:/tmp/env029
 V2=env:/tmp/env030
-STOP=${GATE_STOP:---target-ci 0.5 --max-time 120 --rounds 400 --repeats 10}
+STOP=${GATE_STOP:-}  # compare's defaults: --target-ci 0.5 --max-time 120 (20 repeats of 2 ms samples)
 touch "$RESULTS/command.txt"
 
 run() {  # run NAME LIMIT ARGS...
@@ -31,8 +31,8 @@ for what in ${GATE_RUNS:-adaptive gate-v2 gate-aa}; do
     case $what in
         adaptive) run adaptive 200 --variant baseline=$B --variant contextvar=contextvar@baseline \
                       --variant v2=$V2 $STOP ;;
-        gate-v2) run gate-v2 200 --variant baseline=$B --variant v2=$V2 --fail-if-slower 2 --rounds 100 --repeats 10 ;;
-        gate-aa) run gate-aa 200 --variant ref=$B --variant twin=$B --fail-if-slower 2 --rounds 100 --repeats 10 ;;
+        gate-v2) run gate-v2 200 --variant baseline=$B --variant v2=$V2 --fail-if-slower 2 $STOP ;;
+        gate-aa) run gate-aa 200 --variant ref=$B --variant twin=$B --fail-if-slower 2 $STOP ;;
         trust*) run "$what" 200 --variant ref=passthrough@$B --variant twin=passthrough@$B \
                     --variant cal=delay:0.5us@$B $STOP ;;
         *) echo "unknown run $what" ;;

@@ -23,15 +23,19 @@ from .runner import parse_prefetch, timing_json
 
 ARG_COUNTS = [0, 1, 2, 3, 4]
 OLD_SCRIPT_LOOPS = {0: 100_000, 1: 100_000, 2: 100_000, 3: 100_000, 4: 10_000}
-# Processes, not samples, are the independent units (per-process offsets of a few
-# percent), so the default takes many short rounds: 100 x (3 variants x 5 arg counts
-# x 20 samples x 4 ms + warm-up + CUDA context teardown) ~ 4.5 min on the H200 VM,
-# the next rounds' workers being set up meanwhile on the other CPUs. Measured there:
-# 16 rounds x 80 repeats gave a worst 95% CI half-width of 1.7% of the baseline,
-# 120 rounds x 20 repeats 0.49% in 328 s.
-DEFAULT_SAMPLE_TIME = 0.004
+# Processes, not samples, are the independent units (per-process offsets), so the default
+# takes many short rounds, set up ahead on the other CPUs, and stops once every delta's
+# interval is narrow enough (--target-ci) or at the time cap. Measured on the H200 VM
+# (results/h200/2026-11-23-compare-fast-default/ and its README): with 10 repeats of 4 ms
+# samples the sample-level noise dominated (5 repeats: wider intervals despite more rounds);
+# 20 repeats of 2 ms samples pair the reference's and the variant's samples closer in time
+# (worst half-width 0.52% at the cap in 107 rounds; 0.60-0.86% with 10 x 4 ms).
+# The old fixed default, 100 rounds x 20 repeats x 4 ms: 0.53% in 214 s.
+DEFAULT_SAMPLE_TIME = 0.002
 DEFAULT_REPEATS = 20
-DEFAULT_ROUNDS = 100
+DEFAULT_ROUNDS = 400  # a cap: --target-ci or --max-time ends the default run first
+DEFAULT_TARGET_CI = 0.5
+DEFAULT_MAX_TIME = 120.0
 DEFAULT_PINNED_WARMUP = 100
 WRITE_EVERY_S = 3.0  # the JSON is rewritten after a finished round at most this often (and at the end)
 
@@ -91,16 +95,18 @@ def register(sub) -> None:
     m.add_argument("--simulator", action="store_true",
                    help="smoke mode under NUMBA_ENABLE_CUDASIM=1 on CPU; labelled NOT a measurement")
     s = p.add_argument_group("stopping when the answer is known (sequential.py)")
-    s.add_argument("--target-ci", type=float, default=None, metavar="PCT",
-                   help="stop once every delta's 95%% half-width is <= PCT %% of the reference (precision "
-                        "mode; the interval reported is then the stopping-valid one); --rounds and --max-time cap it")
+    s.add_argument("--target-ci", type=float, default=DEFAULT_TARGET_CI, metavar="PCT",
+                   help=f"stop once every delta's 95%% half-width is <= PCT %% of the reference (default "
+                        f"{DEFAULT_TARGET_CI}; precision mode: the interval reported is then the stopping-valid "
+                        "one); --rounds and --max-time cap it; 0: no target, run every --rounds")
     s.add_argument("--fail-if-slower", type=float, default=None, metavar="PCT",
                    help="CI gate: stop once every delta is decided against PCT %%; exit 1 when any delta's "
                         "interval lies wholly above PCT, 0 when all lie below, 3 when undecided at the cap "
                         "(intervals: a confidence sequence, valid at any stopping round)")
     s.add_argument("--min-rounds", type=int, default=10, help="never stop before this many rounds (default 10)")
-    s.add_argument("--max-time", type=float, default=None, metavar="S",
-                   help="cap on seconds of measurement: no new round starts after it")
+    s.add_argument("--max-time", type=float, default=DEFAULT_MAX_TIME, metavar="S",
+                   help=f"cap on seconds of measurement: no new round starts after it (default {DEFAULT_MAX_TIME:g}; "
+                        "0: no cap)")
     o = p.add_argument_group("output")
     o.add_argument("--output", "-o", default="launchbench-compare.json", help="JSON results (default launchbench-compare.json)")
     o.add_argument("--markdown", help="Markdown report (default: next to --output, .md)")
@@ -207,9 +213,9 @@ def stop_rule(args):
 
     if args.fail_if_slower is not None:
         return sequential.Rule(target_pct=None, threshold_pct=args.fail_if_slower, min_rounds=args.min_rounds)
-    if args.target_ci is not None:
-        if args.target_ci <= 0:
-            raise UserError("--target-ci must be a positive percentage, e.g. 0.5")
+    if args.target_ci:
+        if args.target_ci < 0:
+            raise UserError("--target-ci must be a positive percentage, e.g. 0.5 (or 0: no target)")
         return sequential.Rule(target_pct=args.target_ci, min_rounds=args.min_rounds)
     return None
 
@@ -422,10 +428,10 @@ def run(args) -> int:
         simulator=args.simulator, affinity=affinity, peers=args.peers, overlay=overlay, log_dir=run_dir,
         prefetch=prefetch, setup_cpus=[c for c in setup if c not in spin] or None, spin_cpus=spin,
         setup={"arg_kind": args.arg_kind} if args.arg_kind != "array" else {},
-        max_time=args.max_time, pinned_warmup=min(args.pinned_warmup, args.warmup),
+        max_time=args.max_time or None, pinned_warmup=min(args.pinned_warmup, args.warmup),
     )
-    if args.max_time is not None and not args.max_time > 0:
-        raise UserError("--max-time must be a positive number of seconds, e.g. 120")
+    if args.max_time is not None and not args.max_time >= 0:
+        raise UserError("--max-time must be a number of seconds >= 0, e.g. 120 (0: no cap)")
     if args.min_rounds < 2:
         raise UserError("--min-rounds must be at least 2 (intervals are over rounds)")
     rule = stop_rule(args)
@@ -463,7 +469,7 @@ def run(args) -> int:
         if rule is not None:
             settings["stop_rule"] = {"mode": rule.mode, "target_pct": rule.target_pct,
                                      "threshold_pct": rule.threshold_pct, "min_rounds": rule.min_rounds,
-                                     "max_time_s": args.max_time}
+                                     "max_time_s": args.max_time or None}
         if args.fail_if_slower is not None:
             doc["gate"] = gate_result(doc["deltas"], args.fail_if_slower)
         return doc

@@ -9,7 +9,7 @@ import venv
 
 import pytest
 
-from launchbench import cli, runner
+from launchbench import cli, compare, runner
 from launchbench.errors import UserError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -40,8 +40,11 @@ def parse(*argv):
 
 def test_parsing_defaults_and_order():
     a = parse()
-    assert a.items is None and a.repeats == 20 and a.rounds == 100 and a.prefetch == "auto" and a.loops is None and not a.simulator
-    assert a.sample_time == 0.004 and a.affinity == "auto"
+    assert a.items is None and a.repeats == 20 and a.rounds == 400 and a.prefetch == "auto" and a.loops is None and not a.simulator
+    assert a.sample_time == 0.002 and a.affinity == "auto" and a.spin == "none" and a.pinned_warmup == 100
+    # the default run stops at +/-0.5 % or after 120 s of measurement; 0 turns either off
+    assert (a.target_ci, a.max_time) == (0.5, 120.0)
+    assert compare.stop_rule(a).target_pct == 0.5 and compare.stop_rule(parse("--target-ci", "0")) is None
     a = parse("--variant", "x=numba-cuda==0.29.0", "--repo", "y=/p", "--variant", "z=tls@x",
               "--loops", "100000,100000,100000,100000,10000", "--rounds", "3", "--simulator",
               "--wheels", "/w", "--system-site-packages", "--env-dir", "/e", "--no-install", "--affinity", "3")

@@ -34,13 +34,14 @@ def _samples(true_us: dict, rounds: int, repeats: int = 5, seed: int = 1) -> lis
 
 
 def test_rule_from_options():
-    assert compare.stop_rule(_args()) is None
+    assert compare.stop_rule(_args("--target-ci", "0")) is None  # a fixed number of rounds
+    assert compare.stop_rule(_args()).target_pct == 0.5  # the default
     rule = compare.stop_rule(_args("--target-ci", "0.5"))
     assert rule.mode == "precision" and rule.target_pct == 0.5 and rule.min_rounds == 10
     gate = compare.stop_rule(_args("--fail-if-slower", "2", "--min-rounds", "12"))
     assert gate.mode == "decision" and gate.threshold_pct == 2 and gate.target_pct is None and gate.min_rounds == 12
     with pytest.raises(UserError):
-        compare.stop_rule(_args("--target-ci", "0"))
+        compare.stop_rule(_args("--target-ci", "-0.5"))
 
 
 def test_round_series_are_per_round_paired_deltas():
@@ -72,7 +73,7 @@ def test_gate_result_sides_and_exit_codes():
 
 
 @pytest.mark.parametrize("argv, needle", [
-    (["--max-time", "0"], "--max-time must be a positive"),
+    (["--max-time", "-1"], "--max-time must be a number of seconds >= 0"),
     (["--min-rounds", "1"], "--min-rounds must be at least 2"),
     (["--target-ci", "-1"], "--target-ci must be a positive"),
 ])
