@@ -449,6 +449,19 @@ def _setup_spans(workers: dict, infos: dict) -> list:
             if isinstance(infos.get(name, {}).get("setup_done"), (int, float))]
 
 
+def setup_profile(spans: list, infos: dict) -> dict:
+    """A round's workers' mean set-up wall (spawn to ready) and its phases, where reported."""
+    out: dict = {}
+    if spans:
+        out["worker_setup_s"] = round(sum(b - a for a, b in spans) / len(spans), 4)
+    phases = [i["setup_phases_s"] for i in infos.values() if isinstance(i.get("setup_phases_s"), dict)]
+    for name in (phases[0] if phases else {}):
+        values = [p[name] for p in phases if isinstance(p.get(name), (int, float))]
+        if values:
+            out[f"worker_{name}_s"] = round(sum(values) / len(values), 4)
+    return out
+
+
 def setup_overlap(window: tuple, spans: list) -> float:
     """Mean number of workers setting up during *window* (start, end): how busy the set-up CPUs
     were while a round measured (the machine's state may depend on it)."""
@@ -532,7 +545,8 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
             _close_all(leaving.values())
             leaving = {}
             t2 = time.monotonic()
-            spans.extend(_setup_spans(workers, infos))
+            round_spans = _setup_spans(workers, infos)
+            spans.extend(round_spans)
             out.round_infos = infos
             if rnd == 0:
                 out.infos = infos
@@ -547,6 +561,7 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
             windows.append((t_measure, t3))
             record = {"round": rnd, "setup_wait_s": round(t1 - t0, 4), "teardown_s": round(t2 - t1, 4),
                       "measure_s": round(t3 - t2, 4)}
+            record.update(setup_profile(round_spans, infos))
             per_round.append(record)
             out.timing["setup_wait_s"] += t1 - t0
             out.timing["teardown_s"] += t2 - t1

@@ -165,6 +165,7 @@ class Bench:
             return self.setup_standin_stages(req)
         if req.get("target"):
             return self.setup_callable(req)
+        phases = {"started": time.monotonic()}  # where a worker's set-up time goes, for the JSON
         try:
             from numba import cuda
         except Exception as exc:  # noqa: BLE001 - any import failure is an environment problem
@@ -177,6 +178,9 @@ class Bench:
                 device.require_gpu(allow_simulator=False)
             except Exception as exc:  # noqa: BLE001
                 raise Failure("nogpu", device.one_line(exc, 300)) from None
+        phases["imported"] = time.monotonic()
+        cuda.synchronize()  # the CUDA context, if require_gpu has not made it
+        phases["context"] = time.monotonic()
         mech = req.get("mechanism")
         if mech:
             try:
@@ -205,6 +209,7 @@ class Bench:
             for _ in range(max(SETUP_LAUNCHES, int(req.get("setup_warmup") or 0))):
                 launcher(*args)
         cuda.synchronize()
+        phases["kernels"] = time.monotonic()
         if req.get("workload") == "stages":  # each stage of the launch on its own (breakdown --variant)
             for nargs, kernel in self.kernels.items():
                 style, self.stage_loops[nargs] = stages.worker_loops(kernel, self.args[nargs])
@@ -223,6 +228,7 @@ class Bench:
             "launchbench": os.path.dirname(os.path.abspath(__file__)),
             "setup_state": process_state(),
             "setup_done": time.monotonic(),  # system-wide clock: the parent relates it to its rounds
+            "setup_phases_s": _phase_seconds(phases),
             **({"stages": self.stage_info} if self.stage_info else {}),
         }
 
@@ -400,6 +406,12 @@ class Bench:
         from . import peers
 
         return peers.measure(nargs, loops)
+
+
+def _phase_seconds(marks: dict) -> dict:
+    """{"started": t0, "imported": t1, ...} (in order) -> {"imported": t1 - t0, ...}."""
+    names = list(marks)
+    return {b: round(marks[b] - marks[a], 4) for a, b in zip(names, names[1:])}
 
 
 def _two_digits(wanted: int) -> int:

@@ -139,6 +139,14 @@ def test_pinned_warmup_moves_the_rest_of_the_warmup_into_setup(fake):
     assert prepares and all(req["warmup"] == 100 for req in prepares)
 
 
+def test_setup_profile_averages_the_workers_phases():
+    infos = {"a": {"setup_phases_s": {"imported": 1.0, "context": 0.5}},
+             "b": {"setup_phases_s": {"imported": 3.0, "context": 0.3}}, "c": {}}
+    got = runner.setup_profile([(0.0, 2.0), (1.0, 5.0)], infos)
+    assert got == {"worker_setup_s": 3.0, "worker_imported_s": 2.0, "worker_context_s": 0.4}
+    assert runner.setup_profile([], {}) == {}
+
+
 def test_setup_overlap_is_the_mean_number_of_workers_setting_up():
     spans = [(0.0, 10.0), (5.0, 6.0), (20.0, 30.0)]
     assert runner.setup_overlap((4.0, 8.0), spans) == pytest.approx((4.0 + 1.0) / 4.0)
