@@ -201,6 +201,9 @@ def analyze(samples: list, names: list, reference: str, arg_counts: list, keys: 
                 continue
             d = stats.paired_median_delta(ref_lists, var_lists, confidence)
             d["verdict"] = stats.verdict(d["ci_pct"], d["n"])
+            noise = stats.noise_split(ref_lists, var_lists)
+            if noise is not None:
+                d["noise"] = noise
             rec = {"variant": name, **key, **d}
             rec["summary"] = stats.summary_line(name, rec, reference)
             delta_recs.append(rec)

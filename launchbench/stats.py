@@ -213,6 +213,35 @@ def per_round_deltas(reference: list[list[float]], variant: list[list[float]]) -
     return diffs, pcts
 
 
+def noise_split(reference: list[list[float]], variant: list[list[float]]) -> dict | None:
+    """Where a delta's round-to-round spread comes from, in % of the reference (variances).
+
+    Each round's even and odd repeat slots give two half-round deltas; half the variance of
+    their difference is the within-round (sample) noise of a half, the rest of a half's
+    variance is between rounds (processes, the machine's state between rounds). A round's
+    full delta has about half the within part. Mostly between: more rounds narrow the
+    interval, more repeats do not. None with fewer than 4 rounds or 4 slots per round."""
+    halves = [], []
+    full = []
+    for ref, var in zip(reference, variant):
+        n = min(len(ref), len(var))
+        if n < 4:
+            return None
+        base = statistics.median(ref)
+        diffs = paired_differences(ref, var)
+        full.append(100.0 * statistics.median(diffs) / base)
+        halves[0].append(100.0 * statistics.median(diffs[0::2]) / base)
+        halves[1].append(100.0 * statistics.median(diffs[1::2]) / base)
+    if len(full) < 4:
+        return None
+    within_half = statistics.variance([a - b for a, b in zip(*halves)]) / 2.0
+    half_var = (statistics.variance(halves[0]) + statistics.variance(halves[1])) / 2.0
+    between = max(0.0, half_var - within_half)
+    total = statistics.variance(full)
+    return {"round_var_pct2": total, "between_var_pct2": between, "within_var_pct2": max(0.0, total - between),
+            "between_share": min(1.0, between / total) if total > 0 else None}
+
+
 def paired_median_delta(reference: list[list[float]], variant: list[list[float]],
                         confidence: float = CONFIDENCE) -> dict:
     """Delta of *variant* vs *reference* from per-round sample lists aligned by repeat slot.

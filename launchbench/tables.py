@@ -103,4 +103,20 @@ def render(doc: dict) -> str:
                 out.append(f"{lead:<8}{summary_line(name, d, ref)}   "
                            f"({d['delta_us']:+.2f} us [{d['ci_us'][0]:+.2f}, {d['ci_us'][1]:+.2f}])")
                 lead = ""
+    line = noise_line(doc.get("deltas") or [])
+    if line:
+        out += ["", line]
     return "\n".join(out) + "\n"
+
+
+def noise_line(deltas: list) -> str | None:
+    """Where the widest interval's spread comes from: what would narrow it."""
+    noisy = [d for d in deltas if isinstance(d.get("noise"), dict) and d["noise"].get("between_share") is not None]
+    if not noisy:
+        return None
+    d = max(noisy, key=lambda r: r["ci_pct"][1] - r["ci_pct"][0])
+    share = d["noise"]["between_share"]
+    advice = ("more rounds (--max-time), not more --repeats, narrow it" if share >= 0.5
+              else "more --repeats per round would narrow it too")
+    return (f"Widest interval ({d['variant']}, {d['nargs']} args): {100 * share:.0f}% of its round-to-round "
+            f"variance is between rounds; {advice}.")

@@ -125,3 +125,24 @@ def test_summary_lines_read_plainly():
     assert stats.summary_line("v2", d, "baseline") == "v2: +0.4% [-0.3, +1.1] indistinguishable from baseline"
     d = {"delta_pct": 27.0, "ci_pct": [25.0, 29.0], "verdict": "slower", "n": 10}
     assert stats.summary_line("contextvar", d, "baseline") == "contextvar: +27.0% [+25.0, +29.0] slower"
+
+
+def test_noise_split_tells_round_offsets_from_sample_noise():
+    import random
+
+    rng = random.Random(7)
+
+    def rounds(offset_sd, sample_sd, n_rounds=200, slots=20):
+        ref, var = [], []
+        for _ in range(n_rounds):
+            offset = rng.gauss(0.0, offset_sd)
+            ref.append([100.0 + rng.gauss(0.0, sample_sd) for _ in range(slots)])
+            var.append([105.0 + offset + rng.gauss(0.0, sample_sd) for _ in range(slots)])
+        return ref, var
+
+    offsets = stats.noise_split(*rounds(offset_sd=2.0, sample_sd=0.2))
+    samples = stats.noise_split(*rounds(offset_sd=0.0, sample_sd=3.0))
+    assert offsets["between_share"] > 0.9 and samples["between_share"] < 0.3
+    assert offsets["between_var_pct2"] == pytest.approx(4.0, rel=0.3)
+    assert stats.noise_split([[1.0, 2.0, 3.0]] * 5, [[1.0, 2.0, 3.0]] * 5) is None  # 3 slots
+    assert stats.noise_split([[1.0] * 6] * 3, [[1.0] * 6] * 3) is None  # 3 rounds
