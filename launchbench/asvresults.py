@@ -53,8 +53,8 @@ import os
 import re
 import statistics
 
-from . import atomic
-from .errors import UserError
+from .base import atomic
+from .base.errors import UserError
 
 #: The suite benchmark launchbench's values stand for, and its parameter grid
 #: (tests check these against benchmarks/bench_launch.py).

@@ -20,8 +20,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .errors import UserError
-from . import atomic
+from .base.errors import UserError
+from .base import atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 # An editable install finds the checkout's config; an installed copy
@@ -186,7 +186,7 @@ def bench_args(benches) -> list[str]:
 
 # ----------------------------------------------------------------- asv-config
 def cmd_asv_config(args) -> int:
-    from .outputs import check_writable
+    from .base.outputs import check_writable
 
     check_writable(args.output, "--output")
     base = load_config(args.config)
@@ -369,7 +369,7 @@ def cmd_asv_releases(args) -> int:
     machine = args.machine or default_machine(smoke)
     check_machine_label(machine, smoke)
     parse_attributes(args.attribute)  # one-line errors before any work
-    from .outputs import check_folder, check_outputs
+    from .base.outputs import check_folder, check_outputs
 
     check_outputs([(args.log, "--log"), (args.compare_output, "--compare-output")])
     check_folder(args.ledger, "--ledger")

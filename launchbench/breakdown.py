@@ -109,7 +109,7 @@ def format_breakdown(doc: dict) -> str:
 
 def run_breakdown(arg_counts=ARG_COUNTS, loops: int = 10000, repeats: int = 5, rounds: int = 3) -> dict:
     """Measure every stage for every arg count; medians of interleaved samples, µs."""
-    from .device import require_gpu
+    from .base.device import require_gpu
 
     require_gpu(smoke_flag=False)
     from importlib.metadata import version
@@ -172,7 +172,7 @@ SINGLE_DEFAULTS = {"loops": 10000, "repeats": 5, "rounds": 3}
 
 
 def run_cli(args) -> int:
-    from .atomic import write_json_atomic
+    from .base.atomic import write_json_atomic
     from .kernels import check_counts, parse_arg_counts
 
     if getattr(args, "items", None) or getattr(args, "simulator", False) or getattr(args, "target", None):
@@ -185,7 +185,7 @@ def run_cli(args) -> int:
     counts = parse_arg_counts(args.args)
     check_counts(args.loops, args.repeats, args.rounds)
     if args.output:
-        from .outputs import check_writable
+        from .base.outputs import check_writable
 
         check_writable(args.output, "--output")
     doc = run_breakdown(counts, args.loops, args.repeats, args.rounds)

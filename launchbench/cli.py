@@ -13,7 +13,7 @@ import importlib
 import sys
 
 from . import __version__
-from .errors import UserError
+from .base.errors import UserError
 
 # Order is the order shown in --help.
 SUBCOMMAND_MODULES = (
@@ -25,7 +25,7 @@ SUBCOMMAND_MODULES = (
     "launchbench.peers",
     "launchbench.report",
     "launchbench.site",
-    "launchbench.device",
+    "launchbench.base.device",
     "launchbench.wheelhouse",
 )
 

@@ -18,7 +18,7 @@ import os
 import sys
 import time
 
-from .errors import NoGPUError, UserError
+from .base.errors import NoGPUError, UserError
 from .runner import parse_prefetch
 
 ARG_COUNTS = [0, 1, 2, 3, 4]
@@ -335,7 +335,7 @@ def export_reports(doc: dict, output: str, markdown: str | None = None, plot: st
 
 def _check_not_simulated(args) -> None:
     """Refuse the simulator without --simulator, and a GPU-less host before building anything."""
-    from . import device
+    from .base import device
 
     if args.simulator:
         return
@@ -372,7 +372,8 @@ def _settings(args, arg_counts, loops, calibrated, affinity, prefetch=0) -> dict
 
 
 def run(args) -> int:
-    from . import device, envs, runner, schema, sequential, tables, variants
+    from .base import device
+    from . import envs, runner, schema, sequential, tables, variants
 
     if args.repeats < 1 or args.rounds < 1:
         raise UserError("--repeats and --rounds must be at least 1")
@@ -390,7 +391,7 @@ def run(args) -> int:
     vlist, reference = variants.parse_variants(args.items or [], args.reference)
     prefetch = parse_prefetch(args.prefetch, len(vlist), affinity)
     _check_not_simulated(args)
-    from .outputs import check_outputs
+    from .base.outputs import check_outputs
     check_outputs([(args.output, "--output"), (args.markdown, "--markdown"), (args.plot, "--plot")])
 
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))

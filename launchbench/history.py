@@ -27,7 +27,7 @@ import os
 import sys
 import time
 
-from .errors import UserError
+from .base.errors import UserError
 
 DEFAULT_THRESHOLD_US = 0.2
 DEFAULT_ROUNDS = 30
@@ -272,7 +272,8 @@ class Session:
         return out, prefetch
 
     def document(self, records: list, out, rng: str, prefetch: int, rounds: int, command: str) -> dict:
-        from . import compare, device, stats
+        from . import compare, stats
+        from .base import device
         from .runner import launch_keys
 
         keys = launch_keys(self.arg_counts)
@@ -320,7 +321,7 @@ def _clone(path: str) -> str:
 
 def _writer(path: str):
     """Atomic, throttled JSON writes of a growing document (every finished round is kept)."""
-    from .atomic import write_json_atomic
+    from .base.atomic import write_json_atomic
 
     last = [0.0]
 
@@ -336,7 +337,7 @@ def _writer(path: str):
 
 def _start(args):
     """What history and bisect check before any build: rounds, the output path, the clone."""
-    from . import outputs
+    from .base import outputs
 
     if args.rounds < 2:
         raise UserError("--rounds must be at least 2 (intervals are over rounds)")
@@ -552,7 +553,7 @@ def render_bisect(doc: dict) -> str:
 
 def export(doc: dict, output: str) -> list:
     """Markdown table and a plot of delta vs commit next to the JSON."""
-    from .atomic import write_text_atomic
+    from .base.atomic import write_text_atomic
 
     stem = output[:-len(".json.gz")] if output.endswith(".json.gz") else os.path.splitext(output)[0]
     md = write_text_atomic(stem + ".md", render(doc, markdown=True))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 
-from .errors import UserError
+from .base.errors import UserError
 
 SIGNATURE_029 = ("self", "args", "griddim", "blockdim", "stream", "sharedmem")
 SIGNATURE_030 = ("self", "args", "launch_config")

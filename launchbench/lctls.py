@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from functools import wraps
 from types import MethodType
 
-from .errors import UserError
+from .base.errors import UserError
 from .intercept import SIGNATURE_030, signature_of, tls_module
 
 REQUIRED = ("_select_launch_config_dispatcher", "_update_launch_config_sensitivity", "_compile_for_args")
@@ -59,7 +59,7 @@ class Targets:
 
 
 def numba_targets() -> Targets:
-    from .device import import_cuda
+    from .base.device import import_cuda
 
     import_cuda()
     try:

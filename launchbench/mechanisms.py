@@ -45,7 +45,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from .errors import UserError
+from .base.errors import UserError
 from .intercept import SIGNATURE_029, SIGNATURE_030, signature_of
 from .intercept import tls_module as _tls_module
 
@@ -235,7 +235,7 @@ _IN_PLACE = frozenset({"passthrough", "tls", "delay"})
 
 
 def _default_target():
-    from .device import import_cuda, simulator_enabled
+    from .base.device import import_cuda, simulator_enabled
 
     if simulator_enabled():
         raise UserError(

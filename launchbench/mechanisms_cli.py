@@ -44,9 +44,9 @@ import time
 import warnings
 from datetime import datetime, timezone
 
-from .errors import UserError
+from .base.errors import UserError
 from . import mechanisms
-from .atomic import write_json_atomic  # noqa: F401 - re-exported for callers and tests
+from .base.atomic import write_json_atomic  # noqa: F401 - re-exported for callers and tests
 from .runner import parse_affinity, pin
 
 DEFAULT_SPECS = ("stock", "passthrough", "contextvar", "tls", "delay:0.5us")
@@ -517,7 +517,7 @@ def base_document(opts: dict, host: dict) -> dict:
 
 def run_here(args, opts) -> int:
     """--processes 1: the pair rounds in this process."""
-    from .device import device_info, host_info
+    from .base.device import device_info, host_info
 
     sim, specs, arg_counts = opts["simulator"], opts["specs"], opts["arg_counts"]
     from numba import cuda

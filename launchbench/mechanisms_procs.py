@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 
 from . import mechanisms_cli, runner
-from .errors import UserError
+from .base.errors import UserError
 from .stats import mean_ci, over_units
 
 #: untimed launches per kernel after a worker is pinned to the measuring CPU, before its rounds
@@ -191,8 +191,8 @@ def command(args, opts: dict) -> int:
     import os
 
     from . import envs
-    from .atomic import write_json_atomic
-    from .device import host_info
+    from .base.atomic import write_json_atomic
+    from .base.device import host_info
 
     specs, arg_counts, n = opts["specs"], opts["arg_counts"], opts["processes"]
     affinity = opts["affinity"]
@@ -320,7 +320,7 @@ def pool(docs: list, paths: list) -> dict:
 
 def pool_command(args) -> int:
     """``launchbench mechanisms --pool A.json B.json ... -o pooled.json``: no measuring."""
-    from .atomic import write_json_atomic
+    from .base.atomic import write_json_atomic
 
     paths = list(args.pool)
     if len(paths) < 2:
@@ -340,8 +340,8 @@ def register(sub) -> None:
 
 def run_command(args) -> int:
     """``launchbench mechanisms``: --pool, --processes N >= 2 (here) or 1 (``mechanisms_cli.run_here``)."""
-    from .device import require_gpu, simulator_enabled
-    from .outputs import check_writable
+    from .base.device import require_gpu, simulator_enabled
+    from .base.outputs import check_writable
 
     check_writable(args.output, "--output")
     if args.pool is not None:

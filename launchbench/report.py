@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import schema, stats
-from .atomic import write_bytes_atomic
+from .base.atomic import write_bytes_atomic
 
 SMOKE_BANNER = "SMOKE RUN under the CUDA simulator: NOT A MEASUREMENT of GPU launch cost"
 
@@ -467,7 +467,7 @@ def _run(args) -> int:
     outputs = {"markdown": args.markdown, "html": args.html, "plot": args.plot}
     if not any(outputs.values()):
         outputs = default_outputs(args.results)
-    from .outputs import check_outputs
+    from .base.outputs import check_outputs
 
     check_outputs([(value, f"--{key}") for key, value in outputs.items() if value])
     for path in export(result, **outputs):

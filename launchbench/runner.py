@@ -31,7 +31,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from .errors import UserError
+from .base.errors import UserError
 
 
 class WorkerError(Exception):

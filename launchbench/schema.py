@@ -15,7 +15,7 @@ Schema ``launchbench.compare`` version 1 (all times in microseconds per launch):
       "simulator": false,                  # true: CUDA simulator smoke run
       "measurement": true,                 # false whenever simulator is true
       "label": "...",                      # human label; says "NOT A MEASUREMENT" in smoke runs
-      "host": {...},                       # launchbench.device.host_info() of the parent
+      "host": {...},                       # launchbench.base.device.host_info() of the parent
       "device": {...},                     # device.device_info() from the reference worker:
                                            #   name, compute_capability, driver_version,
                                            #   runtime_version, simulator
@@ -89,8 +89,8 @@ from __future__ import annotations
 import gzip
 import json
 
-from .errors import UserError
-from .atomic import read_json, write_json_atomic
+from .base.errors import UserError
+from .base.atomic import read_json, write_json_atomic
 
 SCHEMA_ID = "launchbench.compare"
 SCHEMA_VERSION = 1

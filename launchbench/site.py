@@ -22,8 +22,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import UserError
-from . import atomic
+from .base.errors import UserError
+from .base import atomic
 
 #: Where the site's third-party JavaScript/CSS lives inside the package.
 VENDOR_SOURCE = Path(__file__).with_name("asv_vendor")

@@ -30,7 +30,7 @@ import sys
 import time
 
 from . import stages
-from .errors import UserError
+from .base.errors import UserError
 
 SCHEMA = "launchbench.breakdown/2"
 DEFAULT_ROUNDS = 60
@@ -393,8 +393,9 @@ def format_text(doc: dict) -> str:
 
 def run(args) -> int:
     """The paired breakdown: resolve variants as compare does, run the engine with stage keys."""
-    from . import compare, device, envs, runner, variants
-    from .outputs import check_outputs
+    from . import compare, envs, runner, variants
+    from .base import device
+    from .base.outputs import check_outputs
     from .kernels import parse_arg_counts
 
     if (args.repeats or DEFAULT_REPEATS) < 1 or (args.rounds or DEFAULT_ROUNDS) < 1:
@@ -481,7 +482,7 @@ def run(args) -> int:
 
 
 def schema_write(path: str, doc: dict) -> None:
-    from .atomic import write_json_atomic
+    from .base.atomic import write_json_atomic
 
     write_json_atomic(path, doc)
 

@@ -130,7 +130,7 @@ SCALAR_VALUE = 1.5
 
 
 def check_arg_kind(kind: str | None) -> str:
-    from .errors import UserError
+    from .base.errors import UserError
 
     kind = (kind or "array").strip().lower()
     if kind not in ARG_KINDS:

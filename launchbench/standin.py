@@ -39,7 +39,7 @@ _COST_RE = re.compile(rf"^\s*([a-z_:+]+)\s*=\s*(?:{_NUM}(?:\s*\+\s*{_NUM}\s*/\s*
 
 def parse_costs(text: str | None) -> dict:
     """``"stage=BASE+PER/arg,..."`` (us) -> {stage: (base_us, per_arg_us)}."""
-    from .errors import UserError
+    from .base.errors import UserError
 
     known = set(stages.stage_names()) | set(stages.UNEXPLAINED)
     costs: dict = {}

@@ -29,7 +29,7 @@ import shutil
 import subprocess
 import sys
 
-from .errors import UserError
+from .base.errors import UserError
 from .variants import _NAME_RE, _WHEEL_RE, DEFAULT_PINS, parse_pins
 
 MIB = 1024 * 1024
@@ -307,7 +307,7 @@ def run(args) -> int:
     dest = os.path.abspath(os.path.expanduser(args.dir))
     if os.path.exists(dest) and not os.path.isdir(dest):
         raise UserError(f"{args.dir} is a file; pass a folder for the wheels")
-    from .outputs import check_folder
+    from .base.outputs import check_folder
 
     check_folder(dest, "DIR")
     download(dest, reqs, python_version, platforms, log)

@@ -145,7 +145,7 @@ class Bench:
         try:
             func = getattr(importlib.import_module(module_name), func_name)
         except Exception as exc:  # noqa: BLE001
-            from .device import one_line
+            from .base.device import one_line
 
             raise Failure("import", f"cannot load target {req['target']!r}: {one_line(exc)}") from None
         for nargs in req["arg_counts"]:
@@ -159,7 +159,7 @@ class Bench:
                 "setup_state": process_state()}
 
     def setup(self, req: dict) -> dict:
-        from . import device
+        from .base import device
 
         if req.get("workload") == "stages" and (req.get("target") or req.get("simulator")):
             return self.setup_standin_stages(req)
@@ -230,7 +230,7 @@ class Bench:
         CUDADispatcher.call. A mechanism installs on the stand-in module's ``Dispatcher``."""
         import importlib
 
-        from .device import one_line
+        from .base.device import one_line
 
         target = req.get("target") or "launchbench.standin:stage_loops"
         module_name, _, func_name = str(target).partition(":")
@@ -378,7 +378,7 @@ class Bench:
             signature = mechanisms_cli.signature_text(target)
             delay = mechanisms_cli.delay_info(specs)
         except Exception as exc:  # noqa: BLE001 - e.g. an unsupported numba-cuda
-            from .device import one_line
+            from .base.device import one_line
 
             raise Failure("mechanism", one_line(exc)) from None
         rounds: list = []
@@ -439,7 +439,7 @@ def main() -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     bench = Bench()
-    from .device import one_line
+    from .base.device import one_line
 
     for line in sys.stdin:
         line = line.strip()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from launchbench import asvresults
-from launchbench.errors import UserError
+from launchbench.base.errors import UserError
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable

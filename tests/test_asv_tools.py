@@ -8,7 +8,7 @@ import pytest
 
 from launchbench import asvtools, ledger
 from launchbench.cli import main
-from launchbench.errors import UserError
+from launchbench.base.errors import UserError
 
 ROOT = Path(__file__).resolve().parent.parent
 

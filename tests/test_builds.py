@@ -8,7 +8,7 @@ import zipfile
 import pytest
 
 from launchbench import builds
-from launchbench.errors import UserError
+from launchbench.base.errors import UserError
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",

@@ -10,7 +10,7 @@ import venv
 import pytest
 
 from launchbench import cli, runner
-from launchbench.errors import UserError
+from launchbench.base.errors import UserError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE_ENV = f"env:{sys.prefix}"

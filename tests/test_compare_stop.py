@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from launchbench import cli, compare, sequential
-from launchbench.errors import UserError
+from launchbench.base.errors import UserError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE_ENV = f"env:{sys.prefix}"

@@ -9,7 +9,7 @@ import zipfile
 import pytest
 
 from launchbench import envs
-from launchbench.errors import UserError
+from launchbench.base.errors import UserError
 from launchbench.variants import Base
 
 WHEEL = Base("wheel", "numba-cuda==0.0.1")

@@ -111,7 +111,7 @@ def test_history_names_the_slow_commit_and_caches_wheels(standin, tmp_path, caps
     rc = cli.main(["history", str(repo), f"{shas[0]}..{shas[-1]}", "--rounds", "4", "--aa", "1",
                    "-o", str(out), "--no-report", *_common(tmp_path)])
     assert rc == 0
-    from launchbench.atomic import read_json
+    from launchbench.base.atomic import read_json
 
     doc = read_json(out)
     measured = [c["sha"] for c in doc["commits"] if c["measured"]]
@@ -142,7 +142,7 @@ def test_bisect_finds_the_slow_commit(standin, tmp_path, capsys):
     rc = cli.main(["bisect", str(repo), shas[0], shas[-1], "--rounds", "3", "--points", "3", "-o", str(out),
                    *_common(tmp_path)])
     assert rc == 0
-    from launchbench.atomic import read_json
+    from launchbench.base.atomic import read_json
 
     doc = read_json(out)
     assert doc["culprit"]["sha"] == shas[3] and doc["culprit"]["previous"] == shas[2]

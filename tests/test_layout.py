@@ -1,9 +1,12 @@
 """launchbench's modules import one another without a cycle.
 
 Every intra-package import counts: at module level and inside functions,
-``from . import x``, ``from .x import y``, ``from .x.y import z``,
-``import launchbench.x`` and ``from launchbench(.x) import ...``. Only the
-package's own ``.py`` modules are nodes (the C extensions import nothing).
+relative (``from . import x``, ``from .x import y``, ``from ..base.errors
+import UserError``) and absolute (``import launchbench.x.y``, ``from
+launchbench(.x) import ...``). The nodes are the package's ``.py`` modules,
+sub-packages included, each named by its dotted path (``launchbench.engine.runner``;
+a sub-package's ``__init__.py`` is the sub-package itself). The C extensions
+import nothing and are no nodes.
 """
 import ast
 from pathlib import Path
@@ -12,37 +15,60 @@ PACKAGE = "launchbench"
 ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 
 
-def _targets(node: ast.AST, modules: set) -> list:
-    """The package modules one import statement names."""
-    names: list = []
+def module_name(path: Path) -> str:
+    """launchbench/engine/runner.py -> launchbench.engine.runner; a package's __init__.py -> the package."""
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict:
+    """dotted name -> path, for every launchbench/**/*.py."""
+    return {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+
+
+def _is_extension(dotted: str) -> bool:
+    """A C extension module (its .c source sits where a .py module would)."""
+    return ROOT.parent.joinpath(*dotted.split(".")).with_suffix(".c").is_file()
+
+
+def _targets(node: ast.AST, name: str, path: Path, mods: dict) -> list:
+    """The package modules one import statement in module *name* names."""
+    found: list = []
     if isinstance(node, ast.ImportFrom):
-        if node.level > 1:
-            raise AssertionError(f"line {node.lineno}: an import from above the package")
-        if node.level == 1:
-            path = node.module.split(".") if node.module else []
+        if node.level:
+            package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+            if node.level > len(package):
+                raise AssertionError(f"{path}:{node.lineno}: an import from above the package")
+            base = package[:len(package) - node.level + 1]
+            source = ".".join(base + ([node.module] if node.module else []))
         elif node.module and node.module.split(".")[0] == PACKAGE:
-            path = node.module.split(".")[1:]
+            source = node.module
         else:
             return []
-        names = [path[0]] if path else [alias.name for alias in node.names]
+        for alias in node.names:
+            sub = f"{source}.{alias.name}"
+            if sub in mods:
+                found.append(sub)                 # from launchbench.engine import runner
+            elif _is_extension(sub):
+                continue                          # from . import _tls
+            elif source in mods:
+                found.append(source)              # from .runner import key_id
     elif isinstance(node, ast.Import):
-        names = [alias.name.split(".")[1] for alias in node.names
-                 if alias.name.split(".")[0] == PACKAGE and "." in alias.name]
-    return [n for n in names if n in modules]
+        found = [alias.name for alias in node.names if alias.name in mods and alias.name.split(".")[0] == PACKAGE]
+    return found
 
 
 def import_graph() -> dict:
-    """module -> {imported module: [line numbers]}, over every launchbench/*.py."""
-    files = sorted(ROOT.glob("*.py"))
-    modules = {p.stem for p in files}
+    """module -> {imported module: [line numbers]}, over every launchbench/**/*.py."""
+    mods = modules()
     graph: dict = {}
-    for path in files:
+    for name, path in mods.items():
         edges: dict = {}
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            for target in _targets(node, modules):
-                if target != path.stem:
+            for target in _targets(node, name, path, mods):
+                if target != name:
                     edges.setdefault(target, []).append(node.lineno)
-        graph[path.stem] = edges
+        graph[name] = edges
     return graph
 
 
@@ -75,16 +101,35 @@ def find_cycle(graph: dict) -> list | None:
 
 def _describe(cycle: list, graph: dict) -> str:
     return " -> ".join(cycle) + "  (" + "; ".join(
-        f"{a}.py:{','.join(map(str, graph[a][b]))} imports {b}" for a, b in zip(cycle, cycle[1:])) + ")"
+        f"{a}:{','.join(map(str, graph[a][b]))} imports {b}" for a, b in zip(cycle, cycle[1:])) + ")"
 
 
 def test_the_graph_sees_every_kind_of_import():
     graph = import_graph()
-    assert "errors" in graph["device"]                 # from .errors import UserError (module level)
-    assert "mechanisms" in graph["variants"]           # from . import mechanisms (inside a function)
-    assert "_tls" not in graph["intercept"]            # a C extension is no node
-    assert set(graph) >= {"breakdown", "kernels", "stages", "stagedelta", "peers", "mechanisms", "lctls",
-                          "intercept", "mechanisms_cli", "mechanisms_procs"}
+    lb = PACKAGE + "."
+    assert lb + "base.errors" in graph[lb + "base.device"]      # from .errors import UserError (module level)
+    assert lb + "mechanisms" in graph[lb + "variants"]          # from . import mechanisms (inside a function)
+    assert lb + "base.errors" in graph[lb + "cli"]              # from .base.errors import UserError (a sub-package)
+    assert all("_tls" not in t for t in graph[lb + "intercept"])  # a C extension is no node
+    assert {lb + "base", lb + "base.errors", lb + "breakdown", lb + "kernels", lb + "stages", lb + "stagedelta",
+            lb + "peers", lb + "mechanisms", lb + "lctls", lb + "intercept", lb + "mechanisms_cli",
+            lb + "mechanisms_procs"} <= set(graph)
+
+
+def test_relative_imports_resolve_from_the_module_package():
+    mods = {"launchbench.engine.worker": None, "launchbench.workloads.peers": None, "launchbench.base.errors": None,
+            "launchbench.engine": None}
+    path = ROOT / "engine" / "worker.py"
+    name = "launchbench.engine.worker"
+
+    def targets(src):
+        return _targets(ast.parse(src).body[0], name, path, mods)
+
+    assert targets("from ..workloads import peers") == ["launchbench.workloads.peers"]
+    assert targets("from ..base.errors import UserError") == ["launchbench.base.errors"]
+    assert targets("from launchbench.base.errors import UserError") == ["launchbench.base.errors"]
+    assert targets("import launchbench.workloads.peers as p") == ["launchbench.workloads.peers"]
+    assert targets("import json") == []
 
 
 def test_find_cycle_reports_one():

@@ -16,7 +16,7 @@ import types
 import pytest
 
 from launchbench import lcs
-from launchbench.errors import UserError
+from launchbench.base.errors import UserError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CC = (9, 0)
@@ -335,7 +335,7 @@ def test_simulator_skips_even_in_smoke_mode(monkeypatch):
 
 
 def test_with_launchconfig_but_no_gpu_skips_for_the_gpu(monkeypatch):
-    from launchbench.device import gpu_available
+    from launchbench.base.device import gpu_available
 
     if gpu_available():
         pytest.skip("a GPU is present")

@@ -8,7 +8,7 @@ import types
 import pytest
 
 from launchbench import lctls, mechanisms
-from launchbench.errors import UserError
+from launchbench.base.errors import UserError
 
 pytest.importorskip("launchbench._tls", reason="launchbench's C extension is not built")
 

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from launchbench import mechanisms as m
-from launchbench.errors import UserError
+from launchbench.base.errors import UserError
 
 pytest.importorskip("launchbench._tls", reason="C extension not built (pip install -e .)")
 

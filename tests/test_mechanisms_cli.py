@@ -9,7 +9,7 @@ import pytest
 
 from launchbench import mechanisms
 from launchbench import mechanisms_cli as cli
-from launchbench.errors import UserError
+from launchbench.base.errors import UserError
 
 pytest.importorskip("launchbench._tls", reason="C extension not built (pip install -e .)")
 

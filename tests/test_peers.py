@@ -7,7 +7,7 @@ import pytest
 
 from launchbench import peers
 from launchbench.cli import main
-from launchbench.errors import UserError
+from launchbench.base.errors import UserError
 
 
 @pytest.mark.parametrize(
@@ -209,7 +209,7 @@ def test_asv_suite_skips_under_the_simulator(monkeypatch, smoke):
 
 
 def test_asv_suite_skips_without_a_gpu(monkeypatch):
-    from launchbench.device import gpu_available
+    from launchbench.base.device import gpu_available
 
     if gpu_available():
         pytest.skip("a GPU is present")

@@ -5,7 +5,7 @@ import pytest
 
 from launchbench import refs
 from launchbench.cli import main
-from launchbench.errors import UserError
+from launchbench.base.errors import UserError
 
 ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
 

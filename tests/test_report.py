@@ -202,7 +202,8 @@ def test_export_without_matplotlib_writes_markdown_and_says_so(tmp_path, monkeyp
     import glob
     import os
 
-    from launchbench import atomic, report
+    from launchbench.base import atomic
+    from launchbench import report
 
     path = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "results", "h200",
                                          "2026-11-22-compare-default", "default.json.gz")))[0]

@@ -3,7 +3,7 @@ pinning just before a round, rotation, and what an interruption keeps and kills.
 import pytest
 
 from launchbench import compare, runner
-from launchbench.errors import UserError
+from launchbench.base.errors import UserError
 
 
 class FakeWorker:

@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from launchbench import stagedelta, stages, standin, stats, worker
-from launchbench.errors import UserError
+from launchbench.base.errors import UserError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ALL = stages.stage_names()

@@ -5,7 +5,7 @@ import sys
 import pytest
 
 from launchbench import variants
-from launchbench.errors import UserError
+from launchbench.base.errors import UserError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
