@@ -22,7 +22,7 @@ SUBCOMMAND_MODULES = (
     "launchbench.asvtools",
     "launchbench.refs",
     "launchbench.mechanisms_procs",  # the mechanisms command (its parser: mechanisms_cli)
-    "launchbench.peers",
+    "launchbench.workloads.peers",
     "launchbench.report",
     "launchbench.site",
     "launchbench.base.device",

@@ -45,7 +45,7 @@ import warnings
 from datetime import datetime, timezone
 
 from .base.errors import UserError
-from . import mechanisms
+from .workloads import mechanisms
 from .base.atomic import write_json_atomic  # noqa: F401 - re-exported for callers and tests
 from .runner import parse_affinity, pin
 

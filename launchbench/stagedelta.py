@@ -1,6 +1,6 @@
 """``launchbench breakdown --variant ...``: where the microseconds go, and where they moved.
 
-Every stage of the launch (``launchbench.stages``) is a sample key
+Every stage of the launch (``launchbench.workloads.stages``) is a sample key
 ``{"stage": s, "nargs": n}`` of the one measurement engine (``runner.run``):
 interleaved rounds of fresh worker processes, one per variant, as in
 ``launchbench compare``, so two numba-cuda releases (or a mechanism on one)
@@ -29,7 +29,7 @@ import statistics
 import sys
 import time
 
-from . import stages
+from .workloads import stages
 from .base.errors import UserError
 
 SCHEMA = "launchbench.breakdown/2"
@@ -57,7 +57,7 @@ def add_arguments(p) -> None:
     m = p.add_argument_group("paired mode: measurement")
     m.add_argument("--arg-kind", default="array", choices=stages.ARG_KINDS,
                    help="kernel arguments: float32[1] device arrays (default), Python floats, or both alternating")
-    m.add_argument("--stages", help="comma-separated stages to time (default: all of launchbench.stages)")
+    m.add_argument("--stages", help="comma-separated stages to time (default: all of launchbench.workloads.stages)")
     m.add_argument("--no-insitu", action="store_true", help="skip the X+launch (in-situ) stages")
     m.add_argument("--sample-time", type=float, default=DEFAULT_SAMPLE_TIME,
                    help=f"calibration target seconds per sample (default {DEFAULT_SAMPLE_TIME})")
@@ -80,7 +80,7 @@ def _suppress():
 
 
 def parse_stages(text: str | None, insitu: bool = True) -> list:
-    """--stages: a subset of launchbench.stages (baselines are always timed)."""
+    """--stages: a subset of launchbench.workloads.stages (baselines are always timed)."""
     every = stages.stage_names(insitu=insitu)
     if not text:
         return every
@@ -396,7 +396,7 @@ def run(args) -> int:
     from . import compare, envs, runner, variants
     from .base import device
     from .base.outputs import check_outputs
-    from .kernels import parse_arg_counts
+    from .workloads.kernels import parse_arg_counts
 
     if (args.repeats or DEFAULT_REPEATS) < 1 or (args.rounds or DEFAULT_ROUNDS) < 1:
         raise UserError("--repeats and --rounds must be at least 1")

@@ -5,7 +5,7 @@ Forms (NAME=SPEC):
 - ``numba-cuda==X.Y.Z``        a released wheel in its own cached virtualenv
 - ``repo:PATH`` (or ``--repo``) a numba-cuda checkout built into its own virtualenv
 - ``env:PATH``                 an existing environment (venv dir or python executable), used as is
-- ``MECH@BASE``                mechanism MECH (launchbench.mechanisms) installed at run time on
+- ``MECH@BASE``                mechanism MECH (launchbench.workloads.mechanisms) installed at run time on
                                BASE, which is any form above or the NAME of another variant
 
 Mechanism variants share their base's environment, so ``contextvar@numba-cuda==0.29.0``
@@ -115,7 +115,7 @@ def parse_base(spec: str, option: str, known: dict | None = None) -> Base:
 
 
 def _validate_mechanism(mech: str, option: str) -> str:
-    from . import mechanisms  # import-light by contract (numba only on install)
+    from .workloads import mechanisms  # import-light by contract (numba only on install)
 
     try:
         return mechanisms.validate(mech)

@@ -64,7 +64,7 @@ def numba_cuda_versions(specs) -> list[str]:
         if at:
             if not mech.strip():
                 raise UserError(f"--variant {text!r}: expected MECH@BASE, e.g. contextvar@numba-cuda==0.29.0")
-            from .mechanisms import validate  # import-light by contract
+            from .workloads.mechanisms import validate  # import-light by contract
 
             try:
                 validate(mech.strip())

@@ -10,8 +10,8 @@ cannot be corrupted. Requests::
     {"cmd": "prepare", "affinity": null|[cpus], "warmup": 1000}
         -> {"ok": true, "affinity": [cpus]|null}
         setup may add "arg_kind": "array"|"scalar"|"mixed" (the kernels' arguments) and
-        "workload": "stages" (time each stage of the launch: launchbench.stages; with "target" or
-        under the simulator, on launchbench.standin's stand-in path)
+        "workload": "stages" (time each stage of the launch: launchbench.workloads.stages; with "target" or
+        under the simulator, on launchbench.workloads.standin's stand-in path)
     {"cmd": "calibrate", "nargs": 2, "target_s": 0.004} -> {"ok": true, "loops": 200}
     {"cmd": "sample", "nargs": 2, "loops": 20000}       -> {"ok": true, "us": 19.64}
         both may carry "stage": "marshal_args" (the stages workload): that stage's loop instead
@@ -132,7 +132,7 @@ class Bench:
         self.mechanism = None
         self.simulator = False
         self.kernels = {}
-        self.stage_loops = {}   # nargs -> {stage: loop(n) -> s}: the stages workload (launchbench.stages)
+        self.stage_loops = {}   # nargs -> {stage: loop(n) -> s}: the stages workload (launchbench.workloads.stages)
         self.stage_info = {}
 
     def setup_callable(self, req: dict) -> dict:
@@ -180,14 +180,14 @@ class Bench:
         mech = req.get("mechanism")
         if mech:
             try:
-                from . import mechanisms
+                from .workloads import mechanisms
 
                 mechanisms.install(mech, target=SimulatorDispatcher if req.get("simulator") else None)
             except Exception as exc:  # noqa: BLE001
                 raise Failure("mechanism", f"installing mechanism {mech!r} failed: {device.one_line(exc)}") from None
             self.mechanism = mech
         self._quiet()
-        from . import stages
+        from .workloads import stages
 
         for nargs in req["arg_counts"]:
             namespace: dict = {}
@@ -225,14 +225,14 @@ class Bench:
 
     def setup_standin_stages(self, req: dict) -> dict:
         """The stages workload on a stand-in launch path (``target``: a ``module:function``
-        returning (style, loops) per arg count, default ``launchbench.standin:stage_loops``):
+        returning (style, loops) per arg count, default ``launchbench.workloads.standin:stage_loops``):
         CPU tests with injected stage costs, and ``--simulator``, whose kernels never reach
         CUDADispatcher.call. A mechanism installs on the stand-in module's ``Dispatcher``."""
         import importlib
 
         from .base.device import one_line
 
-        target = req.get("target") or "launchbench.standin:stage_loops"
+        target = req.get("target") or "launchbench.workloads.standin:stage_loops"
         module_name, _, func_name = str(target).partition(":")
         try:
             module = importlib.import_module(module_name)
@@ -242,7 +242,7 @@ class Bench:
         mech = req.get("mechanism")
         if mech:
             try:
-                from . import mechanisms
+                from .workloads import mechanisms
 
                 mechanisms.install(mech, target=getattr(module, "Dispatcher"))
             except Exception as exc:  # noqa: BLE001
@@ -302,7 +302,7 @@ class Bench:
         """The timed loop of *stage*; a stage this numba-cuda lacks (``lc_bookkeeping`` before
         0.30) is its baseline -- an empty loop, or a no-op before the raw launch -- so it costs 0
         here and its paired delta is what the other variant spends on it."""
-        from .stages import baseline_of, stage_names
+        from .workloads.stages import baseline_of, stage_names
 
         loops = self.stage_loops.get(nargs)
         if not loops:
@@ -394,7 +394,7 @@ class Bench:
                 "elapsed_s": round(time.monotonic() - start, 3), "end_state": process_state()}
 
     def peers(self, nargs: int, loops: int) -> dict:
-        from . import peers
+        from .workloads import peers
 
         return peers.measure(nargs, loops)
 

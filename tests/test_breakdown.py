@@ -1,7 +1,7 @@
-"""launchbench.breakdown: launch-path detection and summaries on CPU; stages on a GPU."""
+"""launchbench.workloads.breakdown: launch-path detection and summaries on CPU; stages on a GPU."""
 import pytest
 
-from launchbench import breakdown
+from launchbench.workloads import breakdown
 
 
 class _Call029:

@@ -264,7 +264,8 @@ def fixtures(tmp_path_factory):
 
 @pytest.fixture
 def sweep_env(tmp_path, monkeypatch, fixtures):
-    from launchbench import asvtools, breakdown, envs, ledger, mechanisms_cli, mechanisms_procs, peers, refs, runner, site
+    from launchbench import asvtools, envs, ledger, mechanisms_cli, mechanisms_procs, refs, runner, site
+    from launchbench.workloads import breakdown, peers
 
     for obj, attr in ((envs.EnvManager, "_build"), (runner, "run"), (mechanisms_cli, "make_launchers"),
                       (mechanisms_procs, "run"), (peers, "build_launchers"), (breakdown, "numba_kernel_and_args"),

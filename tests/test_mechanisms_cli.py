@@ -7,11 +7,11 @@ import sys
 
 import pytest
 
-from launchbench import mechanisms
+from launchbench.workloads import mechanisms
 from launchbench import mechanisms_cli as cli
 from launchbench.base.errors import UserError
 
-pytest.importorskip("launchbench._tls", reason="C extension not built (pip install -e .)")
+pytest.importorskip("launchbench.workloads._tls", reason="C extension not built (pip install -e .)")
 
 
 @pytest.fixture(autouse=True)

@@ -1,11 +1,11 @@
-"""launchbench.peers: PTX, statistics, tables and JSON on CPU; real launches on a GPU."""
+"""launchbench.workloads.peers: PTX, statistics, tables and JSON on CPU; real launches on a GPU."""
 import json
 import os
 import re
 
 import pytest
 
-from launchbench import peers
+from launchbench.workloads import peers
 from launchbench.cli import main
 from launchbench.base.errors import UserError
 
@@ -156,7 +156,7 @@ def test_measure_under_the_simulator_is_all_none(monkeypatch):
 
 
 def test_measure_without_a_gpu_returns_none_with_reasons():
-    from launchbench import _floor
+    from launchbench.workloads import _floor
 
     if _floor.available():
         pytest.skip("a CUDA driver is present")

@@ -16,7 +16,8 @@ import sys
 
 import pytest
 
-from launchbench import stagedelta, stages, standin, stats, worker
+from launchbench import stagedelta, stats, worker
+from launchbench.workloads import stages, standin
 from launchbench.base.errors import UserError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -152,9 +153,9 @@ def test_worker_times_stand_in_stages_and_treats_absent_ones_as_free(monkeypatch
     monkeypatch.setenv(standin.COSTS_ENV, "marshal_args=2.0/arg,driver_launch=1.0")
     monkeypatch.setenv(standin.STYLE_ENV, "griddim")  # no lc_bookkeeping, like 0.29
     bench = worker.Bench()
-    info = worker.handle(bench, {"cmd": "setup", "workload": "stages", "target": "launchbench.standin:stage_loops",
+    info = worker.handle(bench, {"cmd": "setup", "workload": "stages", "target": "launchbench.workloads.standin:stage_loops",
                                  "arg_counts": [0, 2], "arg_kind": "mixed", "mechanism": None})["info"]
-    assert info["stages"] == {"style": "griddim", "arg_kind": "mixed", "standin": "launchbench.standin:stage_loops"}
+    assert info["stages"] == {"style": "griddim", "arg_kind": "mixed", "standin": "launchbench.workloads.standin:stage_loops"}
     worker.handle(bench, {"cmd": "prepare", "affinity": None, "warmup": 20})
     us = {n: worker.handle(bench, {"cmd": "sample", "stage": "marshal_args", "nargs": n, "loops": 300})["us"]
           for n in (0, 2)}
@@ -195,7 +196,7 @@ def test_breakdown_over_variants_recovers_injected_stage_costs(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "launchbench", "breakdown", "--variant", _env(tmp_path, "a", BASE),
          "--variant", _env(tmp_path, "b", MORE), "--variant", "c=delay:1us@a",
-         "--target", "launchbench.standin:stage_loops", "--args", "0,2", "--rounds", "5", "--repeats", "3",
+         "--target", "launchbench.workloads.standin:stage_loops", "--args", "0,2", "--rounds", "5", "--repeats", "3",
          "--sample-time", "0.001", "--warmup", "50", "--prefetch", "1", "--quiet", "-o", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -232,12 +233,13 @@ def test_breakdown_simulator_smoke_and_one_line_errors(tmp_path):
     doc = json.loads(out.read_text())
     assert doc["simulator"] and not doc["measurement"] and [v["name"] for v in doc["variants"]] == ["here", "twin"]
     bad = subprocess.run([sys.executable, "-m", "launchbench", "breakdown", "--variant", f"a=env:{sys.prefix}",
-                          "--target", "launchbench.standin:stage_loops"], cwd=ROOT, capture_output=True, text=True)
+                          "--target", "launchbench.workloads.standin:stage_loops"], cwd=ROOT, capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0 and "at least two variants" in bad.stderr
 
 
 def test_single_environment_mode_keeps_its_defaults(monkeypatch):
-    from launchbench import breakdown, cli
+    from launchbench.workloads import breakdown
+    from launchbench import cli
 
     seen = {}
     monkeypatch.setattr(breakdown, "run_breakdown", lambda counts, loops, repeats, rounds: seen.update(

@@ -1,5 +1,5 @@
 /*
- * launchbench._floor: the driver's floor for a kernel launch.
+ * launchbench.workloads._floor: the driver's floor for a kernel launch.
  *
  * A C loop calling cuLaunchKernel N times on one function handle with one
  * prepared parameter array, timed inside C with CLOCK_MONOTONIC. Nothing
@@ -528,7 +528,7 @@ static PyMethodDef lb_methods[] = {
 };
 
 static struct PyModuleDef lb_module = {
-    PyModuleDef_HEAD_INIT, "launchbench._floor",
+    PyModuleDef_HEAD_INIT, "launchbench.workloads._floor",
     "The driver's floor: a C loop over cuLaunchKernel, timed in C (libcuda loaded with dlopen).",
     -1, lb_methods,
 };

@@ -12,7 +12,7 @@ cupy        ``RawModule(path=<ptx>).get_function(name)(grid, block, args)``
             with cupy arrays
 cuda_core   ``cuda.core.launch(stream, LaunchConfig, kernel, *buffers)``
             (``cuda.core`` in 1.x, ``cuda.core.experimental`` before)
-floor       launchbench._floor: cuLaunchKernel in a C loop, timed in C
+floor       launchbench.workloads._floor: cuLaunchKernel in a C loop, timed in C
 
 CuPy, cuda.core and the floor load the same hand-written PTX, so they
 launch identical kernels. numba-cuda's kernel is its own compilation of an
@@ -33,8 +33,8 @@ import sys
 import tempfile
 import time
 
-from .base.errors import UserError
-from .base.atomic import write_json_atomic
+from ..base.errors import UserError
+from ..base.atomic import write_json_atomic
 from .kernels import MAX_ARGS, check_counts, numba_kernel_and_args, parse_arg_counts
 
 ARG_COUNTS = (0, 1, 2, 3, 4)
@@ -102,7 +102,7 @@ def _device_cc() -> tuple[int, int]:
 
     if _floor.available():
         return tuple(_floor.compute_capability())
-    from .base.device import import_cuda
+    from ..base.device import import_cuda
 
     return tuple(import_cuda().get_current_device().compute_capability)
 
@@ -209,7 +209,7 @@ def _floor_module():
     try:
         from . import _floor
     except ImportError as exc:
-        raise PeerUnavailable(f"launchbench._floor is not built ({exc}); reinstall launchbench") from None
+        raise PeerUnavailable(f"launchbench.workloads._floor is not built ({exc}); reinstall launchbench") from None
     if not _floor.available():
         raise PeerUnavailable(_floor.unavailable_reason())
     return _floor
@@ -289,7 +289,7 @@ def measure(nargs: int, loops: int, repeats: int = 5) -> dict[str, float | None]
     if loops < 1 or repeats < 1:
         raise ValueError(f"loops and repeats must be >= 1, got {loops}, {repeats}")
     result: dict[str, float | None] = {name: None for name in PEERS}
-    from .base.device import simulator_enabled
+    from ..base.device import simulator_enabled
 
     if simulator_enabled():
         _UNAVAILABLE.update({name: "CUDA simulator run" for name in PEERS})
@@ -445,13 +445,13 @@ def _versions() -> dict:
 
 
 def run_peers(args) -> int:
-    from .base.device import device_info, host_info, require_gpu
+    from ..base.device import device_info, host_info, require_gpu
 
     counts = parse_arg_counts(args.args)
     check_counts(args.loops, args.repeats, args.rounds)
     names = parse_launchers(args.only)
     if args.output:
-        from .base.outputs import check_writable
+        from ..base.outputs import check_writable
 
         check_writable(args.output, "--output")
     require_gpu(smoke_flag=False)

@@ -7,12 +7,12 @@ measured on one build, free of every other difference between releases:
 - ``stock``: the original method, untouched.
 - ``passthrough``: the interception, capturing nothing -- the cost of the
   wrapper itself. passthrough, tls and delay are the same C interception
-  (``launchbench._tls.Interceptor``), so their differences are exactly
+  (``launchbench.workloads._tls.Interceptor``), so their differences are exactly
   what they do around the call.
 - ``contextvar``: as described for numba-cuda pull request #288: per launch,
   a frozen dataclass is built and set in a ``ContextVar`` by a
   ``@contextlib.contextmanager``, and reset afterwards.
-- ``tls``: our C extension ``launchbench._tls`` (a per-thread stack): the
+- ``tls``: our C extension ``launchbench.workloads._tls`` (a per-thread stack): the
   C interception pushes the launch configuration and args before the
   launch and pops them after (also when it raises).
 - ``delay[:T]``: passthrough plus a calibrated busy-wait of T per launch
@@ -20,7 +20,7 @@ measured on one build, free of every other difference between releases:
 - ``lctls`` (numba-cuda 0.30 only): a what-if, not a wrapper -- 0.30's launch
   path with its own capture (the args swap, the launch-config keyword)
   replaced by the tls capture, and ``current_launch_config()`` and
-  ``_LaunchConfiguration.args`` reading it (``launchbench.lctls``).
+  ``_LaunchConfiguration.args`` reading it (``launchbench.workloads.lctls``).
 
 Both launch signatures are intercepted: numba-cuda <= 0.29
 ``call(self, args, griddim, blockdim, stream, sharedmem)`` and >= 0.30
@@ -45,7 +45,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from .base.errors import UserError
+from ..base.errors import UserError
 from .intercept import SIGNATURE_029, SIGNATURE_030, signature_of
 from .intercept import tls_module as _tls_module
 
@@ -154,7 +154,7 @@ def current_launch_config():
 
 
 # --------------------------------------------------------------------------
-# The calibrated delay (the C extension itself: launchbench.intercept)
+# The calibrated delay (the C extension itself: launchbench.workloads.intercept)
 # --------------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=None)
@@ -170,7 +170,7 @@ def spin_overhead_ns() -> int:
 
 # --------------------------------------------------------------------------
 # Wrappers: passthrough, tls and delay are one C interception
-# (launchbench._tls.Interceptor) differing only in what it does around the
+# (launchbench.workloads._tls.Interceptor) differing only in what it does around the
 # call, so tls - passthrough is the capture alone. contextvar stays Python:
 # a Python context manager per launch IS that mechanism.
 # --------------------------------------------------------------------------
@@ -235,7 +235,7 @@ _IN_PLACE = frozenset({"passthrough", "tls", "delay"})
 
 
 def _default_target():
-    from .base.device import import_cuda, simulator_enabled
+    from ..base.device import import_cuda, simulator_enabled
 
     if simulator_enabled():
         raise UserError(
@@ -261,7 +261,7 @@ def install(spec: str, target=None) -> None:
     original = target.__dict__.get("call")
     if original is None:
         raise UserError(f"{target.__qualname__} defines no call method of its own; pass the class that does")
-    if name == "lctls":  # patches more than call: launchbench.lctls writes and restores its own
+    if name == "lctls":  # patches more than call: launchbench.workloads.lctls writes and restores its own
         from . import lctls
 
         wrapper = lctls.install(lctls.targets_for(target))

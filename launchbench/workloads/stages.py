@@ -130,7 +130,7 @@ SCALAR_VALUE = 1.5
 
 
 def check_arg_kind(kind: str | None) -> str:
-    from .base.errors import UserError
+    from ..base.errors import UserError
 
     kind = (kind or "array").strip().lower()
     if kind not in ARG_KINDS:
@@ -177,7 +177,7 @@ def launch_path_style(call) -> str:
 
 
 def base_loops(kernel_dispatcher, cfg, args):
-    """Timed loops, one per stage of ``launchbench.breakdown`` (its seven, the empty loop and the two
+    """Timed loops, one per stage of ``launchbench.workloads.breakdown`` (its seven, the empty loop and the two
     totals): each takes n and returns seconds. (style, loops)."""
     from numba import cuda
     from numba.cuda import dispatcher as nd
@@ -465,7 +465,7 @@ def more_loops(k, cfg, args, style: str) -> dict:
 
     from . import mechanisms
 
-    # under lctls the capture is launchbench's: no keyword, no args swap (launchbench.lctls)
+    # under lctls the capture is launchbench's: no keyword, no args swap (launchbench.workloads.lctls)
     own_capture = style == "launch_config" and mechanisms.active() != "lctls"
     kw_name = getattr(nd, "_LAUNCH_CONFIG_KW", None)
     dispatch_kw = {kw_name: cfg} if own_capture else {}

@@ -1,9 +1,9 @@
 """What every interception of ``CUDADispatcher.call`` shares: the launch signatures and the C extension.
 
-``launchbench.mechanisms`` (the switchable wrappers) and ``launchbench.lctls``
+``launchbench.workloads.mechanisms`` (the switchable wrappers) and ``launchbench.workloads.lctls``
 (0.30's launch path with launchbench's capture) both detect which of
 numba-cuda's two ``call`` signatures they wrap and run on the C extension
-``launchbench._tls``; both take these from here.
+``launchbench.workloads._tls``; both take these from here.
 
 Import-light: nothing beyond the standard library is imported.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 
-from .base.errors import UserError
+from ..base.errors import UserError
 
 SIGNATURE_029 = ("self", "args", "griddim", "blockdim", "stream", "sharedmem")
 SIGNATURE_030 = ("self", "args", "launch_config")
@@ -30,13 +30,13 @@ def signature_of(func) -> tuple:
 
 
 def tls_module(required: bool = True):
-    """The C extension ``launchbench._tls``; if it is not built, a UserError saying how (None if not required)."""
+    """The C extension ``launchbench.workloads._tls``; if it is not built, a UserError saying how (None if not required)."""
     try:
         from . import _tls
     except ImportError:
         if required:
             raise UserError(
-                "launchbench's C extension launchbench._tls is not built; run "
+                "launchbench's C extension launchbench.workloads._tls is not built; run "
                 "`pip install -e .` (or `python setup.py build_ext --inplace`) in the launchbench checkout"
             ) from None
         return None

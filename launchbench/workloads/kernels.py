@@ -8,7 +8,7 @@ numba and numpy are imported only when a kernel is built.
 """
 from __future__ import annotations
 
-from .base.errors import UserError
+from ..base.errors import UserError
 
 #: The most parameters of a kernel: peers' PTX module holds lb_empty0 .. lb_empty<MAX_ARGS>.
 MAX_ARGS = 8
@@ -43,7 +43,7 @@ def numba_kernel_and_args(nargs: int):
     """
     import numpy as np
 
-    from .base.device import import_cuda
+    from ..base.device import import_cuda
 
     cuda = import_cuda()
     quiet_occupancy_warnings()

@@ -1,5 +1,5 @@
 /*
- * launchbench._tls: a per-thread stack of (launch configuration, args).
+ * launchbench.workloads._tls: a per-thread stack of (launch configuration, args).
  *
  * The "tls" capture mechanism pushes the configured launch and its args
  * before a launch and pops them afterwards, the way numba-cuda's v2 keeps
@@ -594,7 +594,7 @@ static PyGetSetDef lb_interceptor_getset[] = {
 
 static PyTypeObject lb_interceptor_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "launchbench._tls.Interceptor",
+    .tp_name = "launchbench.workloads._tls.Interceptor",
     .tp_basicsize = sizeof(lb_interceptor),
     .tp_dealloc = (destructor)lb_interceptor_dealloc,
     .tp_vectorcall_offset = offsetof(lb_interceptor, vectorcall),
@@ -632,8 +632,8 @@ static PyMethodDef lb_methods[] = {
 };
 
 static struct PyModuleDef lb_module = {
-    PyModuleDef_HEAD_INIT, "launchbench._tls",
-    "Per-thread launch-configuration stack (see launchbench.mechanisms).",
+    PyModuleDef_HEAD_INIT, "launchbench.workloads._tls",
+    "Per-thread launch-configuration stack (see launchbench.workloads.mechanisms).",
     -1, lb_methods,
 };
 

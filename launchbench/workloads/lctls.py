@@ -5,7 +5,7 @@ Python: ``CUDADispatcher.call`` swaps the launch args in and out
 (``_LaunchConfiguration._push_args`` / ``_pop_args``, two Python method calls
 per launch) and hands the configured launch to ``_cuda_call`` as a keyword
 (a dict built per launch), which sets the config slot while a launch-triggered
-compile runs. ``lctls`` replaces both with ``launchbench._tls``: the C
+compile runs. ``lctls`` replaces both with ``launchbench.workloads._tls``: the C
 ``Interceptor`` (mode tls) pushes ``(launch_config, args)`` onto its
 per-thread stack around a body that routes the launch as 0.30 does (LC-S
 dispatcher selection, type dispatch -- without the keyword --, the sensitivity
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from functools import wraps
 from types import MethodType
 
-from .base.errors import UserError
+from ..base.errors import UserError
 from .intercept import SIGNATURE_030, signature_of, tls_module
 
 REQUIRED = ("_select_launch_config_dispatcher", "_update_launch_config_sensitivity", "_compile_for_args")
@@ -59,7 +59,7 @@ class Targets:
 
 
 def numba_targets() -> Targets:
-    from .base.device import import_cuda
+    from ..base.device import import_cuda
 
     import_cuda()
     try:

@@ -8,7 +8,7 @@ like numba-cuda's: a configured launch whose ``__call__`` calls
 mechanisms install on it), which runs type dispatch, launch-config bookkeeping
 and ``Kernel.launch``, which runs the cufunc lookup, marshalling (per argument),
 the launch config and the driver launch. Every stage busy-waits its injected
-cost (``launchbench._tls.spin``, holding the GIL like real work), and each
+cost (``launchbench.workloads._tls.spin``, holding the GIL like real work), and each
 level may add a *rest* of its own that no stage measures. ``stage_loops``
 returns the same stage names as ``stages.worker_loops`` on a GPU, each timing
 the same function the nested launch calls.
@@ -20,7 +20,7 @@ sub-stage's cost is part of its parent's, as in the real path), and
 ``LAUNCHBENCH_STANDIN_STYLE=griddim`` drops ``lc_bookkeeping`` like numba-cuda
 0.29. Under ``--simulator`` (numba-cuda's simulator never reaches
 ``CUDADispatcher.call``) the worker uses this path with no costs: a smoke run of
-the machinery, not a measurement. Standard library (and ``launchbench._tls`` if
+the machinery, not a measurement. Standard library (and ``launchbench.workloads._tls`` if
 built) only.
 """
 from __future__ import annotations
@@ -39,7 +39,7 @@ _COST_RE = re.compile(rf"^\s*([a-z_:+]+)\s*=\s*(?:{_NUM}(?:\s*\+\s*{_NUM}\s*/\s*
 
 def parse_costs(text: str | None) -> dict:
     """``"stage=BASE+PER/arg,..."`` (us) -> {stage: (base_us, per_arg_us)}."""
-    from .base.errors import UserError
+    from ..base.errors import UserError
 
     known = set(stages.stage_names()) | set(stages.UNEXPLAINED)
     costs: dict = {}

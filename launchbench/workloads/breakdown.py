@@ -109,7 +109,7 @@ def format_breakdown(doc: dict) -> str:
 
 def run_breakdown(arg_counts=ARG_COUNTS, loops: int = 10000, repeats: int = 5, rounds: int = 3) -> dict:
     """Measure every stage for every arg count; medians of interleaved samples, µs."""
-    from .base.device import require_gpu
+    from ..base.device import require_gpu
 
     require_gpu(smoke_flag=False)
     from importlib.metadata import version
@@ -162,7 +162,7 @@ def add_arguments(p) -> None:
                    help="interleaved rounds (default 3; with --variant: 60 rounds of fresh processes, capped by --max-time)")
     p.add_argument("--args", default="0,1,2,3,4", help="comma-separated argument counts (default 0..4)")
     p.add_argument("--output", "-o", help="write the JSON document here (atomically)")
-    from . import stagedelta
+    from .. import stagedelta
 
     stagedelta.add_arguments(p)
 
@@ -172,11 +172,11 @@ SINGLE_DEFAULTS = {"loops": 10000, "repeats": 5, "rounds": 3}
 
 
 def run_cli(args) -> int:
-    from .base.atomic import write_json_atomic
+    from ..base.atomic import write_json_atomic
     from .kernels import check_counts, parse_arg_counts
 
     if getattr(args, "items", None) or getattr(args, "simulator", False) or getattr(args, "target", None):
-        from . import stagedelta  # paired stage deltas over variants, on the engine (runner.run)
+        from .. import stagedelta  # paired stage deltas over variants, on the engine (runner.run)
 
         return stagedelta.run(args)
     for name, value in SINGLE_DEFAULTS.items():
@@ -185,7 +185,7 @@ def run_cli(args) -> int:
     counts = parse_arg_counts(args.args)
     check_counts(args.loops, args.repeats, args.rounds)
     if args.output:
-        from .base.outputs import check_writable
+        from ..base.outputs import check_writable
 
         check_writable(args.output, "--output")
     doc = run_breakdown(counts, args.loops, args.repeats, args.rounds)
