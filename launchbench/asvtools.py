@@ -1,7 +1,7 @@
 """Running the asv suite without hand-editing asv.conf.json.
 
 asv has no ``--repo`` option, so pointing it at a local numba-cuda clone (or
-at a release ledger, see :mod:`launchbench.ledger`) means a second config
+at a release ledger, see :mod:`launchbench.environments.ledger`) means a second config
 file. ``derive_config`` writes one with every path made absolute, so it works
 from any directory through ``asv --config FILE``.
 
@@ -361,7 +361,7 @@ def compare_pair(branches: dict) -> tuple[str, str] | None:
 
 
 def cmd_asv_releases(args) -> int:
-    from . import ledger
+    from .environments import ledger
 
     envs = parse_env_specs(args.env)
     branches = parse_branch_specs(args.branch or default_branches(envs), envs)

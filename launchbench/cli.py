@@ -20,13 +20,13 @@ SUBCOMMAND_MODULES = (
     "launchbench.compare",
     "launchbench.history",
     "launchbench.asvtools",
-    "launchbench.refs",
+    "launchbench.environments.refs",
     "launchbench.mechanisms_procs",  # the mechanisms command (its parser: mechanisms_cli)
     "launchbench.workloads.peers",
     "launchbench.report",
     "launchbench.site",
     "launchbench.base.device",
-    "launchbench.wheelhouse",
+    "launchbench.environments.wheelhouse",
 )
 
 

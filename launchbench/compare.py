@@ -119,7 +119,7 @@ def add_env_arguments(e) -> None:
 def resolve_variant_envs(args, vlist: list, log) -> tuple[dict, dict]:
     """({base: Env}, pins): each variant base's environment, built or reused once, with the
     options of ``add_env_arguments``; one place for every command that runs variants."""
-    from . import envs, variants
+    from .environments import envs, variants
 
     pins = variants.parse_pins(args.constraints)
     python = args.python or sys.executable
@@ -373,7 +373,8 @@ def _settings(args, arg_counts, loops, calibrated, affinity, prefetch=0) -> dict
 
 def run(args) -> int:
     from .base import device
-    from . import envs, runner, schema, sequential, tables, variants
+    from .environments import envs, variants
+    from . import runner, schema, sequential, tables
 
     if args.repeats < 1 or args.rounds < 1:
         raise UserError("--repeats and --rounds must be at least 1")

@@ -110,7 +110,7 @@ def commit_records(clone: str, commits: list, aa: int = 0, identity=None) -> lis
     (``identical_to``), and whether it is measured (the first, every code change, and the
     first *aa* identical ones as A/A checks)."""
     if identity is None:
-        from . import builds
+        from .environments import builds
 
         def identity(sha):
             return builds.code_identity(clone, sha)
@@ -200,7 +200,8 @@ class Session:
     """What history and bisect share: the clone, the wheel cache, the env manager, the engine."""
 
     def __init__(self, args, clone: str):
-        from . import builds, envs, runner, variants
+        from .environments import builds, envs, variants
+        from . import runner
 
         self.args = args
         self.clone = clone
@@ -226,8 +227,8 @@ class Session:
 
     def build(self, records: list) -> None:
         """Wheel and env of every measured commit; a failed build is reported and skipped."""
-        from . import builds, envs
-        from .variants import Base
+        from .environments import builds, envs
+        from .environments.variants import Base
 
         for rec in records:
             if not rec["measured"]:
@@ -246,7 +247,8 @@ class Session:
 
     def measure(self, records: list, rounds: int, log_dir: str, on_round=None, stop=None):
         """One engine run over the measured commits (the first is the reference)."""
-        from . import envs, runner
+        from .environments import envs
+        from . import runner
 
         measured = [r for r in records if r["measured"] and r.get("variant")]
         if len(measured) < 2:
@@ -347,7 +349,7 @@ def _start(args):
 
 
 def run_history(args) -> int:
-    from . import builds
+    from .environments import builds
 
     a, b = builds.parse_range(args.range)
     if args.aa < 0:
@@ -414,7 +416,7 @@ def pick_segment(points: list, step_by_point: dict) -> tuple[int, int] | None:
 
 
 def run_bisect(args) -> int:
-    from . import builds
+    from .environments import builds
 
     if args.points < 3:
         raise UserError("--points must be at least 3 (both ends and one commit between them)")

@@ -190,7 +190,7 @@ def command(args, opts: dict) -> int:
     """``launchbench mechanisms`` with --processes N >= 2."""
     import os
 
-    from . import envs
+    from .environments import envs
     from .base.atomic import write_json_atomic
     from .base.device import host_info
 

@@ -215,7 +215,7 @@ def write_ledger_manifest(results_dir: Path, branches: dict) -> Path:
     """Record which releases (and branch names) a results directory was measured against.
 
     Results of released wheels are filed under commits of a release ledger
-    (:mod:`launchbench.ledger`) that exists only where they were measured;
+    (:mod:`launchbench.environments.ledger`) that exists only where they were measured;
     the ledger is deterministic, so this manifest is all another machine
     needs to rebuild it and publish the results.
     """
@@ -230,7 +230,7 @@ def release_ledger(results_dir: Path, workdir: Path):
     Reads ``ledger.json`` when present, else tries asv-releases' default
     branches; the rebuilt ledger is used only if it contains every commit.
     """
-    from . import ledger
+    from .environments import ledger
 
     manifest = results_dir / LEDGER_MANIFEST
     if manifest.is_file():

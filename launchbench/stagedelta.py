@@ -393,7 +393,8 @@ def format_text(doc: dict) -> str:
 
 def run(args) -> int:
     """The paired breakdown: resolve variants as compare does, run the engine with stage keys."""
-    from . import compare, envs, runner, variants
+    from . import compare, runner
+    from .environments import envs, variants
     from .base import device
     from .base.outputs import check_outputs
     from .workloads.kernels import parse_arg_counts

@@ -159,7 +159,7 @@ def test_bad_ranges_and_clones_are_one_line_errors(standin, tmp_path, capsys):
 
 
 def test_a_commit_that_fails_to_build_is_reported_and_skipped(tmp_path, capsys):
-    from launchbench import builds
+    from launchbench.environments import builds
 
     class Cache:
         def build(self, clone, commit):
@@ -180,7 +180,7 @@ def test_a_commit_that_fails_to_build_is_reported_and_skipped(tmp_path, capsys):
     session.say = lambda msg: print(msg)
     records = [{"sha": s * 40, "short": s * 7, "subject": s, "date": "d", "measured": True}
                for s in "abc"]
-    import launchbench.envs as envs_mod
+    import launchbench.environments.envs as envs_mod
     saved = envs_mod.check_python_matches
     envs_mod.check_python_matches = lambda env, label: "3.12"
     try:

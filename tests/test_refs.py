@@ -3,7 +3,7 @@ import subprocess
 
 import pytest
 
-from launchbench import refs
+from launchbench.environments import refs
 from launchbench.cli import main
 from launchbench.base.errors import UserError
 

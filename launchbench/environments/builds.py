@@ -27,8 +27,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from .base.atomic import write_json_atomic
-from .base.errors import UserError
+from ..base.atomic import write_json_atomic
+from ..base.errors import UserError
 from .variants import DEFAULT_PINS
 
 MARKER = "launchbench-wheel.json"

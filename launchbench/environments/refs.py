@@ -12,7 +12,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from .base.errors import UserError
+from ..base.errors import UserError
 
 V2_COMMIT = "05922fc4"
 CONTEXTVAR_PR = 288

@@ -29,8 +29,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from .base.atomic import write_json_atomic
-from .base.errors import UserError
+from ..base.atomic import write_json_atomic
+from ..base.errors import UserError
 from .variants import Base, env_python
 
 MARKER = "launchbench-env.json"
@@ -176,7 +176,7 @@ class EnvManager:
                 f"no environment for variant {label} ({base.label}) in {self.env_dir} (--no-install); "
                 f"run once without --no-install to build it, or pass the --env-dir used before"
             )
-        from .base.outputs import check_folder
+        from ..base.outputs import check_folder
 
         check_folder(self.env_dir, "--env-dir")  # one line, not a traceback halfway through a build
         self._build(base, path, label)
@@ -252,7 +252,8 @@ class EnvManager:
 # ---------------------------------------------------------------- overlay
 
 def package_dir() -> str:
-    return os.path.dirname(os.path.abspath(__file__))
+    """The running launchbench package (this module lives in its environments/)."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def make_overlay(root: str) -> str:

@@ -29,7 +29,7 @@ import shutil
 import subprocess
 import sys
 
-from .base.errors import UserError
+from ..base.errors import UserError
 from .variants import _NAME_RE, _WHEEL_RE, DEFAULT_PINS, parse_pins
 
 MIB = 1024 * 1024
@@ -64,7 +64,7 @@ def numba_cuda_versions(specs) -> list[str]:
         if at:
             if not mech.strip():
                 raise UserError(f"--variant {text!r}: expected MECH@BASE, e.g. contextvar@numba-cuda==0.29.0")
-            from .workloads.mechanisms import validate  # import-light by contract
+            from ..workloads.mechanisms import validate  # import-light by contract
 
             try:
                 validate(mech.strip())
@@ -307,7 +307,7 @@ def run(args) -> int:
     dest = os.path.abspath(os.path.expanduser(args.dir))
     if os.path.exists(dest) and not os.path.isdir(dest):
         raise UserError(f"{args.dir} is a file; pass a folder for the wheels")
-    from .base.outputs import check_folder
+    from ..base.outputs import check_folder
 
     check_folder(dest, "DIR")
     download(dest, reqs, python_version, platforms, log)

@@ -14,7 +14,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from .base.errors import UserError
+from ..base.errors import UserError
 
 _GIT_ENV = {
     "GIT_AUTHOR_NAME": "launchbench", "GIT_AUTHOR_EMAIL": "launchbench@localhost",
