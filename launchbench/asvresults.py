@@ -151,8 +151,9 @@ def write_compare(results_dir: str, compare_doc: dict, commits: dict, dates: dic
     reference level is rebuilt from the raw samples the same way history
     computes it: mean over rounds of the reference's per-round medians.
     """
-    from . import compare, stats
-    from .runner import key_id, launch_keys
+    from . import compare
+    from .engine import stats
+    from .engine.runner import key_id, launch_keys
 
     reference = compare_doc.get("reference")
     names = [v["name"] for v in compare_doc.get("variants") or []]
@@ -249,7 +250,7 @@ def _ci_at(rec: dict, d: float, ci95: tuple, n, confidence: float) -> tuple:
         return float(lo), float(hi)
     if not n or int(n) < 2:
         return ci95
-    from .stats import t_quantile
+    from .engine.stats import t_quantile
 
     ratio = t_quantile(0.5 + confidence / 2.0, int(n) - 1) / t_quantile(0.975, int(n) - 1)
     return d - (d - ci95[0]) * ratio, d + (ci95[1] - d) * ratio

@@ -19,7 +19,7 @@ import sys
 import time
 
 from .base.errors import NoGPUError, UserError
-from .runner import parse_prefetch
+from .engine.runner import parse_prefetch
 
 ARG_COUNTS = [0, 1, 2, 3, 4]
 OLD_SCRIPT_LOOPS = {0: 100_000, 1: 100_000, 2: 100_000, 3: 100_000, 4: 10_000}
@@ -145,7 +145,7 @@ def _by_repeat(pairs: list) -> list:
 
 def group_rounds(samples: list, keys: list) -> dict:
     """(variant, key id) -> {round: [us in repeat order]} from sample records."""
-    from .runner import key_id
+    from .engine.runner import key_id
 
     fields = sorted({f for k in keys for f in k})
     by: dict = {}
@@ -166,8 +166,8 @@ def analyze(samples: list, names: list, reference: str, arg_counts: list, keys: 
             confidence: float = 0.95) -> tuple[list, list]:
     """(stats, deltas) records of the schema from complete-round samples; one record per
     variant and sample key (by default one key per arg count)."""
-    from . import stats
-    from .runner import key_id, launch_keys
+    from .engine import stats
+    from .engine.runner import key_id, launch_keys
 
     keys = keys if keys is not None else launch_keys(arg_counts)
     by = group_rounds(samples, keys)
@@ -195,7 +195,7 @@ def analyze(samples: list, names: list, reference: str, arg_counts: list, keys: 
 
 def stop_rule(args):
     """The sequential.Rule the options ask for, or None (a fixed number of rounds)."""
-    from . import sequential
+    from .engine import sequential
 
     if args.fail_if_slower is not None:
         return sequential.Rule(target_pct=None, threshold_pct=args.fail_if_slower, min_rounds=args.min_rounds)
@@ -208,7 +208,7 @@ def stop_rule(args):
 
 def round_series(samples: list, names: list, reference: str, arg_counts: list) -> dict:
     """(variant, nargs) -> (per-round us deltas, per-round % deltas) vs the reference."""
-    from . import stats
+    from .engine import stats
 
     by = group_rounds(samples, [{"nargs": n} for n in arg_counts])
     out = {}
@@ -224,7 +224,7 @@ def round_series(samples: list, names: list, reference: str, arg_counts: list) -
 
 def apply_rule(delta_recs: list, series: dict, rule, reference: str) -> None:
     """Replace each delta's interval by the one valid under *rule*'s data-dependent stopping."""
-    from . import sequential, stats
+    from .engine import sequential, stats
 
     for rec in delta_recs:
         got = series.get((rec["variant"], rec["nargs"]))
@@ -247,7 +247,7 @@ def apply_rule(delta_recs: list, series: dict, rule, reference: str) -> None:
 
 def gate_result(delta_recs: list, pct: float) -> dict:
     """The machine-readable verdict of --fail-if-slower: exit code and each delta's side of PCT."""
-    from . import sequential
+    from .engine import sequential
 
     unbounded = [f"{d['variant']}/{d['nargs']}" for d in delta_recs if d.get("gate_ci_pct", d["ci_pct"]) is None]
     intervals = {(d["variant"], d["nargs"]): tuple(d.get("gate_ci_pct", d["ci_pct"])) for d in delta_recs
@@ -263,7 +263,7 @@ def gate_result(delta_recs: list, pct: float) -> dict:
 
 
 def peer_stats(peer_samples: list) -> list:
-    from . import stats
+    from .engine import stats
 
     grouped = {}
     for s in peer_samples:
@@ -281,7 +281,8 @@ def peer_stats(peer_samples: list) -> list:
 
 def build_document(*, argv, simulator, host, settings, reference, variants, outcome, confidence=0.95,
                    rule=None) -> dict:
-    from . import schema, stats
+    from . import schema
+    from .engine import stats
 
     names = [v["name"] for v in variants]
     stat_recs, delta_recs = analyze(outcome.samples, names, reference, settings["arg_counts"])
@@ -374,7 +375,8 @@ def _settings(args, arg_counts, loops, calibrated, affinity, prefetch=0) -> dict
 def run(args) -> int:
     from .base import device
     from .environments import envs, variants
-    from . import runner, schema, sequential, tables
+    from .engine import runner, sequential
+    from . import schema, tables
 
     if args.repeats < 1 or args.rounds < 1:
         raise UserError("--repeats and --rounds must be at least 1")

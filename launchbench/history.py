@@ -136,8 +136,9 @@ def commit_records(clone: str, commits: list, aa: int = 0, identity=None) -> lis
 def steps(by: dict, records: list, keys: list, threshold: float, confidence: float = 0.95) -> list:
     """Each measured commit's paired delta vs the previous measured commit, per sample key
     (*by*: ``compare.group_rounds`` of the samples)."""
-    from . import compare, stats
-    from .runner import key_id
+    from . import compare
+    from .engine import stats
+    from .engine.runner import key_id
 
     measured = [r for r in records if r["measured"] and r.get("variant")]
     out = []
@@ -164,8 +165,8 @@ def levels(by: dict, reference: str, keys: list) -> list:
     """The reference commit's level per key: mean over rounds of its per-round median, t interval."""
     import statistics as st
 
-    from . import stats
-    from .runner import key_id
+    from .engine import stats
+    from .engine.runner import key_id
 
     out = []
     for key in keys:
@@ -201,7 +202,7 @@ class Session:
 
     def __init__(self, args, clone: str):
         from .environments import builds, envs, variants
-        from . import runner
+        from .engine import runner
 
         self.args = args
         self.clone = clone
@@ -248,7 +249,7 @@ class Session:
     def measure(self, records: list, rounds: int, log_dir: str, on_round=None, stop=None):
         """One engine run over the measured commits (the first is the reference)."""
         from .environments import envs
-        from . import runner
+        from .engine import runner
 
         measured = [r for r in records if r["measured"] and r.get("variant")]
         if len(measured) < 2:
@@ -274,9 +275,10 @@ class Session:
         return out, prefetch
 
     def document(self, records: list, out, rng: str, prefetch: int, rounds: int, command: str) -> dict:
-        from . import compare, stats
+        from . import compare
+        from .engine import stats
         from .base import device
-        from .runner import launch_keys
+        from .engine.runner import launch_keys
 
         keys = launch_keys(self.arg_counts)
         measured = [r for r in records if r["measured"] and r.get("variant")]

@@ -25,9 +25,10 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from . import mechanisms_cli, runner
+from . import mechanisms_cli
+from .engine import runner
 from .base.errors import UserError
-from .stats import mean_ci, over_units
+from .engine.stats import mean_ci, over_units
 
 #: untimed launches per kernel after a worker is pinned to the measuring CPU, before its rounds
 PREPARE_WARMUP = 200

@@ -3,7 +3,7 @@
 Why one content model: the Markdown and HTML reports must say the same
 thing, so the report is built once as a list of blocks (headings,
 paragraphs, tables, lists) and rendered twice. Levels and their intervals
-are computed the way the deltas are (launchbench.stats): per round, the
+are computed the way the deltas are (launchbench.engine.stats): per round, the
 median of a variant's samples; the interval is over rounds, because rounds
 are the independent units on a machine whose level drifts between rounds.
 
@@ -22,7 +22,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import schema, stats
+from . import schema
+from .engine import stats
 from .base.atomic import write_bytes_atomic
 
 SMOKE_BANNER = "SMOKE RUN under the CUDA simulator: NOT A MEASUREMENT of GPU launch cost"

@@ -143,13 +143,13 @@ def quantities(present: list) -> dict:
 
 
 def _kid(stage: str, nargs: int):
-    from .runner import key_id
+    from .engine.runner import key_id
 
     return key_id({"stage": stage, "nargs": nargs})
 
 
 def _ci(values: list, confidence: float) -> dict:
-    from . import stats
+    from .engine import stats
 
     mean, lo, hi = stats.mean_ci(values, confidence)
     return {"us": mean, "ci": [lo, hi], "n": len(values)}
@@ -158,7 +158,7 @@ def _ci(values: list, confidence: float) -> dict:
 def _medians(by: dict, variant: str, reference: str | None, stage: str, nargs: int, cache: dict) -> dict:
     """round -> median of *stage*'s samples (reference None) or of its paired differences
     against *reference*'s samples of the same repeat slots, in the rounds both completed."""
-    from . import stats
+    from .engine import stats
 
     key = (variant, reference, stage, nargs)
     if key not in cache:
@@ -393,7 +393,8 @@ def format_text(doc: dict) -> str:
 
 def run(args) -> int:
     """The paired breakdown: resolve variants as compare does, run the engine with stage keys."""
-    from . import compare, runner
+    from . import compare
+    from .engine import runner
     from .environments import envs, variants
     from .base import device
     from .base.outputs import check_outputs

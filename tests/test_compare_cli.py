@@ -9,7 +9,8 @@ import venv
 
 import pytest
 
-from launchbench import cli, runner
+from launchbench import cli
+from launchbench.engine import runner
 from launchbench.base.errors import UserError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from launchbench import cli, compare, sequential
+from launchbench import cli, compare
+from launchbench.engine import sequential
 from launchbench.base.errors import UserError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from launchbench import compare, schema, tables
-from launchbench.runner import Outcome
+from launchbench.engine.runner import Outcome
 
 
 def fixed_document(simulator=False, rounds=2, interrupted=False, peers=False):

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from launchbench import mechanisms_procs as procs
-from launchbench import runner
+from launchbench.engine import runner
 
 pytest.importorskip("launchbench.workloads._tls", reason="C extension not built (pip install -e .)")
 

@@ -5,7 +5,8 @@ import sys
 
 import pytest
 
-from launchbench import cli, runner
+from launchbench import cli
+from launchbench.engine import runner
 from launchbench.environments import envs
 from launchbench.base import outputs
 from launchbench.base.errors import UserError

@@ -16,7 +16,8 @@ import sys
 
 import pytest
 
-from launchbench import stagedelta, stats, worker
+from launchbench import stagedelta
+from launchbench.engine import stats, worker
 from launchbench.workloads import stages, standin
 from launchbench.base.errors import UserError
 
@@ -253,7 +254,8 @@ def test_single_environment_mode_keeps_its_defaults(monkeypatch):
 # ---------------------------------------------------------------- compare --arg-kind
 
 def test_compare_arg_kind_is_parsed_and_reaches_the_workers(monkeypatch, tmp_path):
-    from launchbench import cli, compare, runner
+    from launchbench import cli, compare
+    from launchbench.engine import runner
 
     a = cli.build_parser().parse_args(["compare", "--arg-kind", "scalar"])
     assert a.arg_kind == "scalar"

@@ -1,6 +1,6 @@
 """The measuring process: runs inside one variant's environment, answers JSON lines.
 
-``python -m launchbench.worker`` reads one JSON request per line on stdin and
+``python -m launchbench.engine.worker`` reads one JSON request per line on stdin and
 writes one JSON reply per line on the original stdout; anything else that
 prints (numba warnings, stray output) is sent to stderr, so the protocol
 cannot be corrupted. Requests::
@@ -145,7 +145,7 @@ class Bench:
         try:
             func = getattr(importlib.import_module(module_name), func_name)
         except Exception as exc:  # noqa: BLE001
-            from .base.device import one_line
+            from ..base.device import one_line
 
             raise Failure("import", f"cannot load target {req['target']!r}: {one_line(exc)}") from None
         for nargs in req["arg_counts"]:
@@ -159,7 +159,7 @@ class Bench:
                 "setup_state": process_state()}
 
     def setup(self, req: dict) -> dict:
-        from .base import device
+        from ..base import device
 
         if req.get("workload") == "stages" and (req.get("target") or req.get("simulator")):
             return self.setup_standin_stages(req)
@@ -180,14 +180,14 @@ class Bench:
         mech = req.get("mechanism")
         if mech:
             try:
-                from .workloads import mechanisms
+                from ..workloads import mechanisms
 
                 mechanisms.install(mech, target=SimulatorDispatcher if req.get("simulator") else None)
             except Exception as exc:  # noqa: BLE001
                 raise Failure("mechanism", f"installing mechanism {mech!r} failed: {device.one_line(exc)}") from None
             self.mechanism = mech
         self._quiet()
-        from .workloads import stages
+        from ..workloads import stages
 
         for nargs in req["arg_counts"]:
             namespace: dict = {}
@@ -218,7 +218,7 @@ class Bench:
             "installed": _versions(),
             "mechanism": mech,
             "device": dev,
-            "launchbench": os.path.dirname(os.path.abspath(__file__)),
+            "launchbench": os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # the package
             "setup_state": process_state(),
             **({"stages": self.stage_info} if self.stage_info else {}),
         }
@@ -230,7 +230,7 @@ class Bench:
         CUDADispatcher.call. A mechanism installs on the stand-in module's ``Dispatcher``."""
         import importlib
 
-        from .base.device import one_line
+        from ..base.device import one_line
 
         target = req.get("target") or "launchbench.workloads.standin:stage_loops"
         module_name, _, func_name = str(target).partition(":")
@@ -242,7 +242,7 @@ class Bench:
         mech = req.get("mechanism")
         if mech:
             try:
-                from .workloads import mechanisms
+                from ..workloads import mechanisms
 
                 mechanisms.install(mech, target=getattr(module, "Dispatcher"))
             except Exception as exc:  # noqa: BLE001
@@ -302,7 +302,7 @@ class Bench:
         """The timed loop of *stage*; a stage this numba-cuda lacks (``lc_bookkeeping`` before
         0.30) is its baseline -- an empty loop, or a no-op before the raw launch -- so it costs 0
         here and its paired delta is what the other variant spends on it."""
-        from .workloads.stages import baseline_of, stage_names
+        from ..workloads.stages import baseline_of, stage_names
 
         loops = self.stage_loops.get(nargs)
         if not loops:
@@ -367,7 +367,7 @@ class Bench:
         mechanism; the rounds switch among them and leave none installed."""
         import random
 
-        from . import mechanisms_cli
+        from .. import mechanisms_cli
 
         if self.mechanism:
             raise Failure("error", "the mechanisms request needs a worker set up without a mechanism")
@@ -378,7 +378,7 @@ class Bench:
             signature = mechanisms_cli.signature_text(target)
             delay = mechanisms_cli.delay_info(specs)
         except Exception as exc:  # noqa: BLE001 - e.g. an unsupported numba-cuda
-            from .base.device import one_line
+            from ..base.device import one_line
 
             raise Failure("mechanism", one_line(exc)) from None
         rounds: list = []
@@ -394,7 +394,7 @@ class Bench:
                 "elapsed_s": round(time.monotonic() - start, 3), "end_state": process_state()}
 
     def peers(self, nargs: int, loops: int) -> dict:
-        from .workloads import peers
+        from ..workloads import peers
 
         return peers.measure(nargs, loops)
 
@@ -439,7 +439,7 @@ def main() -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     bench = Bench()
-    from .base.device import one_line
+    from ..base.device import one_line
 
     for line in sys.stdin:
         line = line.strip()

@@ -31,7 +31,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from .base.errors import UserError
+from ..base.errors import UserError
 
 
 class WorkerError(Exception):
@@ -42,7 +42,7 @@ class WorkerError(Exception):
 
 
 class Worker:
-    """One ``python -m launchbench.worker`` process of one variant."""
+    """One ``python -m launchbench.engine.worker`` process of one variant."""
 
     def __init__(self, variant: str, python: str, overlay: str, log_path: str, simulator: bool,
                  cpus: list | None = None):
@@ -60,7 +60,7 @@ class Worker:
             env.pop("NUMBA_ENABLE_CUDASIM", None)
         self._log = open(log_path, "ab")
         self.proc = subprocess.Popen(
-            [python, "-m", "launchbench.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            [python, "-m", "launchbench.engine.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=self._log, env=env, text=True, bufsize=1,
             start_new_session=True,  # Ctrl-C reaches the parent only; it ends the workers
         )

@@ -33,7 +33,7 @@ import functools
 import math
 from dataclasses import dataclass
 
-from launchbench import stats
+from . import stats
 
 #: Precision mode reports a t interval at alpha x this: offsets the selection of small spreads.
 PRECISION_ALPHA_FACTOR = 0.7
