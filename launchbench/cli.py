@@ -19,12 +19,12 @@ from .base.errors import UserError
 SUBCOMMAND_MODULES = (
     "launchbench.compare",
     "launchbench.history",
-    "launchbench.asvtools",
+    "launchbench.output.asvtools",
     "launchbench.environments.refs",
     "launchbench.mechanisms_procs",  # the mechanisms command (its parser: mechanisms_cli)
     "launchbench.workloads.peers",
-    "launchbench.report",
-    "launchbench.site",
+    "launchbench.output.report",
+    "launchbench.output.site",
     "launchbench.base.device",
     "launchbench.environments.wheelhouse",
 )

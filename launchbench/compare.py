@@ -281,7 +281,7 @@ def peer_stats(peer_samples: list) -> list:
 
 def build_document(*, argv, simulator, host, settings, reference, variants, outcome, confidence=0.95,
                    rule=None) -> dict:
-    from . import schema
+    from .output import schema
     from .engine import stats
 
     names = [v["name"] for v in variants]
@@ -327,8 +327,8 @@ def build_document(*, argv, simulator, host, settings, reference, variants, outc
 # ---------------------------------------------------------------- command
 
 def export_reports(doc: dict, output: str, markdown: str | None = None, plot: str | None = None) -> list:
-    """Markdown and PNG next to the JSON unless paths are given (launchbench.report renders them)."""
-    from . import report
+    """Markdown and PNG next to the JSON unless paths are given (launchbench.output.report renders them)."""
+    from .output import report
 
     stem = os.path.splitext(output)[0]
     return list(report.export(doc, markdown=markdown or stem + ".md", plot=plot or stem + ".png"))
@@ -376,7 +376,7 @@ def run(args) -> int:
     from .base import device
     from .environments import envs, variants
     from .engine import runner, sequential
-    from . import schema, tables
+    from .output import schema, tables
 
     if args.repeats < 1 or args.rounds < 1:
         raise UserError("--repeats and --rounds must be at least 1")

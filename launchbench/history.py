@@ -375,7 +375,7 @@ def run_history(args) -> int:
     write(doc, force=True)
     written = [output]
     if args.asv_results:
-        from . import asvresults
+        from .output import asvresults
 
         written += asvresults.write_history(args.asv_results, doc)
     print(render(doc), end="")

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from launchbench import asvtools, cli
+from launchbench.output import asvtools
+from launchbench import cli
 
 PACKAGE = Path(asvtools.__file__).resolve().parent
 

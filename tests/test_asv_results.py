@@ -1,4 +1,4 @@
-"""launchbench.asvresults: history values as asv results, read back by the real asv.
+"""launchbench.output.asvresults: history values as asv results, read back by the real asv.
 
 A synthetic history (reference, a +1 us step, a commit identical to the
 step) is written into a scratch results directory of a tiny git repo whose
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from launchbench import asvresults
+from launchbench.output import asvresults
 from launchbench.base.errors import UserError
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""Unit tests for launchbench.asvtools and launchbench.environments.ledger (fast, no asv runs)."""
+"""Unit tests for launchbench.output.asvtools and launchbench.environments.ledger (fast, no asv runs)."""
 import json
 import subprocess
 import sys
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from launchbench import asvtools
+from launchbench.output import asvtools
 from launchbench.environments import ledger
 from launchbench.cli import main
 from launchbench.base.errors import UserError

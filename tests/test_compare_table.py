@@ -3,7 +3,8 @@ import json
 
 import pytest
 
-from launchbench import compare, schema, tables
+from launchbench import compare
+from launchbench.output import schema, tables
 from launchbench.engine.runner import Outcome
 
 

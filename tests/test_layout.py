@@ -113,7 +113,7 @@ def test_the_graph_sees_every_kind_of_import():
     assert all("_tls" not in t for t in graph[lb + "workloads.intercept"])  # a C extension is no node
     assert {lb + "base", lb + "base.errors", lb + "workloads.breakdown", lb + "workloads.kernels",
             lb + "workloads.stages", lb + "stagedelta", lb + "workloads.peers", lb + "workloads.mechanisms",
-            lb + "workloads.lctls", lb + "workloads.intercept", lb + "engine.worker", lb + "mechanisms_cli",
+            lb + "workloads.lctls", lb + "workloads.intercept", lb + "engine.worker", lb + "output.site", lb + "mechanisms_cli",
             lb + "mechanisms_procs"} <= set(graph)
 
 

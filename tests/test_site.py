@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from launchbench.environments import ledger
-from launchbench import site
+from launchbench.output import site
 from launchbench.cli import main
 
 

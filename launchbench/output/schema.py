@@ -1,6 +1,6 @@
 """The JSON document ``launchbench compare`` writes, its version and checks.
 
-Why a hand-written schema: the document is read back by ``launchbench.report``
+Why a hand-written schema: the document is read back by ``launchbench.output.report``
 (Markdown/HTML/plot) and by people months later; a version number plus a
 validator that names the first bad field keeps old files readable and bad
 files loud, without a jsonschema dependency in variant environments.
@@ -89,8 +89,8 @@ from __future__ import annotations
 import gzip
 import json
 
-from .base.errors import UserError
-from .base.atomic import read_json, write_json_atomic
+from ..base.errors import UserError
+from ..base.atomic import read_json, write_json_atomic
 
 SCHEMA_ID = "launchbench.compare"
 SCHEMA_VERSION = 1

@@ -3,7 +3,7 @@
 # `launchbench site` output works offline (air-gapped GPU hosts, CI, a laptop
 # on a train). Sources are the npm registry packages of the versions asv 0.6
 # pins in its index.html (stupidtable 1.0.1 is not on npm: 1.1.3 has the same
-# $.fn.stupidtable API). Run from anywhere: bash launchbench/asv_vendor/update.sh
+# $.fn.stupidtable API). Run from anywhere: bash launchbench/output/asv_vendor/update.sh
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 work="$(mktemp -d)"

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import schema
-from .engine import stats
-from .base.atomic import write_bytes_atomic
+from ..engine import stats
+from ..base.atomic import write_bytes_atomic
 
 SMOKE_BANNER = "SMOKE RUN under the CUDA simulator: NOT A MEASUREMENT of GPU launch cost"
 
@@ -468,7 +468,7 @@ def _run(args) -> int:
     outputs = {"markdown": args.markdown, "html": args.html, "plot": args.plot}
     if not any(outputs.values()):
         outputs = default_outputs(args.results)
-    from .base.outputs import check_outputs
+    from ..base.outputs import check_outputs
 
     check_outputs([(value, f"--{key}") for key, value in outputs.items() if value])
     for path in export(result, **outputs):

@@ -53,8 +53,8 @@ import os
 import re
 import statistics
 
-from .base import atomic
-from .base.errors import UserError
+from ..base import atomic
+from ..base.errors import UserError
 
 #: The suite benchmark launchbench's values stand for, and its parameter grid
 #: (tests check these against benchmarks/bench_launch.py).
@@ -151,9 +151,9 @@ def write_compare(results_dir: str, compare_doc: dict, commits: dict, dates: dic
     reference level is rebuilt from the raw samples the same way history
     computes it: mean over rounds of the reference's per-round medians.
     """
-    from . import compare
-    from .engine import stats
-    from .engine.runner import key_id, launch_keys
+    from .. import compare
+    from ..engine import stats
+    from ..engine.runner import key_id, launch_keys
 
     reference = compare_doc.get("reference")
     names = [v["name"] for v in compare_doc.get("variants") or []]
@@ -250,7 +250,7 @@ def _ci_at(rec: dict, d: float, ci95: tuple, n, confidence: float) -> tuple:
         return float(lo), float(hi)
     if not n or int(n) < 2:
         return ci95
-    from .engine.stats import t_quantile
+    from ..engine.stats import t_quantile
 
     ratio = t_quantile(0.5 + confidence / 2.0, int(n) - 1) / t_quantile(0.975, int(n) - 1)
     return d - (d - ci95[0]) * ratio, d + (ci95[1] - d) * ratio
@@ -367,7 +367,7 @@ def _ensure_benchmarks_json(results_dir: str) -> list[str]:
                 raise UserError(f"{path} lists {BENCHMARK} without the {LAUNCH} grid in seconds; "
                                 "use a results directory of this suite")
             return []
-    code = ("# Values written by launchbench (launchbench.asvresults), not timed by asv:\n"
+    code = ("# Values written by launchbench (launchbench.output.asvresults), not timed by asv:\n"
             "# a preconfigured k[1, 1] called with 0..4 float32 device arrays, measured in\n"
             "# interleaved rounds of fresh processes; see benchmarks/bench_launch.py.\n")
     data[BENCHMARK] = {

@@ -7,7 +7,7 @@ document alone, so a saved results file prints the same table.
 """
 from __future__ import annotations
 
-from .engine.stats import summary_line
+from ..engine.stats import summary_line
 
 SIMULATOR_BANNER = ("*** CUDA SIMULATOR SMOKE RUN: NOT A MEASUREMENT "
                     "(simulator timings, not GPU launch costs) ***")

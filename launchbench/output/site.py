@@ -22,8 +22,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .base.errors import UserError
-from .base import atomic
+from ..base.errors import UserError
+from ..base import atomic
 
 #: Where the site's third-party JavaScript/CSS lives inside the package.
 VENDOR_SOURCE = Path(__file__).with_name("asv_vendor")
@@ -230,7 +230,7 @@ def release_ledger(results_dir: Path, workdir: Path):
     Reads ``ledger.json`` when present, else tries asv-releases' default
     branches; the rebuilt ledger is used only if it contains every commit.
     """
-    from .environments import ledger
+    from ..environments import ledger
 
     manifest = results_dir / LEDGER_MANIFEST
     if manifest.is_file():

@@ -20,10 +20,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .base.errors import UserError
-from .base import atomic
+from ..base.errors import UserError
+from ..base import atomic
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the checkout (this module: launchbench/output/asvtools.py)
 # An editable install finds the checkout's config; an installed copy
 # (site-packages) uses the one in the current directory.
 DEFAULT_CONFIG = ROOT / "asv.conf.json" if (ROOT / "asv.conf.json").is_file() else Path("asv.conf.json").resolve()
@@ -186,7 +186,7 @@ def bench_args(benches) -> list[str]:
 
 # ----------------------------------------------------------------- asv-config
 def cmd_asv_config(args) -> int:
-    from .base.outputs import check_writable
+    from ..base.outputs import check_writable
 
     check_writable(args.output, "--output")
     base = load_config(args.config)
@@ -260,7 +260,7 @@ def cmd_against(args) -> int:
     repo = against_repo(args, base, config)
     conf = derive_config(base, config.resolve().parent, repo=repo)
     target = against_config_path()
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # the launchbench package
     for what, where in (("config", target), ("env_dir", conf.get("env_dir")), ("results_dir", conf.get("results_dir"))):
         if where and _inside(where, package):
             raise UserError(f"asv's {what} {where} lies inside the launchbench package; pass --config "
@@ -361,7 +361,7 @@ def compare_pair(branches: dict) -> tuple[str, str] | None:
 
 
 def cmd_asv_releases(args) -> int:
-    from .environments import ledger
+    from ..environments import ledger
 
     envs = parse_env_specs(args.env)
     branches = parse_branch_specs(args.branch or default_branches(envs), envs)
@@ -369,7 +369,7 @@ def cmd_asv_releases(args) -> int:
     machine = args.machine or default_machine(smoke)
     check_machine_label(machine, smoke)
     parse_attributes(args.attribute)  # one-line errors before any work
-    from .base.outputs import check_folder, check_outputs
+    from ..base.outputs import check_folder, check_outputs
 
     check_outputs([(args.log, "--log"), (args.compare_output, "--compare-output")])
     check_folder(args.ledger, "--ledger")
