@@ -17,11 +17,11 @@ from .base.errors import UserError
 
 # Order is the order shown in --help.
 SUBCOMMAND_MODULES = (
-    "launchbench.compare",
-    "launchbench.history",
+    "launchbench.commands.compare",
+    "launchbench.commands.history",
     "launchbench.output.asvtools",
     "launchbench.environments.refs",
-    "launchbench.mechanisms_procs",  # the mechanisms command (its parser: mechanisms_cli)
+    "launchbench.commands.mechanisms_procs",  # the mechanisms command (its parser: mechanisms_cli)
     "launchbench.workloads.peers",
     "launchbench.output.report",
     "launchbench.output.site",

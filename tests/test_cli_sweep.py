@@ -265,7 +265,7 @@ def fixtures(tmp_path_factory):
 @pytest.fixture
 def sweep_env(tmp_path, monkeypatch, fixtures):
     from launchbench.output import asvtools, site
-    from launchbench import mechanisms_cli, mechanisms_procs
+    from launchbench.commands import mechanisms_cli, mechanisms_procs
     from launchbench.engine import runner
     from launchbench.environments import envs, ledger, refs
     from launchbench.workloads import breakdown, peers

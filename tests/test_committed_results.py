@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from launchbench.base import atomic
-from launchbench import cli, mechanisms_procs
+from launchbench import cli
+from launchbench.commands import mechanisms_procs
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "results"

@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from launchbench import cli, compare
+from launchbench import cli
+from launchbench.commands import compare
 from launchbench.engine import sequential
 from launchbench.base.errors import UserError
 

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from launchbench import compare
+from launchbench.commands import compare
 from launchbench.output import schema, tables
 from launchbench.engine.runner import Outcome
 

@@ -11,7 +11,8 @@ import textwrap
 
 import pytest
 
-from launchbench import cli, history
+from launchbench import cli
+from launchbench.commands import history
 
 STEP_US = 30.0
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from launchbench.workloads import mechanisms
-from launchbench import mechanisms_cli as cli
+from launchbench.commands import mechanisms_cli as cli
 from launchbench.base.errors import UserError
 
 pytest.importorskip("launchbench.workloads._tls", reason="C extension not built (pip install -e .)")

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from launchbench import mechanisms_procs as procs
+from launchbench.commands import mechanisms_procs as procs
 from launchbench.engine import runner
 
 pytest.importorskip("launchbench.workloads._tls", reason="C extension not built (pip install -e .)")

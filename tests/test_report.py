@@ -7,7 +7,7 @@ import pytest
 
 from launchbench.output import report, schema
 from launchbench.cli import main
-from launchbench.compare import build_document
+from launchbench.commands.compare import build_document
 from launchbench.engine.runner import Outcome
 
 ARGS = [0, 1, 2, 3, 4]

@@ -2,7 +2,7 @@
 pinning just before a round, rotation, and what an interruption keeps and kills."""
 import pytest
 
-from launchbench import compare
+from launchbench.commands import compare
 from launchbench.engine import runner
 from launchbench.base.errors import UserError
 

@@ -1,4 +1,4 @@
-"""Paired stage deltas (launchbench.stagedelta, stages, standin) on CPU.
+"""Paired stage deltas (launchbench.commands.stagedelta, stages, standin) on CPU.
 
 The statistics on synthetic samples with known stage costs; the worker's stages
 workload on the stand-in launch path in this process; and the whole engine --
@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from launchbench import stagedelta
+from launchbench.commands import stagedelta
 from launchbench.engine import stats, worker
 from launchbench.workloads import stages, standin
 from launchbench.base.errors import UserError
@@ -254,7 +254,8 @@ def test_single_environment_mode_keeps_its_defaults(monkeypatch):
 # ---------------------------------------------------------------- compare --arg-kind
 
 def test_compare_arg_kind_is_parsed_and_reaches_the_workers(monkeypatch, tmp_path):
-    from launchbench import cli, compare
+    from launchbench import cli
+    from launchbench.commands import compare
     from launchbench.engine import runner
 
     a = cli.build_parser().parse_args(["compare", "--arg-kind", "scalar"])

@@ -367,7 +367,7 @@ class Bench:
         mechanism; the rounds switch among them and leave none installed."""
         import random
 
-        from .. import mechanisms_cli
+        from ..commands import mechanisms_cli
 
         if self.mechanism:
             raise Failure("error", "the mechanisms request needs a worker set up without a mechanism")

@@ -151,7 +151,7 @@ def write_compare(results_dir: str, compare_doc: dict, commits: dict, dates: dic
     reference level is rebuilt from the raw samples the same way history
     computes it: mean over rounds of the reference's per-round medians.
     """
-    from .. import compare
+    from ..commands import compare
     from ..engine import stats
     from ..engine.runner import key_id, launch_keys
 

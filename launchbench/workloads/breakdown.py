@@ -155,14 +155,14 @@ def run_breakdown(arg_counts=ARG_COUNTS, loops: int = 10000, repeats: int = 5, r
 
 
 def add_arguments(p) -> None:
-    # None: the mode's own default (SINGLE_DEFAULTS here; launchbench.stagedelta's with --variant)
+    # None: the mode's own default (SINGLE_DEFAULTS here; launchbench.commands.stagedelta's with --variant)
     p.add_argument("--loops", type=int, default=None, help="calls per sample (default 10000; with --variant: calibrated)")
     p.add_argument("--repeats", type=int, default=None, help="samples per stage per round (default 5; with --variant: 3)")
     p.add_argument("--rounds", type=int, default=None,
                    help="interleaved rounds (default 3; with --variant: 60 rounds of fresh processes, capped by --max-time)")
     p.add_argument("--args", default="0,1,2,3,4", help="comma-separated argument counts (default 0..4)")
     p.add_argument("--output", "-o", help="write the JSON document here (atomically)")
-    from .. import stagedelta
+    from ..commands import stagedelta
 
     stagedelta.add_arguments(p)
 
@@ -176,7 +176,7 @@ def run_cli(args) -> int:
     from .kernels import check_counts, parse_arg_counts
 
     if getattr(args, "items", None) or getattr(args, "simulator", False) or getattr(args, "target", None):
-        from .. import stagedelta  # paired stage deltas over variants, on the engine (runner.run)
+        from ..commands import stagedelta  # paired stage deltas over variants, on the engine (runner.run)
 
         return stagedelta.run(args)
     for name, value in SINGLE_DEFAULTS.items():

@@ -18,8 +18,8 @@ import os
 import sys
 import time
 
-from .base.errors import NoGPUError, UserError
-from .engine.runner import parse_prefetch
+from ..base.errors import NoGPUError, UserError
+from ..engine.runner import parse_prefetch
 
 ARG_COUNTS = [0, 1, 2, 3, 4]
 OLD_SCRIPT_LOOPS = {0: 100_000, 1: 100_000, 2: 100_000, 3: 100_000, 4: 10_000}
@@ -119,7 +119,7 @@ def add_env_arguments(e) -> None:
 def resolve_variant_envs(args, vlist: list, log) -> tuple[dict, dict]:
     """({base: Env}, pins): each variant base's environment, built or reused once, with the
     options of ``add_env_arguments``; one place for every command that runs variants."""
-    from .environments import envs, variants
+    from ..environments import envs, variants
 
     pins = variants.parse_pins(args.constraints)
     python = args.python or sys.executable
@@ -145,7 +145,7 @@ def _by_repeat(pairs: list) -> list:
 
 def group_rounds(samples: list, keys: list) -> dict:
     """(variant, key id) -> {round: [us in repeat order]} from sample records."""
-    from .engine.runner import key_id
+    from ..engine.runner import key_id
 
     fields = sorted({f for k in keys for f in k})
     by: dict = {}
@@ -166,8 +166,8 @@ def analyze(samples: list, names: list, reference: str, arg_counts: list, keys: 
             confidence: float = 0.95) -> tuple[list, list]:
     """(stats, deltas) records of the schema from complete-round samples; one record per
     variant and sample key (by default one key per arg count)."""
-    from .engine import stats
-    from .engine.runner import key_id, launch_keys
+    from ..engine import stats
+    from ..engine.runner import key_id, launch_keys
 
     keys = keys if keys is not None else launch_keys(arg_counts)
     by = group_rounds(samples, keys)
@@ -195,7 +195,7 @@ def analyze(samples: list, names: list, reference: str, arg_counts: list, keys: 
 
 def stop_rule(args):
     """The sequential.Rule the options ask for, or None (a fixed number of rounds)."""
-    from .engine import sequential
+    from ..engine import sequential
 
     if args.fail_if_slower is not None:
         return sequential.Rule(target_pct=None, threshold_pct=args.fail_if_slower, min_rounds=args.min_rounds)
@@ -208,7 +208,7 @@ def stop_rule(args):
 
 def round_series(samples: list, names: list, reference: str, arg_counts: list) -> dict:
     """(variant, nargs) -> (per-round us deltas, per-round % deltas) vs the reference."""
-    from .engine import stats
+    from ..engine import stats
 
     by = group_rounds(samples, [{"nargs": n} for n in arg_counts])
     out = {}
@@ -224,7 +224,7 @@ def round_series(samples: list, names: list, reference: str, arg_counts: list) -
 
 def apply_rule(delta_recs: list, series: dict, rule, reference: str) -> None:
     """Replace each delta's interval by the one valid under *rule*'s data-dependent stopping."""
-    from .engine import sequential, stats
+    from ..engine import sequential, stats
 
     for rec in delta_recs:
         got = series.get((rec["variant"], rec["nargs"]))
@@ -247,7 +247,7 @@ def apply_rule(delta_recs: list, series: dict, rule, reference: str) -> None:
 
 def gate_result(delta_recs: list, pct: float) -> dict:
     """The machine-readable verdict of --fail-if-slower: exit code and each delta's side of PCT."""
-    from .engine import sequential
+    from ..engine import sequential
 
     unbounded = [f"{d['variant']}/{d['nargs']}" for d in delta_recs if d.get("gate_ci_pct", d["ci_pct"]) is None]
     intervals = {(d["variant"], d["nargs"]): tuple(d.get("gate_ci_pct", d["ci_pct"])) for d in delta_recs
@@ -263,7 +263,7 @@ def gate_result(delta_recs: list, pct: float) -> dict:
 
 
 def peer_stats(peer_samples: list) -> list:
-    from .engine import stats
+    from ..engine import stats
 
     grouped = {}
     for s in peer_samples:
@@ -281,8 +281,8 @@ def peer_stats(peer_samples: list) -> list:
 
 def build_document(*, argv, simulator, host, settings, reference, variants, outcome, confidence=0.95,
                    rule=None) -> dict:
-    from .output import schema
-    from .engine import stats
+    from ..output import schema
+    from ..engine import stats
 
     names = [v["name"] for v in variants]
     stat_recs, delta_recs = analyze(outcome.samples, names, reference, settings["arg_counts"])
@@ -328,7 +328,7 @@ def build_document(*, argv, simulator, host, settings, reference, variants, outc
 
 def export_reports(doc: dict, output: str, markdown: str | None = None, plot: str | None = None) -> list:
     """Markdown and PNG next to the JSON unless paths are given (launchbench.output.report renders them)."""
-    from .output import report
+    from ..output import report
 
     stem = os.path.splitext(output)[0]
     return list(report.export(doc, markdown=markdown or stem + ".md", plot=plot or stem + ".png"))
@@ -336,7 +336,7 @@ def export_reports(doc: dict, output: str, markdown: str | None = None, plot: st
 
 def _check_not_simulated(args) -> None:
     """Refuse the simulator without --simulator, and a GPU-less host before building anything."""
-    from .base import device
+    from ..base import device
 
     if args.simulator:
         return
@@ -373,10 +373,10 @@ def _settings(args, arg_counts, loops, calibrated, affinity, prefetch=0) -> dict
 
 
 def run(args) -> int:
-    from .base import device
-    from .environments import envs, variants
-    from .engine import runner, sequential
-    from .output import schema, tables
+    from ..base import device
+    from ..environments import envs, variants
+    from ..engine import runner, sequential
+    from ..output import schema, tables
 
     if args.repeats < 1 or args.rounds < 1:
         raise UserError("--repeats and --rounds must be at least 1")
@@ -394,7 +394,7 @@ def run(args) -> int:
     vlist, reference = variants.parse_variants(args.items or [], args.reference)
     prefetch = parse_prefetch(args.prefetch, len(vlist), affinity)
     _check_not_simulated(args)
-    from .base.outputs import check_outputs
+    from ..base.outputs import check_outputs
     check_outputs([(args.output, "--output"), (args.markdown, "--markdown"), (args.plot, "--plot")])
 
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))

@@ -29,8 +29,8 @@ import statistics
 import sys
 import time
 
-from .workloads import stages
-from .base.errors import UserError
+from ..workloads import stages
+from ..base.errors import UserError
 
 SCHEMA = "launchbench.breakdown/2"
 DEFAULT_ROUNDS = 60
@@ -143,13 +143,13 @@ def quantities(present: list) -> dict:
 
 
 def _kid(stage: str, nargs: int):
-    from .engine.runner import key_id
+    from ..engine.runner import key_id
 
     return key_id({"stage": stage, "nargs": nargs})
 
 
 def _ci(values: list, confidence: float) -> dict:
-    from .engine import stats
+    from ..engine import stats
 
     mean, lo, hi = stats.mean_ci(values, confidence)
     return {"us": mean, "ci": [lo, hi], "n": len(values)}
@@ -158,7 +158,7 @@ def _ci(values: list, confidence: float) -> dict:
 def _medians(by: dict, variant: str, reference: str | None, stage: str, nargs: int, cache: dict) -> dict:
     """round -> median of *stage*'s samples (reference None) or of its paired differences
     against *reference*'s samples of the same repeat slots, in the rounds both completed."""
-    from .engine import stats
+    from ..engine import stats
 
     key = (variant, reference, stage, nargs)
     if key not in cache:
@@ -394,11 +394,11 @@ def format_text(doc: dict) -> str:
 def run(args) -> int:
     """The paired breakdown: resolve variants as compare does, run the engine with stage keys."""
     from . import compare
-    from .engine import runner
-    from .environments import envs, variants
-    from .base import device
-    from .base.outputs import check_outputs
-    from .workloads.kernels import parse_arg_counts
+    from ..engine import runner
+    from ..environments import envs, variants
+    from ..base import device
+    from ..base.outputs import check_outputs
+    from ..workloads.kernels import parse_arg_counts
 
     if (args.repeats or DEFAULT_REPEATS) < 1 or (args.rounds or DEFAULT_ROUNDS) < 1:
         raise UserError("--repeats and --rounds must be at least 1")
@@ -484,7 +484,7 @@ def run(args) -> int:
 
 
 def schema_write(path: str, doc: dict) -> None:
-    from .base.atomic import write_json_atomic
+    from ..base.atomic import write_json_atomic
 
     write_json_atomic(path, doc)
 

@@ -27,7 +27,7 @@ import os
 import sys
 import time
 
-from .base.errors import UserError
+from ..base.errors import UserError
 
 DEFAULT_THRESHOLD_US = 0.2
 DEFAULT_ROUNDS = 30
@@ -110,7 +110,7 @@ def commit_records(clone: str, commits: list, aa: int = 0, identity=None) -> lis
     (``identical_to``), and whether it is measured (the first, every code change, and the
     first *aa* identical ones as A/A checks)."""
     if identity is None:
-        from .environments import builds
+        from ..environments import builds
 
         def identity(sha):
             return builds.code_identity(clone, sha)
@@ -137,8 +137,8 @@ def steps(by: dict, records: list, keys: list, threshold: float, confidence: flo
     """Each measured commit's paired delta vs the previous measured commit, per sample key
     (*by*: ``compare.group_rounds`` of the samples)."""
     from . import compare
-    from .engine import stats
-    from .engine.runner import key_id
+    from ..engine import stats
+    from ..engine.runner import key_id
 
     measured = [r for r in records if r["measured"] and r.get("variant")]
     out = []
@@ -165,8 +165,8 @@ def levels(by: dict, reference: str, keys: list) -> list:
     """The reference commit's level per key: mean over rounds of its per-round median, t interval."""
     import statistics as st
 
-    from .engine import stats
-    from .engine.runner import key_id
+    from ..engine import stats
+    from ..engine.runner import key_id
 
     out = []
     for key in keys:
@@ -201,8 +201,8 @@ class Session:
     """What history and bisect share: the clone, the wheel cache, the env manager, the engine."""
 
     def __init__(self, args, clone: str):
-        from .environments import builds, envs, variants
-        from .engine import runner
+        from ..environments import builds, envs, variants
+        from ..engine import runner
 
         self.args = args
         self.clone = clone
@@ -228,8 +228,8 @@ class Session:
 
     def build(self, records: list) -> None:
         """Wheel and env of every measured commit; a failed build is reported and skipped."""
-        from .environments import builds, envs
-        from .environments.variants import Base
+        from ..environments import builds, envs
+        from ..environments.variants import Base
 
         for rec in records:
             if not rec["measured"]:
@@ -248,8 +248,8 @@ class Session:
 
     def measure(self, records: list, rounds: int, log_dir: str, on_round=None, stop=None):
         """One engine run over the measured commits (the first is the reference)."""
-        from .environments import envs
-        from .engine import runner
+        from ..environments import envs
+        from ..engine import runner
 
         measured = [r for r in records if r["measured"] and r.get("variant")]
         if len(measured) < 2:
@@ -276,9 +276,9 @@ class Session:
 
     def document(self, records: list, out, rng: str, prefetch: int, rounds: int, command: str) -> dict:
         from . import compare
-        from .engine import stats
-        from .base import device
-        from .engine.runner import launch_keys
+        from ..engine import stats
+        from ..base import device
+        from ..engine.runner import launch_keys
 
         keys = launch_keys(self.arg_counts)
         measured = [r for r in records if r["measured"] and r.get("variant")]
@@ -325,7 +325,7 @@ def _clone(path: str) -> str:
 
 def _writer(path: str):
     """Atomic, throttled JSON writes of a growing document (every finished round is kept)."""
-    from .base.atomic import write_json_atomic
+    from ..base.atomic import write_json_atomic
 
     last = [0.0]
 
@@ -341,7 +341,7 @@ def _writer(path: str):
 
 def _start(args):
     """What history and bisect check before any build: rounds, the output path, the clone."""
-    from .base import outputs
+    from ..base import outputs
 
     if args.rounds < 2:
         raise UserError("--rounds must be at least 2 (intervals are over rounds)")
@@ -351,7 +351,7 @@ def _start(args):
 
 
 def run_history(args) -> int:
-    from .environments import builds
+    from ..environments import builds
 
     a, b = builds.parse_range(args.range)
     if args.aa < 0:
@@ -375,7 +375,7 @@ def run_history(args) -> int:
     write(doc, force=True)
     written = [output]
     if args.asv_results:
-        from .output import asvresults
+        from ..output import asvresults
 
         written += asvresults.write_history(args.asv_results, doc)
     print(render(doc), end="")
@@ -418,7 +418,7 @@ def pick_segment(points: list, step_by_point: dict) -> tuple[int, int] | None:
 
 
 def run_bisect(args) -> int:
-    from .environments import builds
+    from ..environments import builds
 
     if args.points < 3:
         raise UserError("--points must be at least 3 (both ends and one commit between them)")
@@ -557,7 +557,7 @@ def render_bisect(doc: dict) -> str:
 
 def export(doc: dict, output: str) -> list:
     """Markdown table and a plot of delta vs commit next to the JSON."""
-    from .base.atomic import write_text_atomic
+    from ..base.atomic import write_text_atomic
 
     stem = output[:-len(".json.gz")] if output.endswith(".json.gz") else os.path.splitext(output)[0]
     md = write_text_atomic(stem + ".md", render(doc, markdown=True))

@@ -44,10 +44,10 @@ import time
 import warnings
 from datetime import datetime, timezone
 
-from .base.errors import UserError
-from .workloads import mechanisms
-from .base.atomic import write_json_atomic  # noqa: F401 - re-exported for callers and tests
-from .engine.runner import parse_affinity, pin
+from ..base.errors import UserError
+from ..workloads import mechanisms
+from ..base.atomic import write_json_atomic  # noqa: F401 - re-exported for callers and tests
+from ..engine.runner import parse_affinity, pin
 
 DEFAULT_SPECS = ("stock", "passthrough", "contextvar", "tls", "delay:0.5us")
 DEFAULT_ARG_COUNTS = (0, 1, 2, 3, 4)
@@ -149,7 +149,7 @@ def analyse(rounds: list[dict], specs: list[str], arg_counts: list[int], target:
             judge: bool = True) -> dict:
     """Medians, paired deltas vs passthrough and vs stock, and the tls target verdict
     (not judged when *judge* is false: simulator numbers are not launch costs)."""
-    from .engine.stats import median_ci, pooled_median_delta
+    from ..engine.stats import median_ci, pooled_median_delta
 
     results = {}
     for nargs in arg_counts:
@@ -517,7 +517,7 @@ def base_document(opts: dict, host: dict) -> dict:
 
 def run_here(args, opts) -> int:
     """--processes 1: the pair rounds in this process."""
-    from .base.device import device_info, host_info
+    from ..base.device import device_info, host_info
 
     sim, specs, arg_counts = opts["simulator"], opts["specs"], opts["arg_counts"]
     from numba import cuda
