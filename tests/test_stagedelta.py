@@ -103,7 +103,7 @@ def test_analysis_recovers_levels_deltas_rests_and_per_argument_costs():
     assert slope["us"] == pytest.approx(1.0, abs=0.02) and slope["n"] == 12
     assert a["per_arg"]["a"]["marshal_args"]["us"] == pytest.approx(3.0, abs=0.02)
     assert a["per_arg"]["b-a"]["type_dispatch"]["ci"][0] <= 0.0 <= a["per_arg"]["b-a"]["type_dispatch"]["ci"][1] + 1e-3
-    # the per-stage records come from compare.analyze with stage keys
+    # the per-stage records come from analysis.analyze with stage keys
     assert {(r["variant"], r["stage"], r["nargs"]) for r in a["deltas"]} == {
         ("b", s, n) for s in STAGE_LIST for n in counts}
 

@@ -135,16 +135,15 @@ def commit_records(clone: str, commits: list, aa: int = 0, identity=None) -> lis
 
 def steps(by: dict, records: list, keys: list, threshold: float, confidence: float = 0.95) -> list:
     """Each measured commit's paired delta vs the previous measured commit, per sample key
-    (*by*: ``compare.group_rounds`` of the samples)."""
-    from . import compare
-    from ..engine import stats
+    (*by*: ``analysis.group_rounds`` of the samples)."""
+    from ..engine import analysis, stats
     from ..engine.runner import key_id
 
     measured = [r for r in records if r["measured"] and r.get("variant")]
     out = []
     for prev, cur in zip(measured, measured[1:]):
         for key in keys:
-            ref_l, var_l = compare.paired_rounds(by, prev["variant"], cur["variant"], key_id(key))
+            ref_l, var_l = analysis.paired_rounds(by, prev["variant"], cur["variant"], key_id(key))
             if not ref_l:
                 continue
             d = stats.paired_median_delta(ref_l, var_l, confidence)
@@ -275,8 +274,7 @@ class Session:
         return out, prefetch
 
     def document(self, records: list, out, rng: str, prefetch: int, rounds: int, command: str) -> dict:
-        from . import compare
-        from ..engine import stats
+        from ..engine import analysis, stats
         from ..base import device
         from ..engine.runner import launch_keys
 
@@ -284,10 +282,10 @@ class Session:
         measured = [r for r in records if r["measured"] and r.get("variant")]
         names = [r["variant"] for r in measured]
         reference = names[0]
-        stat_recs, delta_recs = compare.analyze(out.samples, names, reference, self.arg_counts)
-        by = compare.group_rounds(out.samples, keys)
+        stat_recs, delta_recs = analysis.analyze(out.samples, names, reference, self.arg_counts)
+        by = analysis.group_rounds(out.samples, keys)
         for d in delta_recs:  # asv's own test reads 99 % intervals
-            ref_l, var_l = compare.paired_rounds(by, reference, d["variant"], d["nargs"])
+            ref_l, var_l = analysis.paired_rounds(by, reference, d["variant"], d["nargs"])
             d["ci99_us"] = stats.paired_median_delta(ref_l, var_l, 0.99)["ci_us"]
         step_recs = steps(by, records, keys, self.args.threshold)
         info = out.infos.get(reference, {})

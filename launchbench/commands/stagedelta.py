@@ -5,7 +5,7 @@ Every stage of the launch (``launchbench.workloads.stages``) is a sample key
 interleaved rounds of fresh worker processes, one per variant, as in
 ``launchbench compare``, so two numba-cuda releases (or a mechanism on one)
 are timed stage by stage side by side and their difference per stage gets a
-95% interval over rounds (``compare.analyze`` with keys).
+95% interval over rounds (``analysis.analyze`` with keys).
 
 Derived quantities are linear in the stage samples (a level minus its
 children, a stage's in-situ cost, a sum of stages, a slope over arg counts),
@@ -193,11 +193,11 @@ def analyze(samples: list, names: list, reference: str, arg_counts: list, stage_
             confidence: float = 0.95) -> dict:
     """Levels, paired deltas, rests, additivity and per-argument slopes, each with a t interval
     over rounds; pure (no numba), from sample records of complete rounds."""
-    from . import compare
+    from ..engine import analysis
 
     keys = [{"stage": s, "nargs": n} for n in arg_counts for s in stage_list]
-    stat_recs, delta_recs = compare.analyze(samples, names, reference, arg_counts, keys=keys, confidence=confidence)
-    by = compare.group_rounds(samples, keys)
+    stat_recs, delta_recs = analysis.analyze(samples, names, reference, arg_counts, keys=keys, confidence=confidence)
+    by = analysis.group_rounds(samples, keys)
     q = quantities(stage_list)
     levels: dict = {}
     deltas: dict = {}

@@ -151,8 +151,7 @@ def write_compare(results_dir: str, compare_doc: dict, commits: dict, dates: dic
     reference level is rebuilt from the raw samples the same way history
     computes it: mean over rounds of the reference's per-round medians.
     """
-    from ..commands import compare
-    from ..engine import stats
+    from ..engine import analysis, stats
     from ..engine.runner import key_id, launch_keys
 
     reference = compare_doc.get("reference")
@@ -166,7 +165,7 @@ def write_compare(results_dir: str, compare_doc: dict, commits: dict, dates: dic
         raise UserError("two variants map to the same commit (asv keeps one result per commit); "
                         "leave mechanism variants such as contextvar out of the mapping")
     arg_counts = (compare_doc.get("settings") or {}).get("arg_counts") or ARG_COUNTS
-    by = compare.group_rounds(compare_doc.get("samples") or [], launch_keys(arg_counts))
+    by = analysis.group_rounds(compare_doc.get("samples") or [], launch_keys(arg_counts))
     level = []
     for n in arg_counts:
         rounds = by.get((reference, key_id({"nargs": n}))) or {}
