@@ -49,7 +49,7 @@ class TimeMechanismLaunch:
         kernel = common.make_kernel(nargs)
         if common.simulator_enabled():
             # Smoke runs only: simulator kernels never reach CUDADispatcher.call.
-            from launchbench.commands.mechanisms_cli import SimulatorDispatcher
+            from launchbench.workloads.mechanism_rounds import SimulatorDispatcher
 
             kernel, target = SimulatorDispatcher(kernel), SimulatorDispatcher
         self.args = common.make_args(nargs)

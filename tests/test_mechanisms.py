@@ -112,7 +112,8 @@ def test_mechanism_names():
 
 
 def test_module_import_and_validate_do_not_import_numba():
-    code = ("import sys, launchbench.workloads.mechanisms as m, launchbench.commands.mechanisms_cli; "
+    code = ("import sys, launchbench.workloads.mechanisms as m, launchbench.workloads.mechanism_rounds, "
+            "launchbench.commands.mechanisms_cli; "
             "m.validate('delay:1us'); "
             "m.current_launch_config(); print('numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

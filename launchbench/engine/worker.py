@@ -367,7 +367,7 @@ class Bench:
         mechanism; the rounds switch among them and leave none installed."""
         import random
 
-        from ..commands import mechanisms_cli
+        from ..workloads import mechanism_rounds
 
         if self.mechanism:
             raise Failure("error", "the mechanisms request needs a worker set up without a mechanism")
@@ -375,21 +375,21 @@ class Bench:
         launchers = {n: (launch, tuple(self.args[n])) for n, launch in self.launchers.items()}
         specs = list(req["specs"])
         try:
-            signature = mechanisms_cli.signature_text(target)
-            delay = mechanisms_cli.delay_info(specs)
+            signature = mechanism_rounds.signature_text(target)
+            delay = mechanism_rounds.delay_info(specs)
         except Exception as exc:  # noqa: BLE001 - e.g. an unsupported numba-cuda
             from ..base.device import one_line
 
             raise Failure("mechanism", one_line(exc)) from None
         rounds: list = []
         start = time.monotonic()
-        mechanisms_cli.run_rounds(
-            launchers, specs, int(req.get("rounds", mechanisms_cli.DEFAULT_ROUNDS)), int(req.get("samples", 1)),
-            int(req.get("launches", mechanisms_cli.DEFAULT_LAUNCHES)),
-            int(req.get("warmup", mechanisms_cli.DEFAULT_WARMUP)), self.cuda.synchronize,
+        mechanism_rounds.run_rounds(
+            launchers, specs, int(req.get("rounds", mechanism_rounds.DEFAULT_ROUNDS)), int(req.get("samples", 1)),
+            int(req.get("launches", mechanism_rounds.DEFAULT_LAUNCHES)),
+            int(req.get("warmup", mechanism_rounds.DEFAULT_WARMUP)), self.cuda.synchronize,
             random.Random(req.get("seed")), target=target, rounds=rounds,
             deadline=start + float(req["max_time"]) if req.get("max_time") else None,
-            warmup_class_write=int(req.get("warmup_class_write", mechanisms_cli.DEFAULT_WARMUP_CLASS_WRITE)))
+            warmup_class_write=int(req.get("warmup_class_write", mechanism_rounds.DEFAULT_WARMUP_CLASS_WRITE)))
         return {"rounds": rounds, "signature": signature, "delay": delay,
                 "elapsed_s": round(time.monotonic() - start, 3), "end_state": process_state()}
 
