@@ -22,7 +22,8 @@ SUBCOMMAND_MODULES = (
     "launchbench.output.asvtools",
     "launchbench.environments.refs",
     "launchbench.commands.mechanisms_procs",  # the mechanisms command (its parser: mechanisms_cli)
-    "launchbench.workloads.peers",
+    "launchbench.commands.peers",
+    "launchbench.commands.breakdown",
     "launchbench.output.report",
     "launchbench.output.site",
     "launchbench.base.device",

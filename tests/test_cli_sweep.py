@@ -265,10 +265,10 @@ def fixtures(tmp_path_factory):
 @pytest.fixture
 def sweep_env(tmp_path, monkeypatch, fixtures):
     from launchbench.output import asvtools, site
-    from launchbench.commands import mechanisms_cli, mechanisms_procs
+    from launchbench.commands import mechanisms_cli, mechanisms_procs, peers
     from launchbench.engine import runner
     from launchbench.environments import envs, ledger, refs
-    from launchbench.workloads import breakdown, peers
+    from launchbench.workloads import breakdown
 
     for obj, attr in ((envs.EnvManager, "_build"), (runner, "run"), (mechanisms_cli, "make_launchers"),
                       (mechanisms_procs, "run"), (peers, "build_launchers"), (breakdown, "numba_kernel_and_args"),

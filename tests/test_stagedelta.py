@@ -239,7 +239,7 @@ def test_breakdown_simulator_smoke_and_one_line_errors(tmp_path):
 
 
 def test_single_environment_mode_keeps_its_defaults(monkeypatch):
-    from launchbench.workloads import breakdown
+    from launchbench.commands import breakdown
     from launchbench import cli
 
     seen = {}
