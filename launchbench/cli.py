@@ -1,6 +1,6 @@
 """The ``launchbench`` command line.
 
-Each subcommand lives in the module that owns its concern and exposes
+Each subcommand lives in a module of launchbench.commands that exposes
 ``register(subparsers)``; that function adds a parser whose ``func`` default
 takes the parsed arguments and returns an exit code. Modules listed here
 must stay import-light (no numba, numpy or matplotlib at import time) so
@@ -19,15 +19,15 @@ from .base.errors import UserError
 SUBCOMMAND_MODULES = (
     "launchbench.commands.compare",
     "launchbench.commands.history",
-    "launchbench.output.asvtools",
-    "launchbench.environments.refs",
+    "launchbench.commands.asv",
+    "launchbench.commands.refs",
     "launchbench.commands.mechanisms_procs",  # the mechanisms command (its parser: mechanisms_cli)
     "launchbench.commands.peers",
     "launchbench.commands.breakdown",
-    "launchbench.output.report",
-    "launchbench.output.site",
-    "launchbench.base.device",
-    "launchbench.environments.wheelhouse",
+    "launchbench.commands.report",
+    "launchbench.commands.site",
+    "launchbench.commands.info",
+    "launchbench.commands.wheelhouse",
 )
 
 

@@ -190,7 +190,8 @@ def test_report_module_is_import_light():
     import subprocess
     import sys
 
-    code = ("import sys, launchbench.output.report, launchbench.output.site; "
+    code = ("import sys, launchbench.output.report, launchbench.output.site, launchbench.commands.report, "
+            "launchbench.commands.site; "
             "bad = [m for m in ('matplotlib', 'numpy', 'numba', 'asv') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
