@@ -7,7 +7,7 @@ from setuptools import Extension, setup
 
 setup(
     ext_modules=[
-        Extension("launchbench._tls", ["launchbench/_tls.c"]),
-        Extension("launchbench._floor", ["launchbench/_floor.c"], libraries=["dl"]),
+        Extension("launchbench.workloads._tls", ["launchbench/workloads/_tls.c"]),
+        Extension("launchbench.workloads._floor", ["launchbench/workloads/_floor.c"], libraries=["dl"]),
     ]
 )

@@ -2,7 +2,7 @@
 
 The fixture (a registered Rewrite that bakes the launch config into the
 kernel and marks it LC-S, plus a non-LC-S twin) lives in
-``launchbench/lcs.py``; it is loaded here by path because asv runs this
+``launchbench/workloads/lcs.py``; it is loaded here by path because asv runs this
 suite in environments where launchbench is not installed. On numba-cuda
 < 0.30 (no ``numba.cuda.launchconfig``) every benchmark skips. numba is
 imported lazily, so discovery never needs it.
@@ -16,7 +16,7 @@ import tempfile
 from . import common
 
 FIXTURE_NAME = "_launchbench_lcs_fixture"
-FIXTURE_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "launchbench", "lcs.py")
+FIXTURE_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "launchbench", "workloads", "lcs.py")
 
 KINDS = ["lcs", "twin"]
 #: Launch configs as (griddim, blockdim): the first one launched becomes an

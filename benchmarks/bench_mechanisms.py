@@ -2,7 +2,7 @@
 
 Each timed call is one ``k[1, 1](*args)`` launch of an empty kernel with
 the mechanism under test replacing ``CUDADispatcher.call`` (see
-``launchbench.mechanisms``): ``stock`` is numba-cuda untouched,
+``launchbench.workloads.mechanisms``): ``stock`` is numba-cuda untouched,
 ``passthrough`` the bare interception, ``contextvar`` the pull-request-#288
 style capture, ``tls`` our C thread-local stack, ``delay:0.5us`` a known
 +0.5 µs. Read a mechanism's cost as its time minus ``passthrough``'s.
@@ -23,10 +23,10 @@ WARMUP_LAUNCHES = 100
 
 
 def _mechanisms_or_skip():
-    """launchbench.mechanisms, or NotImplementedError (asv: skipped) where it is absent."""
+    """launchbench.workloads.mechanisms, or NotImplementedError (asv: skipped) where it is absent."""
     try:
-        from launchbench import mechanisms
-        from launchbench import _tls  # noqa: F401 - the tls and delay mechanisms need it
+        from launchbench.workloads import mechanisms
+        from launchbench.workloads import _tls  # noqa: F401 - the tls and delay mechanisms need it
     except ImportError as exc:
         raise NotImplementedError(f"launchbench is not importable here ({exc})") from None
     return mechanisms
@@ -49,7 +49,7 @@ class TimeMechanismLaunch:
         kernel = common.make_kernel(nargs)
         if common.simulator_enabled():
             # Smoke runs only: simulator kernels never reach CUDADispatcher.call.
-            from launchbench.mechanisms_cli import SimulatorDispatcher
+            from launchbench.workloads.mechanism_rounds import SimulatorDispatcher
 
             kernel, target = SimulatorDispatcher(kernel), SimulatorDispatcher
         self.args = common.make_args(nargs)

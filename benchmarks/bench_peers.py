@@ -7,7 +7,7 @@ A track (not a time) benchmark because the floor is timed inside C, where
 asv's timer cannot reach; every launcher is measured the same way so the
 rows compare.
 
-The launchers live in ``launchbench.peers``; the floor needs launchbench's C
+The launchers live in ``launchbench.workloads.peers``; the floor needs launchbench's C
 extension. Where launchbench, the peer library (CuPy, cuda.core) or a real
 GPU is missing, setup raises NotImplementedError and asv skips the case.
 Simulator runs skip too: peers are driver numbers, never simulated ones.
@@ -31,7 +31,7 @@ class TrackPeerLaunch:
         if common.simulator_enabled():
             raise NotImplementedError("peers need a real GPU (simulator run)")
         try:
-            from launchbench import peers
+            from launchbench.workloads import peers
         except ImportError as exc:
             raise NotImplementedError(f"launchbench is not installed in this environment ({exc})")
         if launcher == "numba_cuda":

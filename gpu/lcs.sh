@@ -6,7 +6,7 @@
 # 1. /tmp/env030 (numba-cuda 0.30.4): pytest tests/test_lcs_conformance.py -v
 #    -> conformance-030.xml (junit) + conformance-030.log. One test is a strict
 #    xfail: the reproducer of a first-launch race predicted from the source.
-# 2. /tmp/env030: python -m launchbench.lcs --bench -> lcs-bench.json: us/launch
+# 2. /tmp/env030: python -m launchbench.workloads.lcs --bench -> lcs-bench.json: us/launch
 #    for the LC-S kernel (default config, second already-specialized config)
 #    and its non-LC-S twin, 0..4 args, plus 0/1/4 pre_launch_callbacks.
 # 3. /tmp/env030: asv-runner smoke of benchmarks/bench_lcs.py (every
@@ -76,7 +76,7 @@ for ver in 030 029; do
     run 240 "$RESULTS/conformance-$ver.log" "$py" -m pytest tests/test_lcs_conformance.py -v -rsxX \
         -p no:cacheprovider --junitxml "$RESULTS/conformance-$ver.xml"
     if [ "$ver" = 030 ]; then
-        run 120 "$RESULTS/lcs-bench.log" "$py" -m launchbench.lcs --bench --json "$RESULTS/lcs-bench.json"
+        run 120 "$RESULTS/lcs-bench.log" "$py" -m launchbench.workloads.lcs --bench --json "$RESULTS/lcs-bench.json"
     fi
     run 150 "$RESULTS/asv-smoke-$ver.log" "$py" "$RESULTS/asv_smoke.py" "$RESULTS/asv-smoke-$ver.json"
 done

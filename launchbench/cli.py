@@ -1,6 +1,6 @@
 """The ``launchbench`` command line.
 
-Each subcommand lives in the module that owns its concern and exposes
+Each subcommand lives in a module of launchbench.commands that exposes
 ``register(subparsers)``; that function adds a parser whose ``func`` default
 takes the parsed arguments and returns an exit code. Modules listed here
 must stay import-light (no numba, numpy or matplotlib at import time) so
@@ -13,20 +13,21 @@ import importlib
 import sys
 
 from . import __version__
-from .errors import UserError
+from .base.errors import UserError
 
 # Order is the order shown in --help.
 SUBCOMMAND_MODULES = (
-    "launchbench.compare",
-    "launchbench.history",
-    "launchbench.asvtools",
-    "launchbench.refs",
-    "launchbench.mechanisms_procs",  # the mechanisms command (its parser: mechanisms_cli)
-    "launchbench.peers",
-    "launchbench.report",
-    "launchbench.site",
-    "launchbench.device",
-    "launchbench.wheelhouse",
+    "launchbench.commands.compare",
+    "launchbench.commands.history",
+    "launchbench.commands.asv",
+    "launchbench.commands.refs",
+    "launchbench.commands.mechanisms_procs",  # the mechanisms command (its parser: mechanisms_cli)
+    "launchbench.commands.peers",
+    "launchbench.commands.breakdown",
+    "launchbench.commands.report",
+    "launchbench.commands.site",
+    "launchbench.commands.info",
+    "launchbench.commands.wheelhouse",
 )
 
 

@@ -6,7 +6,7 @@ import pytest
 
 @functools.lru_cache(maxsize=None)
 def _have_gpu() -> bool:
-    from launchbench.device import gpu_available
+    from launchbench.base.device import gpu_available
 
     return gpu_available()
 

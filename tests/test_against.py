@@ -8,9 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from launchbench import asvtools, cli
+import launchbench
+from launchbench.commands import asv
+from launchbench.output import asvtools
+from launchbench import cli
 
-PACKAGE = Path(asvtools.__file__).resolve().parent
+PACKAGE = Path(launchbench.__file__).resolve().parent
 
 
 def inside(path, folder) -> bool:
@@ -43,9 +46,9 @@ def stub(tmp_path, monkeypatch):
     def no_subprocess(*a, **k):
         raise AssertionError(f"against started a process: {a[:1]}")
 
-    monkeypatch.setattr(asvtools, "run_asv", lambda cmd, **kw: calls.append(cmd) or Done())
+    monkeypatch.setattr(asv, "run_asv", lambda cmd, **kw: calls.append(cmd) or Done())
     monkeypatch.setattr(subprocess, "Popen", no_subprocess)
-    monkeypatch.setattr(asvtools, "default_local_config", lambda: tmp_path / "dot-asv" / "asv.local.json")
+    monkeypatch.setattr(asv, "default_local_config", lambda: tmp_path / "dot-asv" / "asv.local.json")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)  # "from any working directory"
@@ -75,13 +78,13 @@ def test_against_on_a_local_clone_builds_asv_continuous(clone, stub, tmp_path, c
         assert not inside(conf[key], PACKAGE), (key, conf[key])
     assert not inside(config, PACKAGE)
     assert package_files() == before
-    assert not (Path.cwd() / "numba-cuda").exists() and not (asvtools.ROOT / "numba-cuda").exists()
+    assert not (Path.cwd() / "numba-cuda").exists() and not (asv.ROOT / "numba-cuda").exists()
 
 
 def test_against_uses_the_configs_local_repo_without_repo_option(clone, stub, tmp_path):
-    base = asvtools.load_config(asvtools.DEFAULT_CONFIG)
+    base = asvtools.load_config(asv.DEFAULT_CONFIG)
     base["repo"] = os.path.relpath(clone, tmp_path)  # relative to the config's folder, as asv reads it
-    base["benchmark_dir"] = str(asvtools.ROOT / "benchmarks")
+    base["benchmark_dir"] = str(asv.ROOT / "benchmarks")
     config = tmp_path / "my.asv.json"
     config.write_text(json.dumps(base))
     assert cli.main(["against", "baseline", "v2", "--config", str(config)]) == 0
@@ -116,6 +119,6 @@ def test_installed_copy_writes_its_config_to_the_cache(tmp_path, monkeypatch):
     """Not run from the checkout (ROOT is site-packages): the config goes under ~/.cache/launchbench."""
     site = tmp_path / "site-packages"
     site.mkdir()
-    monkeypatch.setattr(asvtools, "ROOT", site)
+    monkeypatch.setattr(asv, "ROOT", site)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    assert asvtools.against_config_path() == tmp_path / "cache" / "launchbench" / "asv" / "against.asv.json"
+    assert asv.against_config_path() == tmp_path / "cache" / "launchbench" / "asv" / "against.asv.json"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from launchbench import asvtools
+from launchbench.output import asvtools
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable

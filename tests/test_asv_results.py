@@ -1,4 +1,4 @@
-"""launchbench.asvresults: history values as asv results, read back by the real asv.
+"""launchbench.output.asvresults: history values as asv results, read back by the real asv.
 
 A synthetic history (reference, a +1 us step, a commit identical to the
 step) is written into a scratch results directory of a tiny git repo whose
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from launchbench import asvresults
-from launchbench.errors import UserError
+from launchbench.output import asvresults
+from launchbench.base.errors import UserError
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -150,7 +150,7 @@ def test_files_are_asv_0_6_format_and_values(written):
             assert step == pytest.approx((us + 1.0) * 1e-6)
             assert (st["ci_99_a"], st["ci_99_b"]) == pytest.approx(((us + 0.93) * 1e-6, (us + 1.07) * 1e-6))
         else:
-            from launchbench.stats import t_quantile
+            from launchbench.engine.stats import t_quantile
 
             widen = 0.3 * t_quantile(0.995, ROUNDS - 1) / t_quantile(0.975, ROUNDS - 1)
             assert (st["ci_99_a"], st["ci_99_b"]) == pytest.approx(((us + 0.1 - widen) * 1e-6,

@@ -186,7 +186,7 @@ def test_each_release_runs_exactly_its_own_commit(smoke_run):
     out = smoke_run["out"]
     assert out.count("(1 commits * 1 environments *") == 2, out[-3000:]
     assert "(2 commits" not in out
-    from launchbench import ledger
+    from launchbench.environments import ledger
 
     ledger_dir = smoke_run["tmp"] / "ledger"
     tags = {v: ledger.git(ledger_dir, "rev-parse", f"v{v}^{{commit}}") for v in ("0.29.0", "0.30.4")}

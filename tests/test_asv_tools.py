@@ -1,4 +1,4 @@
-"""Unit tests for launchbench.asvtools and launchbench.ledger (fast, no asv runs)."""
+"""Unit tests for launchbench.output.asvtools, launchbench.commands.asv and launchbench.environments.ledger (fast, no asv runs)."""
 import json
 import subprocess
 import sys
@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from launchbench import asvtools, ledger
+from launchbench.commands import asv
+from launchbench.output import asvtools
+from launchbench.environments import ledger
 from launchbench.cli import main
-from launchbench.errors import UserError
+from launchbench.base.errors import UserError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -74,29 +76,29 @@ def test_asv_config_cli_writes_usable_config(tmp_path, capsys):
 
 
 def test_parse_env_specs(tmp_path):
-    envs = asvtools.parse_env_specs([f"0.29.0={sys.executable}", f"0.30.4={sys.executable}"])
+    envs = asv.parse_env_specs([f"0.29.0={sys.executable}", f"0.30.4={sys.executable}"])
     assert list(envs) == ["0.29.0", "0.30.4"]
     for bad, msg in [("0.29.0", "VERSION=PYTHON"), (f"latest={sys.executable}", "not a numba-cuda version"),
                      (f"0.29.0={tmp_path}/python", "not an executable")]:
         with pytest.raises(UserError, match=msg):
-            asvtools.parse_env_specs([bad])
+            asv.parse_env_specs([bad])
     with pytest.raises(UserError, match="twice"):
-        asvtools.parse_env_specs([f"1.0={sys.executable}", f"1.0={sys.executable}"])
+        asv.parse_env_specs([f"1.0={sys.executable}", f"1.0={sys.executable}"])
     with pytest.raises(UserError, match="at least one"):
-        asvtools.parse_env_specs([])
+        asv.parse_env_specs([])
 
 
 def test_branch_specs_and_defaults():
     envs = {"0.29.0": "p", "0.30.4": "q"}
-    assert asvtools.default_branches(envs) == ["baseline=0.29.0", "v2=0.30.4"]
-    assert asvtools.parse_branch_specs(["a=0.29.0"], envs) == {"a": "0.29.0"}
+    assert asv.default_branches(envs) == ["baseline=0.29.0", "v2=0.30.4"]
+    assert asv.parse_branch_specs(["a=0.29.0"], envs) == {"a": "0.29.0"}
     with pytest.raises(UserError, match="no --env"):
-        asvtools.parse_branch_specs(["a=1.0"], envs)
+        asv.parse_branch_specs(["a=1.0"], envs)
     with pytest.raises(UserError, match="NAME=VERSION"):
-        asvtools.parse_branch_specs(["a"], envs)
-    assert asvtools.compare_pair({"v2": 1, "x": 2, "baseline": 3}) == ("baseline", "v2")
-    assert asvtools.compare_pair({"x": 1, "y": 2}) == ("x", "y")
-    assert asvtools.compare_pair({"x": 1}) is None
+        asv.parse_branch_specs(["a"], envs)
+    assert asv.compare_pair({"v2": 1, "x": 2, "baseline": 3}) == ("baseline", "v2")
+    assert asv.compare_pair({"x": 1, "y": 2}) == ("x", "y")
+    assert asv.compare_pair({"x": 1}) is None
 
 
 def test_machine_labels():
@@ -126,12 +128,12 @@ def test_drop_unmeasured_rows():
         "|        | 1.0us  | n/a   | n/a   | a.b(1)    |\n"
         "| +      | 1.0us  | 2.0us | 2.00  | a.b(2)    |\n"
     )
-    out = asvtools.drop_unmeasured_rows(table)
+    out = asv.drop_unmeasured_rows(table)
     assert "a.b(0)" not in out and "a.b(1)" in out and "a.b(2)" in out and "Change" in out
 
 
 def test_python_shim_runs_the_target_venv(tmp_path):
-    shim = asvtools.write_python_shim(tmp_path / "shim" / "python", sys.executable)
+    shim = asv.write_python_shim(tmp_path / "shim" / "python", sys.executable)
     out = subprocess.run([str(shim), "-c", "import sys; print(sys.prefix)"], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == sys.prefix  # still inside this venv
 
@@ -140,11 +142,11 @@ def test_installed_version_and_mismatch():
     from importlib.metadata import version
 
     have = version("numba-cuda")
-    assert asvtools.installed_numba_cuda(sys.executable) == have
-    assert asvtools.check_env_versions({have: sys.executable}, False) == {have: have}
+    assert asv.installed_numba_cuda(sys.executable) == have
+    assert asv.check_env_versions({have: sys.executable}, False) == {have: have}
     with pytest.raises(UserError, match="not 0.0.1"):
-        asvtools.check_env_versions({"0.0.1": sys.executable}, False)
-    assert asvtools.check_env_versions({"0.0.1": sys.executable}, True) == {"0.0.1": have}
+        asv.check_env_versions({"0.0.1": sys.executable}, False)
+    assert asv.check_env_versions({"0.0.1": sys.executable}, True) == {"0.0.1": have}
 
 
 def test_ledger_commits_tags_branches_and_is_stable(tmp_path):
@@ -188,8 +190,8 @@ def test_against_builds_asv_continuous_on_a_derived_config(tmp_path, monkeypatch
     class Done:
         returncode = 2  # asv continuous: regression found; not an error
 
-    monkeypatch.setattr(asvtools, "default_local_config", lambda: tmp_path / "local.json")
-    monkeypatch.setattr(asvtools, "run_asv", lambda cmd, **kw: calls.append(cmd) or Done())
+    monkeypatch.setattr(asv, "default_local_config", lambda: tmp_path / "local.json")
+    monkeypatch.setattr(asv, "run_asv", lambda cmd, **kw: calls.append(cmd) or Done())
     assert main(["against", "baseline", "v2", "--repo", str(repo), "-b", "Preconfigured", "--factor", "1.1"]) == 2
     (cmd,) = calls
     assert cmd[cmd.index("--config") + 1] == str(tmp_path / "local.json")

@@ -1,10 +1,10 @@
-"""launchbench.atomic: whole files or nothing, shareable modes."""
+"""launchbench.base.atomic: whole files or nothing, shareable modes."""
 import os
 import stat
 
 import pytest
 
-from launchbench.atomic import write_json_atomic, write_text_atomic
+from launchbench.base.atomic import write_json_atomic, write_text_atomic
 
 
 def test_replaces_whole_file_and_respects_umask(tmp_path):

@@ -1,7 +1,8 @@
-"""launchbench.breakdown: launch-path detection and summaries on CPU; stages on a GPU."""
+"""launchbench.workloads.breakdown and launchbench breakdown's table: launch-path detection and summaries on CPU; stages on a GPU."""
 import pytest
 
-from launchbench import breakdown
+from launchbench.commands import breakdown as breakdown_cmd
+from launchbench.workloads import breakdown, kernels, stages
 
 
 class _Call029:
@@ -15,14 +16,14 @@ class _Call030:
 
 
 def test_launch_path_style_is_read_from_the_signature():
-    assert breakdown.launch_path_style(_Call029.call) == "griddim"
-    assert breakdown.launch_path_style(_Call030.call) == "launch_config"
+    assert stages.launch_path_style(_Call029.call) == "griddim"
+    assert stages.launch_path_style(_Call030.call) == "launch_config"
 
     def other(self, args, config, extra):
         pass
 
     with pytest.raises(ValueError, match="unrecognised"):
-        breakdown.launch_path_style(other)
+        stages.launch_path_style(other)
 
 
 def test_launch_path_style_of_the_installed_numba_cuda():
@@ -31,12 +32,12 @@ def test_launch_path_style_of_the_installed_numba_cuda():
     dispatcher = pytest.importorskip("numba.cuda.dispatcher")
     major, minor = (int(p) for p in version("numba-cuda").split(".")[:2])
     expected = "launch_config" if (major, minor) >= (0, 30) else "griddim"
-    assert breakdown.launch_path_style(dispatcher.CUDADispatcher.call) == expected
+    assert stages.launch_path_style(dispatcher.CUDADispatcher.call) == expected
 
 
 def test_kernel_source_has_one_parameter_per_arg():
-    assert breakdown.kernel_source(0) == "def k():\n    pass\n"
-    assert breakdown.kernel_source(3) == "def k(a0, a1, a2):\n    pass\n"
+    assert kernels.kernel_source(0) == "def k():\n    pass\n"
+    assert kernels.kernel_source(3) == "def k(a0, a1, a2):\n    pass\n"
 
 
 def test_summarize_stages_sums_only_stages_inside_a_preconfigured_launch():
@@ -57,7 +58,7 @@ def test_format_breakdown_marks_absent_stages():
            "loop_overhead_us": 0.01,
            "stages": {"0": med, "1": med}, "summary": {"0": breakdown.summarize_stages(med),
                                                       "1": breakdown.summarize_stages(med)}}
-    text = breakdown.format_breakdown(doc)
+    text = breakdown_cmd.format_breakdown(doc)
     assert "numba-cuda 0.29.0" in text and "griddim" in text
     lc_row = next(line for line in text.splitlines() if line.startswith("lc_bookkeeping"))
     assert lc_row.split()[1:] == ["-", "-"]

@@ -1,4 +1,4 @@
-"""launchbench.builds on a small stand-in numba-cuda repository made here (CI has no clone)."""
+"""launchbench.environments.builds on a small stand-in numba-cuda repository made here (CI has no clone)."""
 import json
 import os
 import subprocess
@@ -7,8 +7,8 @@ import zipfile
 
 import pytest
 
-from launchbench import builds
-from launchbench.errors import UserError
+from launchbench.environments import builds
+from launchbench.base.errors import UserError
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",

@@ -264,11 +264,16 @@ def fixtures(tmp_path_factory):
 
 @pytest.fixture
 def sweep_env(tmp_path, monkeypatch, fixtures):
-    from launchbench import asvtools, breakdown, envs, ledger, mechanisms_cli, mechanisms_procs, peers, refs, runner, site
+    from launchbench.output import asvtools, site
+    from launchbench.commands import asv, mechanisms_cli, mechanisms_procs, peers
+    from launchbench.engine import runner
+    from launchbench.environments import envs, ledger, refs
+    from launchbench.workloads import breakdown
 
     for obj, attr in ((envs.EnvManager, "_build"), (runner, "run"), (mechanisms_cli, "make_launchers"),
                       (mechanisms_procs, "run"), (peers, "build_launchers"), (breakdown, "numba_kernel_and_args"),
-                      (asvtools, "run_asv"), (site, "publish"), (refs, "fetch_pull_head"), (ledger, "ensure_ledger")):
+                      (asvtools, "run_asv"), (asv, "run_asv"), (site, "publish"), (refs, "fetch_pull_head"),
+                      (ledger, "ensure_ledger")):
         monkeypatch.setattr(obj, attr, _tripwire(f"{getattr(obj, '__name__', obj)}.{attr}"))
     monkeypatch.setattr(subprocess, "Popen", _GuardedPopen)
     monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")

@@ -5,7 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from launchbench import atomic, cli, mechanisms_procs
+from launchbench.base import atomic
+from launchbench import cli
+from launchbench.commands import mechanisms_procs
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "results"

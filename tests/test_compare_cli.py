@@ -9,8 +9,10 @@ import venv
 
 import pytest
 
-from launchbench import cli, compare, runner
-from launchbench.errors import UserError
+from launchbench import cli
+from launchbench.commands import compare
+from launchbench.engine import runner
+from launchbench.base.errors import UserError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE_ENV = f"env:{sys.prefix}"

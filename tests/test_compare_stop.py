@@ -8,8 +8,10 @@ import sys
 
 import pytest
 
-from launchbench import cli, compare, sequential
-from launchbench.errors import UserError
+from launchbench import cli
+from launchbench.commands import compare
+from launchbench.engine import analysis, sequential
+from launchbench.base.errors import UserError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE_ENV = f"env:{sys.prefix}"
@@ -46,7 +48,7 @@ def test_rule_from_options():
 
 def test_round_series_are_per_round_paired_deltas():
     samples = _samples({"b": 1.0}, rounds=8)
-    series = compare.round_series(samples, ["a", "b"], "a", [0])
+    series = analysis.round_series(samples, ["a", "b"], "a", [0])
     us, pct = series[("b", 0)]
     assert len(us) == len(pct) == 8
     assert all(0.5 < u < 1.5 for u in us) and all(4 < p < 16 for p in pct)
@@ -55,10 +57,10 @@ def test_round_series_are_per_round_paired_deltas():
 def test_apply_rule_widens_to_the_stopping_valid_interval():
     samples = _samples({"b": 1.0}, rounds=20)
     names = ["a", "b"]
-    _stats, plain = compare.analyze(samples, names, "a", [0])
-    _stats, seq = compare.analyze(samples, names, "a", [0])
+    _stats, plain = analysis.analyze(samples, names, "a", [0])
+    _stats, seq = analysis.analyze(samples, names, "a", [0])
     rule = sequential.Rule(target_pct=None, threshold_pct=2.0)
-    compare.apply_rule(seq, compare.round_series(samples, names, "a", [0]), rule, "a")
+    analysis.apply_rule(seq, analysis.round_series(samples, names, "a", [0]), rule, "a")
     (p,), (s,) = plain, seq
     assert s["delta_us"] == p["delta_us"] and s["interval"].startswith("sequential")
     assert s["ci_pct"][0] < p["ci_pct"][0] and s["ci_pct"][1] > p["ci_pct"][1]
@@ -66,10 +68,10 @@ def test_apply_rule_widens_to_the_stopping_valid_interval():
 
 def test_gate_result_sides_and_exit_codes():
     recs = [{"variant": "b", "nargs": 0, "ci_pct": [5.0, 9.0]}, {"variant": "b", "nargs": 1, "ci_pct": [-1.0, 1.0]}]
-    g = compare.gate_result(recs, 2.0)
+    g = analysis.gate_result(recs, 2.0)
     assert g["exit_code"] == 1 and g["verdict"] == "fail" and g["deltas"] == {"b/0": "above", "b/1": "below"}
-    assert compare.gate_result(recs[1:], 2.0)["exit_code"] == 0
-    assert compare.gate_result([{"variant": "b", "nargs": 0, "ci_pct": [1.0, 3.0]}], 2.0)["exit_code"] == 3
+    assert analysis.gate_result(recs[1:], 2.0)["exit_code"] == 0
+    assert analysis.gate_result([{"variant": "b", "nargs": 0, "ci_pct": [1.0, 3.0]}], 2.0)["exit_code"] == 3
 
 
 @pytest.mark.parametrize("argv, needle", [

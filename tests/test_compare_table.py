@@ -3,8 +3,9 @@ import json
 
 import pytest
 
-from launchbench import compare, schema, tables
-from launchbench.runner import Outcome
+from launchbench.commands import compare
+from launchbench.output import schema, tables
+from launchbench.engine.runner import Outcome
 
 
 def fixed_document(simulator=False, rounds=2, interrupted=False, peers=False):

@@ -1,8 +1,8 @@
-"""launchbench.device: the GPU guard's one-line refusals and import diagnoses (CPU)."""
+"""launchbench.base.device: the GPU guard's one-line refusals and import diagnoses (CPU)."""
 import pytest
 
-from launchbench import device
-from launchbench.errors import NoGPUError
+from launchbench.base import device
+from launchbench.base.errors import NoGPUError
 
 
 def test_simulator_is_refused_with_the_smoke_hint_only_where_a_smoke_mode_exists(monkeypatch):

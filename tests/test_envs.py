@@ -8,9 +8,9 @@ import zipfile
 
 import pytest
 
-from launchbench import envs
-from launchbench.errors import UserError
-from launchbench.variants import Base
+from launchbench.environments import envs
+from launchbench.base.errors import UserError
+from launchbench.environments.variants import Base
 
 WHEEL = Base("wheel", "numba-cuda==0.0.1")
 
@@ -77,6 +77,9 @@ def test_overlay_holds_only_launchbench(tmp_path):
     overlay = envs.make_overlay(str(tmp_path))
     assert os.listdir(overlay) == ["launchbench"]
     assert os.path.samefile(os.path.join(overlay, "launchbench"), envs.package_dir())
+    import launchbench
+
+    assert os.path.samefile(envs.package_dir(), os.path.dirname(launchbench.__file__))  # the package, not a layer
 
 
 def test_python_minor_must_match(tmp_path):

@@ -1,4 +1,4 @@
-"""launchbench._floor: builds without CUDA, degrades without libcuda, validates input."""
+"""launchbench.workloads._floor: builds without CUDA, degrades without libcuda, validates input."""
 import os
 import shutil
 import subprocess
@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from launchbench import _floor
+from launchbench.workloads import _floor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NO_DRIVER = not _floor.available()
@@ -26,7 +26,7 @@ def test_extension_builds_without_cuda_headers_or_libcuda(tmp_path):
          "--build-temp", str(tmp_path / "tmp")],
         cwd=ROOT, check=True, capture_output=True,
     )
-    built = list((tmp_path / "lib" / "launchbench").glob("_floor*.so"))
+    built = list((tmp_path / "lib" / "launchbench" / "workloads").glob("_floor*.so"))
     assert len(built) == 1
     readelf = shutil.which("readelf")
     if readelf:
@@ -84,7 +84,7 @@ def test_other_entry_points_validate():
 
 @pytest.mark.gpu
 def test_launch_loop_on_a_gpu():
-    from launchbench.peers import empty_kernels_ptx, kernel_name
+    from launchbench.workloads.peers import empty_kernels_ptx, kernel_name
 
     ptx = empty_kernels_ptx(_floor.compute_capability(), 2).encode()
     assert _floor.driver_version() >= 11000

@@ -11,7 +11,8 @@ import textwrap
 
 import pytest
 
-from launchbench import cli, history
+from launchbench import cli
+from launchbench.commands import history
 
 STEP_US = 30.0
 
@@ -111,7 +112,7 @@ def test_history_names_the_slow_commit_and_caches_wheels(standin, tmp_path, caps
     rc = cli.main(["history", str(repo), f"{shas[0]}..{shas[-1]}", "--rounds", "4", "--aa", "1",
                    "-o", str(out), "--no-report", *_common(tmp_path)])
     assert rc == 0
-    from launchbench.atomic import read_json
+    from launchbench.base.atomic import read_json
 
     doc = read_json(out)
     measured = [c["sha"] for c in doc["commits"] if c["measured"]]
@@ -142,7 +143,7 @@ def test_bisect_finds_the_slow_commit(standin, tmp_path, capsys):
     rc = cli.main(["bisect", str(repo), shas[0], shas[-1], "--rounds", "3", "--points", "3", "-o", str(out),
                    *_common(tmp_path)])
     assert rc == 0
-    from launchbench.atomic import read_json
+    from launchbench.base.atomic import read_json
 
     doc = read_json(out)
     assert doc["culprit"]["sha"] == shas[3] and doc["culprit"]["previous"] == shas[2]
@@ -159,7 +160,7 @@ def test_bad_ranges_and_clones_are_one_line_errors(standin, tmp_path, capsys):
 
 
 def test_a_commit_that_fails_to_build_is_reported_and_skipped(tmp_path, capsys):
-    from launchbench import builds
+    from launchbench.environments import builds
 
     class Cache:
         def build(self, clone, commit):
@@ -180,7 +181,7 @@ def test_a_commit_that_fails_to_build_is_reported_and_skipped(tmp_path, capsys):
     session.say = lambda msg: print(msg)
     records = [{"sha": s * 40, "short": s * 7, "subject": s, "date": "d", "measured": True}
                for s in "abc"]
-    import launchbench.envs as envs_mod
+    import launchbench.environments.envs as envs_mod
     saved = envs_mod.check_python_matches
     envs_mod.check_python_matches = lambda env, label: "3.12"
     try:

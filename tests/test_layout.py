@@ -1,48 +1,88 @@
-"""launchbench's modules import one another without a cycle.
+"""launchbench's modules import one another without a cycle, and only down its layers.
+
+The layers, lowest first, are declared once, in ``LAYERS`` below (docs/architecture.md explains
+them); a module may import its own layer or a lower one, never a higher one. The top-level
+modules (the package itself, ``__main__``, ``cli``) sit above every layer.
 
 Every intra-package import counts: at module level and inside functions,
-``from . import x``, ``from .x import y``, ``from .x.y import z``,
-``import launchbench.x`` and ``from launchbench(.x) import ...``. Only the
-package's own ``.py`` modules are nodes (the C extensions import nothing).
+relative (``from . import x``, ``from .x import y``, ``from ..base.errors
+import UserError``) and absolute (``import launchbench.x.y``, ``from
+launchbench(.x) import ...``). The nodes are the package's ``.py`` modules,
+sub-packages included, each named by its dotted path (``launchbench.engine.runner``;
+a sub-package's ``__init__.py`` is the sub-package itself). The C extensions
+import nothing and are no nodes.
+
+Also here: every subcommand is registered from launchbench.commands, and module
+paths written as strings (``python -m`` targets, ``MODULE:FUNC`` targets,
+importlib names) name modules that exist.
 """
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = "launchbench"
 ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 
+#: launchbench's sub-packages, lowest layer first: imports go to the same layer or a lower one.
+LAYERS = ("base", "workloads", "environments", "engine", "output", "commands")
+#: The modules above every layer: the package itself and the command line's entry points.
+TOP = (PACKAGE, f"{PACKAGE}.__main__", f"{PACKAGE}.cli")
 
-def _targets(node: ast.AST, modules: set) -> list:
-    """The package modules one import statement names."""
-    names: list = []
+
+def module_name(path: Path) -> str:
+    """launchbench/engine/runner.py -> launchbench.engine.runner; a package's __init__.py -> the package."""
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict:
+    """dotted name -> path, for every launchbench/**/*.py."""
+    return {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+
+
+def _is_extension(dotted: str) -> bool:
+    """A C extension module (its .c source sits where a .py module would)."""
+    return ROOT.parent.joinpath(*dotted.split(".")).with_suffix(".c").is_file()
+
+
+def _targets(node: ast.AST, name: str, path: Path, mods: dict) -> list:
+    """The package modules one import statement in module *name* names."""
+    found: list = []
     if isinstance(node, ast.ImportFrom):
-        if node.level > 1:
-            raise AssertionError(f"line {node.lineno}: an import from above the package")
-        if node.level == 1:
-            path = node.module.split(".") if node.module else []
+        if node.level:
+            package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+            if node.level > len(package):
+                raise AssertionError(f"{path}:{node.lineno}: an import from above the package")
+            base = package[:len(package) - node.level + 1]
+            source = ".".join(base + ([node.module] if node.module else []))
         elif node.module and node.module.split(".")[0] == PACKAGE:
-            path = node.module.split(".")[1:]
+            source = node.module
         else:
             return []
-        names = [path[0]] if path else [alias.name for alias in node.names]
+        for alias in node.names:
+            sub = f"{source}.{alias.name}"
+            if sub in mods:
+                found.append(sub)                 # from launchbench.engine import runner
+            elif _is_extension(sub):
+                continue                          # from . import _tls
+            elif source in mods:
+                found.append(source)              # from .runner import key_id
     elif isinstance(node, ast.Import):
-        names = [alias.name.split(".")[1] for alias in node.names
-                 if alias.name.split(".")[0] == PACKAGE and "." in alias.name]
-    return [n for n in names if n in modules]
+        found = [alias.name for alias in node.names if alias.name in mods and alias.name.split(".")[0] == PACKAGE]
+    return found
 
 
 def import_graph() -> dict:
-    """module -> {imported module: [line numbers]}, over every launchbench/*.py."""
-    files = sorted(ROOT.glob("*.py"))
-    modules = {p.stem for p in files}
+    """module -> {imported module: [line numbers]}, over every launchbench/**/*.py."""
+    mods = modules()
     graph: dict = {}
-    for path in files:
+    for name, path in mods.items():
         edges: dict = {}
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            for target in _targets(node, modules):
-                if target != path.stem:
+            for target in _targets(node, name, path, mods):
+                if target != name:
                     edges.setdefault(target, []).append(node.lineno)
-        graph[path.stem] = edges
+        graph[name] = edges
     return graph
 
 
@@ -73,18 +113,54 @@ def find_cycle(graph: dict) -> list | None:
     return None
 
 
+def layer_of(name: str) -> int:
+    """A module's rank: its sub-package's index in LAYERS, len(LAYERS) for TOP; ValueError otherwise."""
+    if name in TOP:
+        return len(LAYERS)
+    parts = name.split(".")
+    if len(parts) >= 2 and parts[0] == PACKAGE and parts[1] in LAYERS:
+        return LAYERS.index(parts[1])
+    raise ValueError(f"{name} is in no layer: put it in one of {PACKAGE}.{{{','.join(LAYERS)}}}")
+
+
+def upward_imports(graph: dict) -> list:
+    """(importer, imported, line numbers) for every import of a higher layer."""
+    return [(a, b, lines) for a, edges in sorted(graph.items()) for b, lines in sorted(edges.items())
+            if layer_of(b) > layer_of(a)]
+
+
 def _describe(cycle: list, graph: dict) -> str:
     return " -> ".join(cycle) + "  (" + "; ".join(
-        f"{a}.py:{','.join(map(str, graph[a][b]))} imports {b}" for a, b in zip(cycle, cycle[1:])) + ")"
+        f"{a}:{','.join(map(str, graph[a][b]))} imports {b}" for a, b in zip(cycle, cycle[1:])) + ")"
 
 
 def test_the_graph_sees_every_kind_of_import():
     graph = import_graph()
-    assert "errors" in graph["device"]                 # from .errors import UserError (module level)
-    assert "mechanisms" in graph["variants"]           # from . import mechanisms (inside a function)
-    assert "_tls" not in graph["intercept"]            # a C extension is no node
-    assert set(graph) >= {"breakdown", "kernels", "stages", "stagedelta", "peers", "mechanisms", "lctls",
-                          "intercept", "mechanisms_cli", "mechanisms_procs"}
+    lb = PACKAGE + "."
+    assert lb + "base.errors" in graph[lb + "base.device"]      # from .errors import UserError (module level)
+    assert lb + "workloads.mechanisms" in graph[lb + "environments.variants"]  # in a function
+    assert lb + "base.errors" in graph[lb + "cli"]              # from .base.errors import UserError (a sub-package)
+    assert all("_tls" not in t for t in graph[lb + "workloads.intercept"])  # a C extension is no node
+    assert {lb + name for name in (
+        "base", "base.errors", "workloads.breakdown", "workloads.kernels", "workloads.stages", "workloads.peers",
+        "workloads.mechanisms", "workloads.lctls", "workloads.intercept", "engine.worker", "output.site",
+        "commands.stagedelta", "commands.mechanisms_cli", "commands.mechanisms_procs")} <= set(graph)
+
+
+def test_relative_imports_resolve_from_the_module_package():
+    mods = {"launchbench.engine.worker": None, "launchbench.workloads.peers": None, "launchbench.base.errors": None,
+            "launchbench.engine": None}
+    path = ROOT / "engine" / "worker.py"
+    name = "launchbench.engine.worker"
+
+    def targets(src):
+        return _targets(ast.parse(src).body[0], name, path, mods)
+
+    assert targets("from ..workloads import peers") == ["launchbench.workloads.peers"]
+    assert targets("from ..base.errors import UserError") == ["launchbench.base.errors"]
+    assert targets("from launchbench.base.errors import UserError") == ["launchbench.base.errors"]
+    assert targets("import launchbench.workloads.peers as p") == ["launchbench.workloads.peers"]
+    assert targets("import json") == []
 
 
 def test_find_cycle_reports_one():
@@ -98,3 +174,90 @@ def test_no_import_cycle():
     if cycle:
         print("import cycle:", _describe(cycle, graph))
     assert cycle is None, "import cycle: " + _describe(cycle, graph)
+
+
+def test_every_module_is_in_a_layer():
+    stray = []
+    for name in modules():
+        try:
+            layer_of(name)
+        except ValueError as exc:
+            stray.append(str(exc))
+    assert not stray, stray
+
+
+def test_upward_imports_are_reported():
+    graph = {f"{PACKAGE}.engine.worker": {f"{PACKAGE}.workloads.peers": [3], f"{PACKAGE}.commands.peers": [7]},
+             f"{PACKAGE}.cli": {f"{PACKAGE}.base.errors": [1]}, f"{PACKAGE}.base.errors": {}}
+    assert upward_imports(graph) == [(f"{PACKAGE}.engine.worker", f"{PACKAGE}.commands.peers", [7])]
+
+
+def test_imports_only_go_down_the_layers():
+    bad = upward_imports(import_graph())
+    assert not bad, "imports of a higher layer (order, lowest first: " + " < ".join(LAYERS) + "): " + "; ".join(
+        f"{a}:{','.join(map(str, lines))} imports {b}" for a, b, lines in bad)
+
+
+def test_subcommands_are_registered_from_commands_only():
+    """cli.py lists only launchbench.commands modules, and no module elsewhere defines a register()."""
+    from launchbench.cli import SUBCOMMAND_MODULES
+
+    assert all(m.startswith(f"{PACKAGE}.commands.") for m in SUBCOMMAND_MODULES), SUBCOMMAND_MODULES
+    registering = {name for name, path in modules().items()
+                   if any(isinstance(n, ast.FunctionDef) and n.name == "register"
+                          for n in ast.parse(path.read_text()).body)}
+    outside = sorted(n for n in registering if not n.startswith(f"{PACKAGE}.commands."))
+    assert not outside, f"register() outside launchbench.commands: {outside}"
+    assert registering <= set(SUBCOMMAND_MODULES), sorted(registering - set(SUBCOMMAND_MODULES))
+
+
+def _module_path_strings(tree: ast.AST) -> list:
+    """(line, text) of the strings in *tree* that name a launchbench module: an argument of
+    import_module/importorskip/find_spec, the item after "-m" in an argument list, and any
+    dotted path through a sub-package (``launchbench.engine.worker``, ``...standin:stage_loops``).
+    Schema ids (``launchbench.compare``) are none of these."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) and \
+                getattr(node.func, "attr", getattr(node.func, "id", None)) in ("import_module", "importorskip",
+                                                                                "find_spec"):
+            found.append(node.args[0])
+        elif isinstance(node, (ast.List, ast.Tuple)):
+            found += [b for a, b in zip(node.elts, node.elts[1:]) if isinstance(a, ast.Constant) and a.value == "-m"]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                re.fullmatch(rf"{PACKAGE}(\.[a-z_]+){{2,}}(:[A-Za-z_]+)?|{PACKAGE}\.[a-z_]+:[A-Za-z_]+", node.value):
+            found.append(node)
+    return sorted({(n.lineno, n.value) for n in found if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                   and n.value.split(".")[0] == PACKAGE})
+
+
+def test_module_paths_in_strings_exist():
+    """Module paths built as strings (python -m targets, MODULE:FUNC targets, importlib names,
+    the subcommand list) name modules that exist, with the function where one is named."""
+    checked, missing = 0, []
+    sources = [*ROOT.rglob("*.py"), *ROOT.parent.joinpath("tests").rglob("*.py"),
+               *ROOT.parent.joinpath("benchmarks").rglob("*.py")]
+    for path in sources:
+        if path.resolve() == Path(__file__).resolve():
+            continue  # this file's examples name modules that do not exist, on purpose
+        for line, text in _module_path_strings(ast.parse(path.read_text(), str(path))):
+            checked += 1
+            dotted, _, func = text.partition(":")
+            base = ROOT.parent.joinpath(*dotted.split("."))
+            module = base.with_suffix(".py") if base.with_suffix(".py").is_file() else base / "__init__.py"
+            if not (module.is_file() or base.with_suffix(".c").is_file()):
+                missing.append(f"{path.name}:{line} {text!r}: no such module")
+            elif func and not any(isinstance(n, ast.FunctionDef) and n.name == func
+                                  for n in ast.parse(module.read_text()).body):
+                missing.append(f"{path.name}:{line} {text!r}: no function {func}")
+    assert checked >= 10 and not missing, missing
+
+
+def test_module_path_strings_are_found():
+    tree = ast.parse("import importlib\n"
+                     "cmd = [python, '-m', 'launchbench.worker']\n"
+                     "importlib.import_module('launchbench.mechanisms')\n"
+                     "target = 'launchbench.standin:stage_loops'\n"
+                     "SCHEMA_ID = 'launchbench.compare'\n")
+    assert _module_path_strings(tree) == [(2, "launchbench.worker"), (3, "launchbench.mechanisms"),
+                                          (4, "launchbench.standin:stage_loops")]

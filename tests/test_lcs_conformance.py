@@ -1,6 +1,6 @@
 """LC-S conformance on a real GPU (numba-cuda >= 0.30; skips on older).
 
-Every check goes through the fixture in launchbench/lcs.py: a registered
+Every check goes through the fixture in launchbench/workloads/lcs.py: a registered
 Rewrite that, during a launch-triggered compile, records the launch config,
 bakes it into the probe kernel and marks the kernel LC-S. The probe writes
 the baked and the runtime config to an int64[5] array, so "this launch ran
@@ -25,7 +25,7 @@ def lcs():
     pytest.importorskip("numba.cuda.launchconfig", reason="numba-cuda < 0.30 has no launch-config API")
     from numba.cuda import config
 
-    from launchbench import lcs as fixture
+    from launchbench.workloads import lcs as fixture
 
     config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
     fixture.install()

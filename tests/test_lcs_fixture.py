@@ -15,8 +15,8 @@ import types
 
 import pytest
 
-from launchbench import lcs
-from launchbench.errors import UserError
+from launchbench.workloads import lcs
+from launchbench.base.errors import UserError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CC = (9, 0)
@@ -218,7 +218,7 @@ def test_bench_main_refuses_without_a_gpu(capsys, monkeypatch):
     monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
     assert lcs.main(["--bench", "--nargs", "1"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("launchbench.lcs: error:") and "simulator" in err and "\n" not in err
+    assert err.startswith("launchbench.workloads.lcs: error:") and "simulator" in err and "\n" not in err
     assert lcs.main(["--bench", "--nargs", "9"]) == 2
     assert "--nargs" in capsys.readouterr().err
     assert lcs.main([]) == 2  # --bench is required
@@ -335,7 +335,7 @@ def test_simulator_skips_even_in_smoke_mode(monkeypatch):
 
 
 def test_with_launchconfig_but_no_gpu_skips_for_the_gpu(monkeypatch):
-    from launchbench.device import gpu_available
+    from launchbench.base.device import gpu_available
 
     if gpu_available():
         pytest.skip("a GPU is present")

@@ -7,10 +7,10 @@ import types
 
 import pytest
 
-from launchbench import lctls, mechanisms
-from launchbench.errors import UserError
+from launchbench.workloads import lctls, mechanisms
+from launchbench.base.errors import UserError
 
-pytest.importorskip("launchbench._tls", reason="launchbench's C extension is not built")
+pytest.importorskip("launchbench.workloads._tls", reason="launchbench's C extension is not built")
 
 
 def _own(owner, name):

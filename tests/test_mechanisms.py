@@ -1,4 +1,4 @@
-"""launchbench.mechanisms on CPU: spec parsing, install/uninstall, what each mechanism captures.
+"""launchbench.workloads.mechanisms on CPU: spec parsing, install/uninstall, what each mechanism captures.
 
 The CUDA simulator's kernels never reach ``CUDADispatcher.call`` (its
 ``CUDADispatcher`` is a dummy class), so the capture tests use stand-in
@@ -13,10 +13,10 @@ import time
 
 import pytest
 
-from launchbench import mechanisms as m
-from launchbench.errors import UserError
+from launchbench.workloads import mechanisms as m
+from launchbench.base.errors import UserError
 
-pytest.importorskip("launchbench._tls", reason="C extension not built (pip install -e .)")
+pytest.importorskip("launchbench.workloads._tls", reason="C extension not built (pip install -e .)")
 
 CAPTURING = ("contextvar", "tls")
 ALL_SPECS = ("stock", "passthrough", "contextvar", "tls", "delay:0.5us")
@@ -112,7 +112,9 @@ def test_mechanism_names():
 
 
 def test_module_import_and_validate_do_not_import_numba():
-    code = ("import sys, launchbench.mechanisms as m, launchbench.mechanisms_cli; m.validate('delay:1us'); "
+    code = ("import sys, launchbench.workloads.mechanisms as m, launchbench.workloads.mechanism_rounds, "
+            "launchbench.commands.mechanisms_cli; "
+            "m.validate('delay:1us'); "
             "m.current_launch_config(); print('numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -331,7 +333,7 @@ def test_capture_restored_after_exception(cls, spec):
         d[1, 1](1)
     assert d.seen[-1][1].griddim == 1
     assert m.current_launch_config() is None
-    from launchbench import _tls
+    from launchbench.workloads import _tls
 
     assert _tls.depth() == 0
 
@@ -484,7 +486,7 @@ def test_real_dispatcher_config_visible_during_compilation(real_dispatcher, spec
 
 
 def test_install_refuses_the_simulator():
-    code = ("import launchbench.mechanisms as m\n"
+    code = ("import launchbench.workloads.mechanisms as m\n"
             "try:\n    m.install('tls')\nexcept Exception as e:\n    print(type(e).__name__, e)\n")
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)

@@ -7,11 +7,11 @@ import sys
 
 import pytest
 
-from launchbench import mechanisms
-from launchbench import mechanisms_cli as cli
-from launchbench.errors import UserError
+from launchbench.workloads import mechanism_rounds as mech_rounds, mechanisms
+from launchbench.commands import mechanisms_cli as cli
+from launchbench.base.errors import UserError
 
-pytest.importorskip("launchbench._tls", reason="C extension not built (pip install -e .)")
+pytest.importorskip("launchbench.workloads._tls", reason="C extension not built (pip install -e .)")
 
 
 @pytest.fixture(autouse=True)
@@ -108,8 +108,8 @@ def _expected_class_writes(rounds):
 def test_run_rounds_interleaves_every_mechanism(monkeypatch):
     specs = cli.parse_specs(",".join(cli.DEFAULT_SPECS))
     kernels = {n: _CountingKernel() for n in (0, 2)}
-    launchers = {n: (cli.SimulatorDispatcher(k)[1, 1], (None,) * n) for n, k in kernels.items()}
-    original = cli.SimulatorDispatcher.__dict__["call"]
+    launchers = {n: (mech_rounds.SimulatorDispatcher(k)[1, 1], (None,) * n) for n, k in kernels.items()}
+    original = mech_rounds.SimulatorDispatcher.__dict__["call"]
     truth = []  # did each switch really write the class? (its __dict__["call"] changed)
     real_switch = mechanisms.switch
 
@@ -120,8 +120,8 @@ def test_run_rounds_interleaves_every_mechanism(monkeypatch):
         return wrote
 
     monkeypatch.setattr(mechanisms, "switch", watched)
-    rounds = cli.run_rounds(launchers, specs, n_rounds=3, samples=2, launches=5, warmup=1, sync=lambda: None,
-                            rng=random.Random(1), target=cli.SimulatorDispatcher, warmup_class_write=7)
+    rounds = mech_rounds.run_rounds(launchers, specs, n_rounds=3, samples=2, launches=5, warmup=1, sync=lambda: None,
+                            rng=random.Random(1), target=mech_rounds.SimulatorDispatcher, warmup_class_write=7)
     assert [r["complete"] for r in rounds] == [True] * 3
     for r in rounds:
         for n in ("0", "2"):
@@ -138,15 +138,15 @@ def test_run_rounds_interleaves_every_mechanism(monkeypatch):
         writes = sum(w for _, key, _, w in expected if key == str(n))
         assert k.launches == 3 * len(specs) * (1 + 2 * 5) + 6 * writes
     assert mechanisms.active() == "stock"
-    assert cli.SimulatorDispatcher.__dict__["call"] is original
+    assert mech_rounds.SimulatorDispatcher.__dict__["call"] is original
 
 
 def test_run_rounds_switches_in_place_between_family_blocks():
     specs = ["passthrough", "tls", "delay:1us"]  # the Interceptor's family: installed once, then switched
     kernel = _CountingKernel()
-    launchers = {0: (cli.SimulatorDispatcher(kernel)[1, 1], ()), 1: (cli.SimulatorDispatcher(kernel)[1, 1], (None,))}
-    rounds = cli.run_rounds(launchers, specs, n_rounds=4, samples=1, launches=2, warmup=0, sync=lambda: None,
-                            rng=random.Random(3), target=cli.SimulatorDispatcher, warmup_class_write=50)
+    launchers = {0: (mech_rounds.SimulatorDispatcher(kernel)[1, 1], ()), 1: (mech_rounds.SimulatorDispatcher(kernel)[1, 1], (None,))}
+    rounds = mech_rounds.run_rounds(launchers, specs, n_rounds=4, samples=1, launches=2, warmup=0, sync=lambda: None,
+                            rng=random.Random(3), target=mech_rounds.SimulatorDispatcher, warmup_class_write=50)
     flags = [(r["round"], n, spec, r["class_modified"][n][spec]) for r in rounds for n in r["order"]
              for spec in r["order"][n]]
     assert flags[0][3] is True and not any(f[3] for f in flags[1:]), flags  # one install, then in place
@@ -160,16 +160,16 @@ def test_run_rounds_uninstalls_when_a_block_raises():
             if self.launches > 40:
                 raise RuntimeError("launch failed")
 
-    original = cli.SimulatorDispatcher.__dict__["call"]
-    launchers = {0: (cli.SimulatorDispatcher(Broken())[1, 1], ())}
+    original = mech_rounds.SimulatorDispatcher.__dict__["call"]
+    launchers = {0: (mech_rounds.SimulatorDispatcher(Broken())[1, 1], ())}
     rounds = []
     with pytest.raises(RuntimeError, match="launch failed"):
-        cli.run_rounds(launchers, ["stock", "passthrough", "tls"], n_rounds=5, samples=1, launches=5, warmup=1,
-                       sync=lambda: None, rng=random.Random(0), target=cli.SimulatorDispatcher, rounds=rounds,
+        mech_rounds.run_rounds(launchers, ["stock", "passthrough", "tls"], n_rounds=5, samples=1, launches=5, warmup=1,
+                       sync=lambda: None, rng=random.Random(0), target=mech_rounds.SimulatorDispatcher, rounds=rounds,
                        warmup_class_write=2)
     assert rounds and not rounds[-1]["complete"]
     assert mechanisms.active() == "stock"
-    assert cli.SimulatorDispatcher.__dict__["call"] is original
+    assert mech_rounds.SimulatorDispatcher.__dict__["call"] is original
 
 
 def test_class_write_summary_counts_blocks_and_reads_old_rounds():
@@ -184,10 +184,10 @@ def test_class_write_summary_counts_blocks_and_reads_old_rounds():
 
 def test_run_rounds_stops_at_the_deadline_after_a_whole_round():
     specs = ["stock", "passthrough", "tls"]
-    launchers = {0: (cli.SimulatorDispatcher(_CountingKernel())[1, 1], ())}
+    launchers = {0: (mech_rounds.SimulatorDispatcher(_CountingKernel())[1, 1], ())}
     ticks = iter(range(100))  # a clock that advances one second per look
-    rounds = cli.run_rounds(launchers, specs, n_rounds=50, samples=1, launches=2, warmup=0, sync=lambda: None,
-                            rng=random.Random(0), target=cli.SimulatorDispatcher, deadline=3,
+    rounds = mech_rounds.run_rounds(launchers, specs, n_rounds=50, samples=1, launches=2, warmup=0, sync=lambda: None,
+                            rng=random.Random(0), target=mech_rounds.SimulatorDispatcher, deadline=3,
                             clock=lambda: next(ticks))
     assert len(rounds) == 4 and all(r["complete"] for r in rounds)  # clock 0,1,2 < 3: rounds 2..4 run
 
@@ -212,11 +212,11 @@ def test_run_rounds_keeps_partial_round_on_ctrl_c():
     specs = ["stock", "passthrough", "tls"]
     per_round = len(specs) * (1 + 2 * 5)
     kernel = _CountingKernel(interrupt_after=per_round + 15)  # in round 2, mechanism 2
-    launchers = {0: (cli.SimulatorDispatcher(kernel)[1, 1], ())}
+    launchers = {0: (mech_rounds.SimulatorDispatcher(kernel)[1, 1], ())}
     rounds = []
     with pytest.raises(KeyboardInterrupt):
-        cli.run_rounds(launchers, specs, n_rounds=5, samples=2, launches=5, warmup=1, sync=lambda: None,
-                       rng=random.Random(0), target=cli.SimulatorDispatcher, rounds=rounds, warmup_class_write=1)
+        mech_rounds.run_rounds(launchers, specs, n_rounds=5, samples=2, launches=5, warmup=1, sync=lambda: None,
+                       rng=random.Random(0), target=mech_rounds.SimulatorDispatcher, rounds=rounds, warmup_class_write=1)
     assert [r["complete"] for r in rounds] == [True, False]
     assert len(rounds[1]["samples"]["0"]) == 1  # the one block finished before Ctrl-C
     assert mechanisms.active() == "stock"

@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 
-from launchbench import mechanisms as m
+from launchbench.workloads import mechanisms as m
 
 pytestmark = pytest.mark.gpu
 

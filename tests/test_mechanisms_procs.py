@@ -7,10 +7,10 @@ import sys
 
 import pytest
 
-from launchbench import mechanisms_procs as procs
-from launchbench import runner
+from launchbench.commands import mechanisms_procs as procs
+from launchbench.engine import runner
 
-pytest.importorskip("launchbench._tls", reason="C extension not built (pip install -e .)")
+pytest.importorskip("launchbench.workloads._tls", reason="C extension not built (pip install -e .)")
 
 
 def _rounds(deltas_by_nargs: dict, n_rounds: int = 9, base: float = 10.0, noise: float = 0.002) -> list:

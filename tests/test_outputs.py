@@ -1,12 +1,15 @@
-"""Output paths are checked before any work (launchbench.outputs), and the commands that write
+"""Output paths are checked before any work (launchbench.base.outputs), and the commands that write
 -o/--output use it: a bad path is one line, exit 2, before anything is built or measured."""
 import os
 import sys
 
 import pytest
 
-from launchbench import cli, envs, outputs, runner
-from launchbench.errors import UserError
+from launchbench import cli
+from launchbench.engine import runner
+from launchbench.environments import envs
+from launchbench.base import outputs
+from launchbench.base.errors import UserError
 
 UNWRITABLE = "/proc/launchbench-test/x.json"  # /proc takes no new files, even from root
 

@@ -1,13 +1,15 @@
-"""launchbench.peers: PTX, statistics, tables and JSON on CPU; real launches on a GPU."""
+"""launchbench.workloads.peers and launchbench peers: PTX, statistics, tables and JSON on CPU; real launches on a GPU."""
 import json
 import os
 import re
 
 import pytest
 
-from launchbench import peers
+from launchbench.base.atomic import write_json_atomic
+from launchbench.commands import peers as peers_cmd
+from launchbench.workloads import kernels, peers
 from launchbench.cli import main
-from launchbench.errors import UserError
+from launchbench.base.errors import UserError
 
 
 @pytest.mark.parametrize(
@@ -47,19 +49,19 @@ def test_ptx_assembles_for_its_target(cc):
 
 
 def test_fit_line_recovers_a_known_line():
-    assert peers.fit_line([0, 1, 2, 3, 4], [3, 5, 7, 9, 11]) == pytest.approx((2.0, 3.0))
-    slope, intercept = peers.fit_line([0, 1, 2], [1.0, 1.5, 3.5])
+    assert peers_cmd.fit_line([0, 1, 2, 3, 4], [3, 5, 7, 9, 11]) == pytest.approx((2.0, 3.0))
+    slope, intercept = peers_cmd.fit_line([0, 1, 2], [1.0, 1.5, 3.5])
     assert slope == pytest.approx(1.25) and intercept == pytest.approx(0.75)
 
 
 @pytest.mark.parametrize("xs, ys", [([1], [1]), ([1, 2], [1]), ([2, 2], [1, 3])])
 def test_fit_line_rejects_underdetermined_input(xs, ys):
     with pytest.raises(ValueError):
-        peers.fit_line(xs, ys)
+        peers_cmd.fit_line(xs, ys)
 
 
 def test_summarize():
-    s = peers.summarize([4.0, 1.0, 3.0, 2.0, 10.0])
+    s = peers_cmd.summarize([4.0, 1.0, 3.0, 2.0, 10.0])
     assert s == {"median_us": 3.0, "mad_us": 1.0, "min_us": 1.0, "n": 5}
 
 
@@ -71,7 +73,7 @@ MEDIANS = {
 
 
 def test_analyse_overhead_and_per_arg_cost():
-    a = peers.analyse(MEDIANS)
+    a = peers_cmd.analyse(MEDIANS)
     assert a["overhead_vs_floor"][0] == {"us": 8.0, "ratio": 5.0}
     assert a["overhead_vs_floor"][2]["us"] == pytest.approx(16.5)
     assert a["per_arg"]["numba_cuda"]["us_per_arg"] == pytest.approx(4.5)
@@ -80,14 +82,14 @@ def test_analyse_overhead_and_per_arg_cost():
 
 
 def test_analyse_without_floor_or_single_count():
-    a = peers.analyse({"numba_cuda": {1: 5.0}})
+    a = peers_cmd.analyse({"numba_cuda": {1: 5.0}})
     assert a == {"overhead_vs_floor": {}, "per_arg": {}}
 
 
 def _doc():
     samples = {name: {n: [v, v + 0.2, v - 0.2] for n, v in per.items()} for name, per in MEDIANS.items()}
     settings = {"loops": 100, "repeats": 3, "rounds": 1}
-    return peers.build_document(samples, [0, 1, 2], settings, {"cuda_core": "not importable"}, {"extra": 1})
+    return peers_cmd.build_document(samples, [0, 1, 2], settings, {"cuda_core": "not importable"}, {"extra": 1})
 
 
 def test_document_is_json_and_table_shows_every_launcher():
@@ -95,7 +97,7 @@ def test_document_is_json_and_table_shows_every_launcher():
     assert doc["results"]["numba_cuda"]["1"]["median_us"] == 14.5
     assert doc["analysis"]["overhead_vs_floor"]["0"]["ratio"] == 5.0
     assert doc["extra"] == 1
-    table = peers.format_table(doc)
+    table = peers_cmd.format_table(doc)
     lines = table.splitlines()
     assert "numba-cuda" in lines[1] and "CuPy" in lines[1] and "floor (C)" in lines[1]
     assert "cuda.core" not in lines[1]
@@ -106,10 +108,10 @@ def test_document_is_json_and_table_shows_every_launcher():
 
 def test_write_json_atomic_replaces_whole_files_only(tmp_path):
     path = tmp_path / "sub" / "peers.json"
-    peers.write_json_atomic(str(path), {"a": 1})
+    write_json_atomic(str(path), {"a": 1})
     assert json.loads(path.read_text()) == {"a": 1}
     with pytest.raises(TypeError):
-        peers.write_json_atomic(str(path), {"a": object()})
+        write_json_atomic(str(path), {"a": object()})
     assert json.loads(path.read_text()) == {"a": 1}
     assert os.listdir(path.parent) == ["peers.json"]
 
@@ -130,16 +132,16 @@ def test_collect_interleaves_and_converts_to_us():
 
 
 def test_parsers_give_user_errors():
-    assert peers.parse_arg_counts("3,0, 1,1") == [0, 1, 3]
-    assert peers.parse_launchers("floor,cupy") == ["cupy", "floor"]
-    assert peers.parse_launchers(None) == list(peers.LAUNCHERS)
+    assert kernels.parse_arg_counts("3,0, 1,1") == [0, 1, 3]
+    assert peers_cmd.parse_launchers("floor,cupy") == ["cupy", "floor"]
+    assert peers_cmd.parse_launchers(None) == list(peers.LAUNCHERS)
     for bad in ("a,b", "", "0,99", "-1"):
         with pytest.raises(UserError, match="--args"):
-            peers.parse_arg_counts(bad)
+            kernels.parse_arg_counts(bad)
     with pytest.raises(UserError, match="unknown launcher"):
-        peers.parse_launchers("numba,floor")
+        peers_cmd.parse_launchers("numba,floor")
     with pytest.raises(UserError, match="--repeats must be >= 1"):
-        peers.check_counts(10, 0, 1)
+        kernels.check_counts(10, 0, 1)
 
 
 def test_measure_validates_input():
@@ -156,7 +158,7 @@ def test_measure_under_the_simulator_is_all_none(monkeypatch):
 
 
 def test_measure_without_a_gpu_returns_none_with_reasons():
-    from launchbench import _floor
+    from launchbench.workloads import _floor
 
     if _floor.available():
         pytest.skip("a CUDA driver is present")
@@ -209,7 +211,7 @@ def test_asv_suite_skips_under_the_simulator(monkeypatch, smoke):
 
 
 def test_asv_suite_skips_without_a_gpu(monkeypatch):
-    from launchbench.device import gpu_available
+    from launchbench.base.device import gpu_available
 
     if gpu_available():
         pytest.skip("a GPU is present")

@@ -5,10 +5,10 @@ import struct
 
 import pytest
 
-from launchbench import report, schema
+from launchbench.output import report, schema
 from launchbench.cli import main
-from launchbench.compare import build_document
-from launchbench.runner import Outcome
+from launchbench.commands.compare import build_document
+from launchbench.engine.runner import Outcome
 
 ARGS = [0, 1, 2, 3, 4]
 LEVELS = {"baseline": 10.0, "contextvar": 13.0, "v2": 10.05}  # µs at 0 args, +4.5 µs per arg
@@ -151,7 +151,7 @@ def test_cli_default_outputs_sit_next_to_the_json(tmp_path, capsys):
 
 
 def test_default_outputs_of_a_gzipped_json_drop_both_suffixes():
-    from launchbench.report import default_outputs
+    from launchbench.output.report import default_outputs
 
     assert default_outputs("r/default.json.gz") == {"markdown": "r/default.md", "html": "r/default.html",
                                                     "plot": "r/default.png"}
@@ -190,7 +190,8 @@ def test_report_module_is_import_light():
     import subprocess
     import sys
 
-    code = ("import sys, launchbench.report, launchbench.site; "
+    code = ("import sys, launchbench.output.report, launchbench.output.site, launchbench.commands.report, "
+            "launchbench.commands.site; "
             "bad = [m for m in ('matplotlib', 'numpy', 'numba', 'asv') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -202,7 +203,8 @@ def test_export_without_matplotlib_writes_markdown_and_says_so(tmp_path, monkeyp
     import glob
     import os
 
-    from launchbench import atomic, report
+    from launchbench.base import atomic
+    from launchbench.output import report
 
     path = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "results", "h200",
                                          "2026-11-22-compare-default", "default.json.gz")))[0]

@@ -2,12 +2,13 @@
 pinning just before a round, rotation, and what an interruption keeps and kills."""
 import pytest
 
-from launchbench import compare, runner
-from launchbench.errors import UserError
+from launchbench.commands import compare
+from launchbench.engine import runner
+from launchbench.base.errors import UserError
 
 
 class FakeWorker:
-    """Records every event in a shared log; answers like launchbench.worker would."""
+    """Records every event in a shared log; answers like launchbench.engine.worker would."""
 
     events: list = []
     fail_on = None  # (round, nargs, variant, exception) raised by that sample request

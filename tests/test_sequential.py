@@ -1,4 +1,4 @@
-"""Early stopping keeps the intervals' coverage (launchbench.sequential), on synthetic rounds.
+"""Early stopping keeps the intervals' coverage (launchbench.engine.sequential), on synthetic rounds.
 
 The streams mimic compare's per-round percent deltas: normal with SD 2.7% of
 the reference, plus 3% of rounds from a VM slow spell with 4x the SD. Coverage
@@ -11,8 +11,8 @@ import random
 
 import pytest
 
-from launchbench import sequential as sq
-from launchbench import stats
+from launchbench.engine import sequential as sq
+from launchbench.engine import stats
 
 SD = 2.7
 RUNS = 2000

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from launchbench import ledger, site
+from launchbench.environments import ledger
+from launchbench.output import site
 from launchbench.cli import main
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from launchbench import site
+from launchbench.output import site
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
@@ -131,7 +131,7 @@ def _plotted_points(driver, url: str, timeout: float = 30.0, settle: float = 1.0
 
 def _config_for(work: Path) -> Path:
     """The checkout's asv.conf.json with results/site paths inside *work* (user results untouched)."""
-    from launchbench.asvtools import derive_config, load_config, write_json_atomic
+    from launchbench.output.asvtools import derive_config, load_config, write_json_atomic
 
     conf = derive_config(load_config(ROOT / "asv.conf.json"), ROOT, results_dir=work / "results",
                          env_dir=work / "env")

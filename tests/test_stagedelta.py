@@ -1,4 +1,4 @@
-"""Paired stage deltas (launchbench.stagedelta, stages, standin) on CPU.
+"""Paired stage deltas (launchbench.commands.stagedelta, stages, standin) on CPU.
 
 The statistics on synthetic samples with known stage costs; the worker's stages
 workload on the stand-in launch path in this process; and the whole engine --
@@ -16,8 +16,10 @@ import sys
 
 import pytest
 
-from launchbench import stagedelta, stages, standin, stats, worker
-from launchbench.errors import UserError
+from launchbench.commands import stagedelta
+from launchbench.engine import stats, worker
+from launchbench.workloads import stages, standin
+from launchbench.base.errors import UserError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ALL = stages.stage_names()
@@ -101,7 +103,7 @@ def test_analysis_recovers_levels_deltas_rests_and_per_argument_costs():
     assert slope["us"] == pytest.approx(1.0, abs=0.02) and slope["n"] == 12
     assert a["per_arg"]["a"]["marshal_args"]["us"] == pytest.approx(3.0, abs=0.02)
     assert a["per_arg"]["b-a"]["type_dispatch"]["ci"][0] <= 0.0 <= a["per_arg"]["b-a"]["type_dispatch"]["ci"][1] + 1e-3
-    # the per-stage records come from compare.analyze with stage keys
+    # the per-stage records come from analysis.analyze with stage keys
     assert {(r["variant"], r["stage"], r["nargs"]) for r in a["deltas"]} == {
         ("b", s, n) for s in STAGE_LIST for n in counts}
 
@@ -152,9 +154,9 @@ def test_worker_times_stand_in_stages_and_treats_absent_ones_as_free(monkeypatch
     monkeypatch.setenv(standin.COSTS_ENV, "marshal_args=2.0/arg,driver_launch=1.0")
     monkeypatch.setenv(standin.STYLE_ENV, "griddim")  # no lc_bookkeeping, like 0.29
     bench = worker.Bench()
-    info = worker.handle(bench, {"cmd": "setup", "workload": "stages", "target": "launchbench.standin:stage_loops",
+    info = worker.handle(bench, {"cmd": "setup", "workload": "stages", "target": "launchbench.workloads.standin:stage_loops",
                                  "arg_counts": [0, 2], "arg_kind": "mixed", "mechanism": None})["info"]
-    assert info["stages"] == {"style": "griddim", "arg_kind": "mixed", "standin": "launchbench.standin:stage_loops"}
+    assert info["stages"] == {"style": "griddim", "arg_kind": "mixed", "standin": "launchbench.workloads.standin:stage_loops"}
     worker.handle(bench, {"cmd": "prepare", "affinity": None, "warmup": 20})
     us = {n: worker.handle(bench, {"cmd": "sample", "stage": "marshal_args", "nargs": n, "loops": 300})["us"]
           for n in (0, 2)}
@@ -195,7 +197,7 @@ def test_breakdown_over_variants_recovers_injected_stage_costs(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "launchbench", "breakdown", "--variant", _env(tmp_path, "a", BASE),
          "--variant", _env(tmp_path, "b", MORE), "--variant", "c=delay:1us@a",
-         "--target", "launchbench.standin:stage_loops", "--args", "0,2", "--rounds", "5", "--repeats", "3",
+         "--target", "launchbench.workloads.standin:stage_loops", "--args", "0,2", "--rounds", "5", "--repeats", "3",
          "--sample-time", "0.001", "--warmup", "50", "--prefetch", "1", "--quiet", "-o", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -232,12 +234,13 @@ def test_breakdown_simulator_smoke_and_one_line_errors(tmp_path):
     doc = json.loads(out.read_text())
     assert doc["simulator"] and not doc["measurement"] and [v["name"] for v in doc["variants"]] == ["here", "twin"]
     bad = subprocess.run([sys.executable, "-m", "launchbench", "breakdown", "--variant", f"a=env:{sys.prefix}",
-                          "--target", "launchbench.standin:stage_loops"], cwd=ROOT, capture_output=True, text=True)
+                          "--target", "launchbench.workloads.standin:stage_loops"], cwd=ROOT, capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0 and "at least two variants" in bad.stderr
 
 
 def test_single_environment_mode_keeps_its_defaults(monkeypatch):
-    from launchbench import breakdown, cli
+    from launchbench.commands import breakdown
+    from launchbench import cli
 
     seen = {}
     monkeypatch.setattr(breakdown, "run_breakdown", lambda counts, loops, repeats, rounds: seen.update(
@@ -251,7 +254,9 @@ def test_single_environment_mode_keeps_its_defaults(monkeypatch):
 # ---------------------------------------------------------------- compare --arg-kind
 
 def test_compare_arg_kind_is_parsed_and_reaches_the_workers(monkeypatch, tmp_path):
-    from launchbench import cli, compare, runner
+    from launchbench import cli
+    from launchbench.commands import compare
+    from launchbench.engine import runner
 
     a = cli.build_parser().parse_args(["compare", "--arg-kind", "scalar"])
     assert a.arg_kind == "scalar"

@@ -1,9 +1,9 @@
-"""Known inputs give known intervals and verdicts (launchbench.stats)."""
+"""Known inputs give known intervals and verdicts (launchbench.engine.stats)."""
 import math
 
 import pytest
 
-from launchbench import stats
+from launchbench.engine import stats
 
 
 @pytest.mark.parametrize("p, df, expected", [

@@ -1,4 +1,4 @@
-"""Semantics of the C extension launchbench._tls: a per-thread (config, args) stack."""
+"""Semantics of the C extension launchbench.workloads._tls: a per-thread (config, args) stack."""
 import gc
 import subprocess
 import sys
@@ -10,7 +10,7 @@ import weakref
 
 import pytest
 
-_tls = pytest.importorskip("launchbench._tls", reason="C extension not built (pip install -e .)")
+_tls = pytest.importorskip("launchbench.workloads._tls", reason="C extension not built (pip install -e .)")
 
 
 @pytest.fixture(autouse=True)
@@ -218,7 +218,7 @@ def test_spin_rejects_non_integers():
 
 # ---------------------------------------------------------------- Interceptor
 # The C interception that replaces CUDADispatcher.call for passthrough, tls
-# and delay (see launchbench.mechanisms).
+# and delay (see launchbench.workloads.mechanisms).
 
 Interceptor = _tls.Interceptor
 
@@ -488,7 +488,7 @@ def test_interceptor_rejects_bad_construction(args, kwargs, exc):
 
 
 # ---------------------------------------------------------------- set_mode
-# launchbench.mechanisms.switch() changes the mode of the installed
+# launchbench.workloads.mechanisms.switch() changes the mode of the installed
 # Interceptor in place, so the class it sits on is never written between
 # measurement blocks (see mechanisms_cli).
 
@@ -664,7 +664,7 @@ def test_the_stack_owner_is_one_thread_and_its_stack_is_never_handed_on():
     # thread that exits with an entry left: no later thread, main included, may see that entry.
     code = textwrap.dedent("""
         import threading
-        from launchbench import _tls
+        from launchbench.workloads import _tls
         def first():
             _tls.enter("cfg-of-a-dead-thread", ("x",))
         t = threading.Thread(target=first); t.start(); t.join()

@@ -1,11 +1,11 @@
-"""Variant spec parsing and resolution (launchbench.variants)."""
+"""Variant spec parsing and resolution (launchbench.environments.variants)."""
 import os
 import sys
 
 import pytest
 
-from launchbench import variants
-from launchbench.errors import UserError
+from launchbench.environments import variants
+from launchbench.base.errors import UserError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

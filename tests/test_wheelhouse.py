@@ -5,9 +5,9 @@ import subprocess
 
 import pytest
 
-from launchbench import wheelhouse
+from launchbench.environments import wheelhouse
 from launchbench.cli import main
-from launchbench.variants import DEFAULT_PINS
+from launchbench.environments.variants import DEFAULT_PINS
 
 MIB = wheelhouse.MIB
 

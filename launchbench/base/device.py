@@ -1,0 +1,128 @@
+"""Where we run: GPU guard and the device/host facts every result records.
+
+numba is imported lazily: ``launchbench --help`` and the CPU-only tests
+must not pay for (or fail on) a CUDA import.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import sys
+
+from .errors import NoGPUError, UserError
+
+
+def simulator_enabled() -> bool:
+    """True when numba-cuda would run kernels in its CPU simulator."""
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+
+
+def import_cuda():
+    """Import ``numba.cuda`` or explain in one line why it cannot be imported."""
+    try:
+        from numba import cuda
+    except Exception as exc:  # noqa: BLE001 - any import failure is a user-environment problem
+        raise UserError(diagnose_import_error(exc)) from None
+    return cuda
+
+
+def diagnose_import_error(exc: BaseException) -> str:
+    """Turn a numba-cuda import failure into the likely cause and its fix."""
+    text = f"{type(exc).__name__}: {exc}"
+    hints = (
+        ("row_stack", "numpy is too new for this numba-cuda (numpy 2.5 removed row_stack); install numpy<2.5, e.g. -c constraints.txt"),
+        ("NPDatetime", "numba is too new for numba-cuda 0.29 (needs numba<0.66); install numba==0.65.1"),
+        ("GraphBuilder", "cuda-core is too new for numba-cuda 0.29 (needs cuda-core<1.0); install cuda-core==0.7.0"),
+        ("Numba needs NumPy", "numpy does not match numba; install the pins in constraints.txt"),
+        ("No module named 'numba'", "numba-cuda is not installed; pip install 'numba-cuda[cu13]'"),
+    )
+    for needle, hint in hints:
+        if needle in text:
+            return f"numba-cuda failed to import ({text.splitlines()[0][:160]}): {hint}"
+    return f"numba-cuda failed to import ({text.splitlines()[0][:200]}); check the version pins in constraints.txt"
+
+
+def one_line(exc: BaseException, limit: int = 200) -> str:
+    """An exception's message squeezed onto one line (driver errors span several)."""
+    return " ".join(str(exc).split())[:limit]
+
+
+def gpu_available() -> bool:
+    """A real GPU (not the simulator) that numba-cuda can use."""
+    if simulator_enabled():
+        return False
+    try:
+        from numba import cuda
+
+        return bool(cuda.is_available())
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def require_gpu(allow_simulator: bool = False, smoke_flag: bool = True) -> None:
+    """Refuse to produce numbers without a real GPU, unless smoke-testing.
+
+    *smoke_flag*: whether the calling command has a --simulator smoke mode to
+    point the user at (commands whose numbers mean nothing simulated don't).
+    """
+    smoke = ", or pass --simulator for a labelled smoke run" if smoke_flag else ""
+    if simulator_enabled():
+        if allow_simulator:
+            return
+        raise NoGPUError(
+            "the CUDA simulator is enabled (NUMBA_ENABLE_CUDASIM=1): its timings are not GPU "
+            f"launch costs; unset it{smoke}"
+        )
+    cuda = import_cuda()
+    if not cuda.is_available():
+        raise NoGPUError(
+            "no CUDA GPU is available (numba.cuda.is_available() is False); run on a machine "
+            f"with an NVIDIA GPU and driver{smoke}"
+        )
+
+
+def host_info() -> dict:
+    return {
+        "python": sys.version.split()[0],
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "cpu": _cpu_name(),
+        "cpu_count": os.cpu_count(),
+        "hostname": platform.node(),
+    }
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def device_info() -> dict:
+    """GPU name, compute capability, driver and runtime versions (or the simulator)."""
+    if simulator_enabled():
+        return {"name": "CUDA simulator (not a GPU)", "simulator": True}
+    require_gpu(smoke_flag=False)
+    cuda = import_cuda()
+    info: dict = {"simulator": False}
+    try:
+        dev = cuda.get_current_device()
+        name = dev.name
+        info["name"] = name.decode() if isinstance(name, bytes) else str(name)
+        info["compute_capability"] = "%d.%d" % dev.compute_capability
+    except Exception as exc:  # noqa: BLE001
+        raise NoGPUError(f"could not open the CUDA device ({one_line(exc)}); check the driver with nvidia-smi") from None
+    try:
+        info["driver_version"] = ".".join(map(str, cuda.cudadrv.driver.driver.get_version()))
+    except Exception:  # noqa: BLE001
+        info["driver_version"] = None
+    try:
+        info["runtime_version"] = ".".join(map(str, cuda.runtime.get_version()))
+    except Exception:  # noqa: BLE001
+        info["runtime_version"] = None
+    return info

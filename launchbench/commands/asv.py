@@ -1,0 +1,341 @@
+"""``launchbench asv-config``, ``against`` and ``asv-releases``: the asv suite without hand-editing asv.conf.json.
+
+asv has no ``--repo`` option, so pointing it at a local numba-cuda clone (or
+at a release ledger, see :mod:`launchbench.environments.ledger`) means a second config
+file, derived by launchbench.output.asvtools with every path made absolute, so it works
+from any directory through ``asv --config FILE``.
+
+Subcommands: ``asv-config`` (write a derived config), ``against`` (``asv
+continuous`` between two refs), ``asv-releases`` (measure released wheels in
+ready environments, no clone and no network needed).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+from pathlib import Path
+
+from ..base import atomic
+from ..base.errors import UserError
+from ..output.asvtools import (SMOKE_MACHINE, asv_command, bench_args, check_machine_label, default_machine,
+                               derive_config, ensure_machine, load_config, parse_attributes, resolve_repo, run_asv,
+                               smoke_requested, write_json_atomic)
+
+ROOT = Path(__file__).resolve().parents[2]  # the checkout (this module: launchbench/commands/asv.py)
+# An editable install finds the checkout's config; an installed copy
+# (site-packages) uses the one in the current directory.
+DEFAULT_CONFIG = ROOT / "asv.conf.json" if (ROOT / "asv.conf.json").is_file() else Path("asv.conf.json").resolve()
+
+
+# ----------------------------------------------------------------- asv-config
+def cmd_asv_config(args) -> int:
+    from ..base.outputs import check_writable
+
+    check_writable(args.output, "--output")
+    base = load_config(args.config)
+    conf = derive_config(base, Path(args.config).resolve().parent, repo=args.repo,
+                         results_dir=args.results_dir, env_dir=args.env_dir, html_dir=args.html_dir)
+    out = write_json_atomic(conf, args.output)
+    print(f"wrote {out} (repo {conf['repo']})")
+    print(f"use it as: asv --config {out} run baseline..v2   (or continuous/compare/publish)")
+    return 0
+
+
+def default_local_config() -> Path:
+    return ROOT / ".asv" / "asv.local.json"
+
+
+# ----------------------------------------------------------------- against
+def _is_url(repo: str) -> bool:
+    return bool(re.match(r"^[a-z][a-z0-9+.-]*://", repo) or re.match(r"^[\w.-]+@[\w.-]+:", repo))
+
+
+def _inside(path, folder) -> bool:
+    path, folder = Path(path).resolve(), Path(folder).resolve()
+    return path == folder or folder in path.parents
+
+
+def against_config_path() -> Path:
+    """Where ``against`` writes its derived config: the checkout's .asv/asv.local.json when
+    launchbench runs from its checkout (editable install), else ~/.cache/launchbench/asv;
+    never inside an installed package."""
+    if (ROOT / "asv.conf.json").is_file():
+        return default_local_config()
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "launchbench" / "asv" / "against.asv.json"
+
+
+def against_repo(args, base: dict, config: Path) -> str:
+    """The local clone ``against`` measures: --repo, or the config's repo when that is a path.
+
+    asv would mirror-clone a URL repo next to the config (into the launchbench checkout), which
+    needs the network and could not have the refs ``launchbench refs`` creates anyway."""
+    repo = args.repo or str(base.get("repo") or "")
+    if not repo or _is_url(repo):
+        given = f"--repo {repo}" if args.repo else f"{config}'s repo is {repo or 'missing'}"
+        raise UserError(f"against needs a local numba-cuda clone ({given}); clone it once (git clone "
+                        "https://github.com/NVIDIA/numba-cuda ~/numba-cuda; launchbench refs ~/numba-cuda) "
+                        "and pass --repo ~/numba-cuda")
+    if not args.repo:
+        repo = str((config.resolve().parent / Path(repo).expanduser()))
+    return resolve_repo(repo)
+
+
+def check_ref(ref: str, what: str) -> None:
+    """``asv continuous`` takes two refs, not ranges (asv itself checks that they exist)."""
+    if ".." in ref or not ref.strip() or ref.startswith("-"):
+        raise UserError(f"{what} {ref!r} is not a single ref; give two refs of the clone, e.g. "
+                        "`launchbench against baseline v2 --repo PATH` (not a range like baseline..v2)")
+
+
+def cmd_against(args) -> int:
+    try:
+        factor = float(args.factor)
+    except ValueError:
+        factor = float("nan")
+    if not factor >= 1 or factor == float("inf"):
+        raise UserError(f"--factor {args.factor!r}: expected a ratio of at least 1, e.g. --factor 1.05")
+    check_ref(args.ref1, "REF1")
+    check_ref(args.ref2, "REF2")
+    extra_args = [*bench_args(args.bench), *parse_attributes(args.attribute)]
+    config = Path(args.config)
+    base = load_config(config)
+    repo = against_repo(args, base, config)
+    conf = derive_config(base, config.resolve().parent, repo=repo)
+    target = against_config_path()
+    package = Path(__file__).resolve().parents[1]  # the launchbench package
+    for what, where in (("config", target), ("env_dir", conf.get("env_dir")), ("results_dir", conf.get("results_dir"))):
+        if where and _inside(where, package):
+            raise UserError(f"asv's {what} {where} lies inside the launchbench package; pass --config "
+                            "with a config whose env_dir and results_dir are elsewhere")
+    config = write_json_atomic(conf, target)
+    cmd = asv_command(config, "continuous", "--factor", args.factor, *extra_args)
+    if args.machine:
+        cmd += ["--machine", args.machine]
+    cmd += [args.ref1, args.ref2]
+    proc = run_asv(cmd, check=False)
+    # asv continuous exits 2 when it finds a regression beyond --factor.
+    if proc.returncode not in (0, 2):
+        raise UserError(f"asv continuous failed (exit {proc.returncode}); see its output above")
+    return proc.returncode
+
+
+# ----------------------------------------------------------------- asv-releases
+def parse_env_specs(items) -> dict:
+    """``VERSION=PYTHON`` pairs -> {version: python}, in the order given."""
+    envs = {}
+    for item in items or ():
+        version, sep, python = item.partition("=")
+        if not sep or not version or not python:
+            raise UserError(f"--env {item!r}: expected VERSION=PYTHON, e.g. --env 0.29.0=/tmp/env029/bin/python")
+        if not re.fullmatch(r"\d+(\.\d+)*\w*", version):
+            raise UserError(f"--env {item!r}: {version!r} is not a numba-cuda version like 0.29.0")
+        if version in envs:
+            raise UserError(f"--env: version {version} given twice")
+        if not (os.path.isfile(python) and os.access(python, os.X_OK)):
+            raise UserError(f"--env {item!r}: {python} is not an executable python; make the venv first")
+        envs[version] = python
+    if not envs:
+        raise UserError("asv-releases needs at least one --env VERSION=PYTHON (e.g. --env 0.29.0=/tmp/env029/bin/python)")
+    return envs
+
+
+def parse_branch_specs(items, versions) -> dict:
+    """``NAME=VERSION`` pairs -> {name: version}; every version must have an --env."""
+    branches = {}
+    for item in items or ():
+        name, sep, version = item.partition("=")
+        if not sep or not name or not version:
+            raise UserError(f"--branch {item!r}: expected NAME=VERSION, e.g. --branch baseline=0.29.0")
+        if version not in versions:
+            raise UserError(f"--branch {item!r}: no --env given for numba-cuda {version}")
+        branches[name] = version
+    return branches
+
+
+def installed_numba_cuda(python) -> str | None:
+    """The numba-cuda version installed for *python* (None if not installed)."""
+    code = ("import importlib.metadata as m\n"
+            "try: print(m.version('numba-cuda'))\n"
+            "except m.PackageNotFoundError: print('')\n")
+    proc = subprocess.run([python, "-c", code], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise UserError(f"{python} failed to run ({proc.stderr.strip().splitlines()[-1:]}); check the venv")
+    return proc.stdout.strip() or None
+
+
+def check_env_versions(envs: dict, allow_mismatch: bool) -> dict:
+    """The version actually installed in each env; a mismatch is the shadowing trap."""
+    found = {}
+    for version, python in envs.items():
+        have = installed_numba_cuda(python)
+        found[version] = have
+        if have != version and not allow_mismatch:
+            raise UserError(f"{python} has numba-cuda {have}, not {version}; install numba-cuda=={version} there "
+                            "(or pass --allow-version-mismatch for a smoke test)")
+    return found
+
+
+def write_python_shim(path, python) -> Path:
+    """A fixed-path script that execs *python*.
+
+    asv names an existing environment after its interpreter's path and
+    ``asv compare`` only pairs results from the same environment name, so
+    every release runs through this one path (pointing at its own venv).
+    exec keeps the venv's own path as argv[0], so the venv stays active.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(f"#!/bin/sh\nexec {shlex.quote(str(Path(python).absolute()))} \"$@\"\n", encoding="utf-8")
+    tmp.chmod(0o755)
+    os.replace(tmp, path)
+    return path
+
+
+def compare_pair(branches: dict) -> tuple[str, str] | None:
+    """The two refs ``asv compare`` gets: baseline and v2 when named, else the first two."""
+    names = list(branches)
+    if "baseline" in branches and "v2" in branches:
+        return "baseline", "v2"
+    if len(names) >= 2:
+        return names[0], names[1]
+    return None
+
+
+def cmd_asv_releases(args) -> int:
+    from ..environments import ledger
+
+    envs = parse_env_specs(args.env)
+    branches = parse_branch_specs(args.branch or default_branches(envs), envs)
+    smoke = smoke_requested()
+    machine = args.machine or default_machine(smoke)
+    check_machine_label(machine, smoke)
+    parse_attributes(args.attribute)  # one-line errors before any work
+    from ..base.outputs import check_folder, check_outputs
+
+    check_outputs([(args.log, "--log"), (args.compare_output, "--compare-output")])
+    check_folder(args.ledger, "--ledger")
+    found = check_env_versions(envs, args.allow_version_mismatch)
+
+    ledger_dir = Path(args.ledger)
+    commits = ledger.ensure_ledger(ledger_dir, list(envs), branches)
+    results_dir = Path(args.results_dir)
+    base = load_config(args.config)
+    conf = derive_config(base, Path(args.config).resolve().parent, repo=str(ledger_dir),
+                         results_dir=results_dir, html_dir=args.html_dir,
+                         branches=list(branches) or ["main"],
+                         extra={"project": "numba-cuda releases",
+                                "show_commit_url": "https://pypi.org/project/numba-cuda/"})
+    config = write_json_atomic(conf, ledger_dir.parent / f"{ledger_dir.name}.asv.json")
+
+    log: list[str] = []
+    ensure_machine(config, machine, log=log)
+    failed = []
+    shim = ledger_dir.parent / f"{ledger_dir.name}.python" / "python"
+    for version, python in envs.items():
+        write_python_shim(shim, python)
+        run_config = write_json_atomic(single_commit_config(conf, commits[version]),
+                                       ledger_dir.parent / f"{ledger_dir.name}.run.asv.json")
+        cmd = asv_command(run_config, "run", "--environment", f"existing:{shim}",
+                          "--set-commit-hash", commits[version], "--machine", machine,
+                          "--launch-method", args.launch_method, "--show-stderr",
+                          *bench_args(args.bench), *parse_attributes(args.attribute),
+                          verbose=args.asv_verbose)
+        print(f"== numba-cuda {version} (installed: {found[version]}) in {python}", flush=True)
+        proc = run_asv(cmd, check=False, log=log, stamp=True)
+        if proc.returncode != 0:
+            failed.append(version)
+    pair = compare_pair(branches)
+    table = ""
+    if pair:
+        cmd = asv_command(config, "compare", "--machine", machine, "--split", *pair)
+        proc = run_asv(cmd, check=False, capture=True, log=log)
+        table = drop_unmeasured_rows(proc.stdout)
+        print(table)
+        if proc.returncode != 0:
+            failed.append("compare")
+    if args.log:
+        Path(args.log).write_text("\n".join(log) + "\n", encoding="utf-8")
+    if args.compare_output and table:
+        atomic.write_text_atomic(args.compare_output, table)
+    if failed:
+        raise UserError(f"asv failed for: {', '.join(failed)}; see the output above")
+    return 0
+
+
+def single_commit_config(conf: dict, sha: str) -> dict:
+    """*conf* with ``branches`` set to the one commit a release's run is for.
+
+    With an ``existing:`` environment asv refuses a range (``SHA^!``), and
+    without one ``asv run`` benchmarks every configured branch's commit,
+    filing each pass under ``--set-commit-hash``: with branches baseline and
+    v2 that ran every benchmark twice. One branch = one commit = one pass.
+    """
+    out = json.loads(json.dumps(conf))
+    out["branches"] = [sha]
+    return out
+
+
+def drop_unmeasured_rows(table: str) -> str:
+    """Drop ``asv compare`` rows with no result on either side.
+
+    asv compare lists every benchmark of the suite; rows not selected with -b
+    (or skipped on both sides, e.g. simulator smoke skips) only add noise.
+    """
+    out = []
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.lstrip().startswith("|") and len(cells) >= 5 and cells[1] == "n/a" and cells[2] == "n/a":
+            continue
+        out.append(line)
+    return "\n".join(out) + ("\n" if table.endswith("\n") else "")
+
+
+def default_branches(envs: dict) -> list[str]:
+    """baseline=0.29.0 and v2=0.30.4 when those envs are given."""
+    defaults = {"baseline": "0.29.0", "v2": "0.30.4"}
+    return [f"{name}={version}" for name, version in defaults.items() if version in envs]
+
+
+# ----------------------------------------------------------------- CLI
+def register(sub) -> None:
+    p = sub.add_parser("asv-config", help="write an asv config pointing at a local numba-cuda clone (use with asv --config)")
+    p.add_argument("--repo", required=True, help="numba-cuda clone (path) or git URL")
+    p.add_argument("--config", default=str(DEFAULT_CONFIG), help="base asv config (default: the checkout's asv.conf.json)")
+    p.add_argument("-o", "--output", default=str(default_local_config()), help="where to write (default: .asv/asv.local.json)")
+    p.add_argument("--results-dir", help="results directory (default: the base config's)")
+    p.add_argument("--env-dir", help="environments directory (default: the base config's)")
+    p.add_argument("--html-dir", help="site directory (default: the base config's)")
+    p.set_defaults(func=cmd_asv_config)
+
+    p = sub.add_parser("against", help="asv continuous between two numba-cuda refs (each built in its own virtualenv)")
+    p.add_argument("ref1", help="reference ref, e.g. baseline (see `launchbench refs`)")
+    p.add_argument("ref2", help="ref to compare, e.g. v2")
+    p.add_argument("--repo", help="local numba-cuda clone (needed unless --config's repo is a local path)")
+    p.add_argument("--config", default=str(DEFAULT_CONFIG), help="base asv config")
+    p.add_argument("-b", "--bench", action="append", help="benchmark regex (repeatable)")
+    p.add_argument("-a", "--attribute", action="append", help="asv benchmark attribute override NAME=VALUE")
+    p.add_argument("--factor", default="1.05", help="ratio reported as a change (default 1.05)")
+    p.add_argument("--machine", help="asv machine name")
+    p.set_defaults(func=cmd_against)
+
+    p = sub.add_parser("asv-releases", help="run the asv suite on released numba-cuda in ready environments (no clone, no network)")
+    p.add_argument("--env", action="append", metavar="VERSION=PYTHON", help="a release and the python of a venv that has it (repeatable)")
+    p.add_argument("--branch", action="append", metavar="NAME=VERSION", help="ledger branch names (default baseline=0.29.0, v2=0.30.4)")
+    p.add_argument("--results-dir", default=str(ROOT / "results" / "asv"), help="asv results directory (default results/asv)")
+    p.add_argument("--html-dir", default=str(ROOT / "html"), help="asv publish directory")
+    p.add_argument("--ledger", default=str(ROOT / ".asv" / "release-ledger"), help="release ledger git repo (created if missing)")
+    p.add_argument("--config", default=str(DEFAULT_CONFIG), help="base asv config")
+    p.add_argument("--machine", help=f"asv machine name (default: host name; {SMOKE_MACHINE} under the simulator)")
+    p.add_argument("-b", "--bench", action="append", help="benchmark regex (repeatable)")
+    p.add_argument("-a", "--attribute", action="append", help="asv benchmark attribute override NAME=VALUE")
+    p.add_argument("--launch-method", default="spawn", choices=("spawn", "forkserver"), help="asv launch method")
+    p.add_argument("--allow-version-mismatch", action="store_true", help="do not require the env's numba-cuda to match VERSION (smoke tests)")
+    p.add_argument("--asv-verbose", action="store_true", help="run asv with --verbose (shows every benchmark process it starts)")
+    p.add_argument("--compare-output", help="also write the asv compare table here")
+    p.add_argument("--log", help="write the exact asv commands here")
+    p.set_defaults(func=cmd_asv_releases)

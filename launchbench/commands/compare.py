@@ -1,0 +1,386 @@
+"""``launchbench compare``: launch overhead of several numba-cuda variants, measured fairly.
+
+With no variants it runs the embedded default: baseline = numba-cuda 0.29.0,
+contextvar = the contextvar mechanism replayed on the baseline (same env),
+v2 = numba-cuda 0.30.4, each env pinned like constraints.txt. Each variant's
+environment is its own (envs.py); short samples are interleaved across
+fresh worker processes, pinned to one CPU, in many short rounds set up ahead
+of time (runner.py); deltas are
+medians of paired adjacent-sample differences with confidence intervals over
+rounds and verdicts (stats.py); the table is the old script's (tables.py);
+the JSON (schema.py) is rewritten atomically after every round.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from ..base.errors import NoGPUError, UserError
+from ..engine.analysis import analyze, apply_rule, gate_result, peer_stats, round_series
+from ..engine.runner import parse_prefetch, timing_json
+
+ARG_COUNTS = [0, 1, 2, 3, 4]
+OLD_SCRIPT_LOOPS = {0: 100_000, 1: 100_000, 2: 100_000, 3: 100_000, 4: 10_000}
+# Processes, not samples, are the independent units (per-process offsets), so the default
+# takes many short rounds, set up ahead on the other CPUs, and stops once every delta's
+# interval is narrow enough (--target-ci) or at the time cap. Measured on the H200 VM
+# (results/h200/2026-11-23-compare-fast-default/ and its README): with 10 repeats of 4 ms
+# samples the sample-level noise dominated (5 repeats: wider intervals despite more rounds);
+# 20 repeats of 2 ms samples pair the reference's and the variant's samples closer in time
+# (worst half-width 0.52% at the cap in 107 rounds; 0.60-0.86% with 10 x 4 ms).
+# The old fixed default, 100 rounds x 20 repeats x 4 ms: 0.53% in 214 s.
+DEFAULT_SAMPLE_TIME = 0.002
+DEFAULT_REPEATS = 20
+DEFAULT_ROUNDS = 400  # a cap: --target-ci or --max-time ends the default run first
+DEFAULT_TARGET_CI = 0.5
+DEFAULT_MAX_TIME = 120.0
+DEFAULT_PINNED_WARMUP = 100
+WRITE_EVERY_S = 3.0  # the JSON is rewritten after a finished round at most this often (and at the end)
+
+
+class _Ordered(argparse.Action):
+    """--repo and --variant append (option, value) to one list, keeping command-line order."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        items = list(getattr(namespace, self.dest, None) or [])
+        items.append((option_string.lstrip("-"), values))
+        setattr(namespace, self.dest, items)
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "compare", help="launch overhead of numba-cuda variants: interleaved rounds, CIs, verdicts",
+        description=__doc__.split("\n\n")[0] + " Default: baseline (0.29.0), contextvar on it, v2 (0.30.4).",
+    )
+    v = p.add_argument_group("variants (the first is the reference)")
+    v.add_argument("--repo", dest="items", action=_Ordered, metavar="NAME=PATH",
+                   help="a numba-cuda checkout, built into its own virtualenv (repeatable)")
+    v.add_argument("--variant", dest="items", action=_Ordered, metavar="NAME=SPEC",
+                   help="numba-cuda==X.Y.Z, repo:PATH, env:PATH (existing env) or MECH@BASE, "
+                        "e.g. contextvar@numba-cuda==0.29.0 or delay:0.5us@baseline (repeatable)")
+    v.add_argument("--reference", help="variant the deltas are taken against (default: the first)")
+    add_env_arguments(p.add_argument_group("environments"))
+    m = p.add_argument_group("measurement")
+    m.add_argument("--args", default="0,1,2,3,4", help="kernel argument counts (default 0,1,2,3,4)")
+    m.add_argument("--arg-kind", default="array", choices=("array", "scalar", "mixed"),
+                   help="kernel arguments: float32[1] device arrays (default), Python floats, or "
+                        "both alternating (arrays first)")
+    m.add_argument("--loops", help="launches per sample, one value or one per arg count "
+                                   "(default: calibrated to --sample-time; the old script's: 100000,100000,100000,100000,10000)")
+    m.add_argument("--sample-time", type=float, default=DEFAULT_SAMPLE_TIME,
+                   help=f"calibration target seconds per sample (default {DEFAULT_SAMPLE_TIME}: short samples, "
+                        "so a variant's sample and the reference's sample of a repeat slot share the machine's state)")
+    m.add_argument("--repeats", type=int, default=DEFAULT_REPEATS,
+                   help=f"samples per variant, arg count and round (default {DEFAULT_REPEATS})")
+    m.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
+                   help=f"rounds of fresh worker processes; the CI is over rounds (default {DEFAULT_ROUNDS})")
+    m.add_argument("--prefetch", default="auto",
+                   help="rounds whose workers are set up ahead, on the CPUs that do not measure, while a "
+                        "round measures; 'auto' (default): up to 4, as many as those CPUs can host; 0: none "
+                        "(each worker needs a CUDA context, so lower it on a GPU with little memory)")
+    m.add_argument("--warmup", type=int, default=1000, help="launches per arg count before timing (default 1000)")
+    m.add_argument("--pinned-warmup", type=int, default=DEFAULT_PINNED_WARMUP, metavar="N",
+                   help="of the --warmup launches, the last N run on the measuring CPU just before the round "
+                        f"(default {DEFAULT_PINNED_WARMUP}); the rest run during set-up on the other CPUs, "
+                        "where they cost the round nothing (N >= --warmup: all on the measuring CPU)")
+    m.add_argument("--affinity", metavar="CPUS", default="auto",
+                   help="pin every worker to these CPUs while timing, e.g. 7 or 6,7; 'auto' (default): the "
+                        "highest-numbered CPU this process may use; 'none': no pinning")
+    m.add_argument("--spin", metavar="CPUS", default="none",
+                   help="keep these CPUs busy for the whole run, e.g. 0; 'auto': the lowest set-up CPU; "
+                        "'none' (default). A busy CPU holds a VM's CPUs in one speed state (runner.Spinners)")
+    m.add_argument("--peers", action="store_true", help="also time CuPy, cuda.core and the C floor in the reference's workers")
+    m.add_argument("--simulator", action="store_true",
+                   help="smoke mode under NUMBA_ENABLE_CUDASIM=1 on CPU; labelled NOT a measurement")
+    s = p.add_argument_group("stopping when the answer is known (sequential.py)")
+    s.add_argument("--target-ci", type=float, default=DEFAULT_TARGET_CI, metavar="PCT",
+                   help=f"stop once every delta's 95%% half-width is <= PCT %% of the reference (default "
+                        f"{DEFAULT_TARGET_CI}; precision mode: the interval reported is then the stopping-valid "
+                        "one); --rounds and --max-time cap it; 0: no target, run every --rounds")
+    s.add_argument("--fail-if-slower", type=float, default=None, metavar="PCT",
+                   help="CI gate: stop once every delta is decided against PCT %%; exit 1 when any delta's "
+                        "interval lies wholly above PCT, 0 when all lie below, 3 when undecided at the cap "
+                        "(intervals: a confidence sequence, valid at any stopping round)")
+    s.add_argument("--min-rounds", type=int, default=10, help="never stop before this many rounds (default 10)")
+    s.add_argument("--max-time", type=float, default=DEFAULT_MAX_TIME, metavar="S",
+                   help=f"cap on seconds of measurement: no new round starts after it (default {DEFAULT_MAX_TIME:g}; "
+                        "0: no cap)")
+    o = p.add_argument_group("output")
+    o.add_argument("--output", "-o", default="launchbench-compare.json", help="JSON results (default launchbench-compare.json)")
+    o.add_argument("--markdown", help="Markdown report (default: next to --output, .md)")
+    o.add_argument("--plot", help="PNG plot (default: next to --output, .png)")
+    o.add_argument("--no-report", action="store_true", help="write only the JSON and the table")
+    o.add_argument("--quiet", action="store_true", help="no progress output")
+    p.set_defaults(func=run)
+
+
+def add_env_arguments(e) -> None:
+    """The options that say how variant environments are found or built (compare, breakdown)."""
+    e.add_argument("--env-dir", help="where variant envs are cached (default ~/.cache/launchbench/envs)")
+    e.add_argument("--no-install", action="store_true", help="reuse existing envs only; error if one is missing")
+    e.add_argument("--python", help="interpreter for new envs (default: this one)")
+    e.add_argument("--wheels", metavar="DIR", help="install offline from DIR (pip --no-index --find-links DIR)")
+    e.add_argument("--system-site-packages", action="store_true",
+                   help="envs also see the site-packages of --python (after their own): for hosts "
+                        "whose CUDA packages are installed there")
+    e.add_argument("--constraints", metavar="FILE", help="pins for built envs (default: constraints.txt's)")
+    e.add_argument("--extras", default=None,
+                   help="numba-cuda extras to install (default cu13, or none with --system-site-packages)")
+
+
+def resolve_variant_envs(args, vlist: list, log) -> tuple[dict, dict]:
+    """({base: Env}, pins): each variant base's environment, built or reused once, with the
+    options of ``add_env_arguments``; one place for every command that runs variants."""
+    from ..environments import envs, variants
+
+    pins = variants.parse_pins(args.constraints)
+    python = args.python or sys.executable
+    extras = args.extras if args.extras is not None else ("" if args.system_site_packages else "cu13")
+    manager = envs.EnvManager(env_dir=args.env_dir, python=python, pins=pins, wheels=args.wheels,
+                              site_from=python if args.system_site_packages else None, extras=extras,
+                              no_install=args.no_install, log=log)
+    resolved = {}
+    for var in vlist:
+        if var.base not in resolved:
+            env = manager.ensure(var.base, var.name)
+            envs.check_python_matches(env, var.name)
+            resolved[var.base] = env
+    return resolved, pins
+
+
+# ---------------------------------------------------------------- stopping rule and document
+
+def stop_rule(args):
+    """The sequential.Rule the options ask for, or None (a fixed number of rounds)."""
+    from ..engine import sequential
+
+    if args.fail_if_slower is not None:
+        return sequential.Rule(target_pct=None, threshold_pct=args.fail_if_slower, min_rounds=args.min_rounds)
+    if args.target_ci:
+        if args.target_ci < 0:
+            raise UserError("--target-ci must be a positive percentage, e.g. 0.5 (or 0: no target)")
+        return sequential.Rule(target_pct=args.target_ci, min_rounds=args.min_rounds)
+    return None
+
+
+def build_document(*, argv, simulator, host, settings, reference, variants, outcome, confidence=0.95,
+                   rule=None) -> dict:
+    from ..output import schema
+    from ..engine import stats
+
+    names = [v["name"] for v in variants]
+    stat_recs, delta_recs = analyze(outcome.samples, names, reference, settings["arg_counts"])
+    if rule is not None:
+        apply_rule(delta_recs, round_series(outcome.samples, names, reference, settings["arg_counts"]),
+                   rule, reference)
+    label = ("CUDA simulator smoke run: NOT A MEASUREMENT" if simulator
+             else "launch overhead measurement on a GPU")
+    device = {"name": None}
+    info = outcome.infos.get(reference)
+    if info:
+        device = info.get("device") or device
+    return {
+        "schema": schema.SCHEMA_ID,
+        "schema_version": schema.SCHEMA_VERSION,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "command": list(argv),
+        "simulator": bool(simulator),
+        "measurement": not simulator,
+        "label": label,
+        "host": host,
+        "device": device,
+        "settings": settings,
+        "reference": reference,
+        "variants": variants,
+        "samples": outcome.samples,
+        "partial_samples": outcome.partial_samples,
+        "stats": stat_recs,
+        "deltas": delta_recs,
+        "confidence": confidence,
+        "method": stats.METHOD,
+        "peers": ({"samples": outcome.peer_samples, "stats": peer_stats(outcome.peer_samples)}
+                  if settings.get("peers") else None),
+        "rounds_planned": settings["rounds"],
+        "rounds_completed": outcome.rounds_completed,
+        "interrupted": outcome.interrupted,
+        "interrupt_reason": outcome.reason,
+        "timing": timing_json(outcome.timing),
+    }
+
+
+# ---------------------------------------------------------------- command
+
+def export_reports(doc: dict, output: str, markdown: str | None = None, plot: str | None = None) -> list:
+    """Markdown and PNG next to the JSON unless paths are given (launchbench.output.report renders them)."""
+    from ..output import report
+
+    stem = os.path.splitext(output)[0]
+    return list(report.export(doc, markdown=markdown or stem + ".md", plot=plot or stem + ".png"))
+
+
+def _check_not_simulated(args) -> None:
+    """Refuse the simulator without --simulator, and a GPU-less host before building anything."""
+    from ..base import device
+
+    if args.simulator:
+        return
+    if device.simulator_enabled():
+        device.require_gpu(allow_simulator=False)  # raises the one-line refusal
+    try:
+        from numba import cuda
+    except Exception:  # noqa: BLE001 - this interpreter may lack numba-cuda; the workers check
+        return
+    if not cuda.is_available():
+        raise NoGPUError("no CUDA GPU is available (numba.cuda.is_available() is False); run on a machine "
+                         "with an NVIDIA GPU and driver, or pass --simulator for a labelled smoke run")
+
+
+def _settings(args, arg_counts, loops, calibrated, affinity, prefetch=0, spin=None) -> dict:
+    return {
+        "arg_counts": arg_counts,
+        "loops": {str(n): loops[n] for n in arg_counts} if loops else {},
+        "calibrated": calibrated,
+        "sample_target_s": args.sample_time if calibrated else None,
+        "repeats": args.repeats,
+        "rounds": args.rounds,
+        "warmup": args.warmup,
+        "pinned_warmup": min(args.pinned_warmup, args.warmup),
+        "affinity": affinity,
+        "prefetch": prefetch,
+        "spin_cpus": spin,
+        "gc_disabled": True,
+        "launch": "[1, 1]",
+        "order": ("interleaved: fresh workers per round (set up ahead on the other CPUs), pinned to "
+                  "the affinity CPUs and warmed up just before their round; for repeat, for nargs, for "
+                  "variant (order rotated every repeat); deltas pair the samples of each repeat slot"),
+        "peers": bool(args.peers),
+        "arg_kind": getattr(args, "arg_kind", "array"),
+    }
+
+
+def run(args) -> int:
+    from ..base import device
+    from ..environments import envs, variants
+    from ..engine import runner, sequential
+    from ..output import schema, tables
+
+    if args.repeats < 1 or args.rounds < 1:
+        raise UserError("--repeats and --rounds must be at least 1")
+    if not 0 < args.sample_time < float("inf"):
+        raise UserError("--sample-time must be positive, e.g. 0.05")
+    if args.warmup < 0:
+        raise UserError(f"--warmup must be >= 0 launches (got {args.warmup})")
+    if args.pinned_warmup < 1:
+        raise UserError(f"--pinned-warmup must be >= 1 launch (got {args.pinned_warmup}); "
+                        "it warms the measuring CPU's caches for the round")
+    arg_counts = variants.parse_int_list(args.args, "--args")
+    loops = None
+    if args.loops:
+        loops = dict(zip(arg_counts, variants.parse_int_list(args.loops, "--loops", len(arg_counts))))
+        if min(loops.values()) < 1:
+            raise UserError("--loops must be at least 1 per sample")
+    affinity = runner.parse_affinity(args.affinity)
+    vlist, reference = variants.parse_variants(args.items or [], args.reference)
+    prefetch = parse_prefetch(args.prefetch, len(vlist), affinity)
+    setup = runner.setup_cpus(affinity) or []
+    spin = runner.parse_spin(args.spin, affinity, setup)
+    _check_not_simulated(args)
+    from ..base.outputs import check_outputs
+    check_outputs([(args.output, "--output"), (args.markdown, "--markdown"), (args.plot, "--plot")])
+
+    log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    resolved, pins = resolve_variant_envs(args, vlist, log)
+
+    output = os.path.abspath(args.output)
+    run_dir = os.path.splitext(output)[0] + ".logs"
+    os.makedirs(run_dir, exist_ok=True)
+    overlay = envs.make_overlay(os.path.join(run_dir, "overlay"))
+    plan = runner.Plan(
+        variants=[(v.name, resolved[v.base].python, v.mechanism) for v in vlist],
+        reference=reference, arg_counts=arg_counts, loops=loops, repeats=args.repeats,
+        rounds=args.rounds, warmup=args.warmup, sample_target_s=args.sample_time,
+        simulator=args.simulator, affinity=affinity, peers=args.peers, overlay=overlay, log_dir=run_dir,
+        prefetch=prefetch, setup_cpus=[c for c in setup if c not in spin] or None, spin_cpus=spin,
+        setup={"arg_kind": args.arg_kind} if args.arg_kind != "array" else {},
+        max_time=args.max_time or None, pinned_warmup=min(args.pinned_warmup, args.warmup),
+    )
+    if args.max_time is not None and not args.max_time >= 0:
+        raise UserError("--max-time must be a number of seconds >= 0, e.g. 120 (0: no cap)")
+    if args.min_rounds < 2:
+        raise UserError("--min-rounds must be at least 2 (intervals are over rounds)")
+    rule = stop_rule(args)
+    if rule is not None:
+        names = [v.name for v in vlist]
+
+        def stop(outcome):
+            series = round_series(outcome.samples, names, reference, arg_counts)
+            done, why = sequential.should_stop({k: v[1] for k, v in series.items()}, rule,
+                                               outcome.rounds_completed)
+            return why if done else None
+        plan.stop = stop
+    host = device.host_info()
+    argv = ["launchbench"] + sys.argv[1:] if os.path.basename(sys.argv[0]) in ("launchbench", "__main__.py") else list(sys.argv)
+
+    def variant_records(outcome) -> list:
+        recs = []
+        for v in vlist:
+            env = resolved[v.base]
+            info = outcome.infos.get(v.name, {})
+            recs.append({
+                "name": v.name, "spec": v.spec, "kind": v.kind, "mechanism": v.mechanism,
+                "base": v.base.label, "numba_cuda_version": info.get("numba_cuda_version"),
+                "git_sha": env.git_sha, "pins": pins if v.base.kind != "env" else {},
+                "installed": info.get("installed", {}), "python": info.get("python") or env.python_version,
+                "env": env.path, "affinity": info.get("affinity"),
+            })
+        return recs
+
+    def document(outcome):
+        settings = _settings(args, arg_counts, outcome.loops, loops is None, affinity, prefetch, spin)
+        doc = build_document(argv=argv, simulator=args.simulator, host=host, settings=settings,
+                             reference=reference, variants=variant_records(outcome), outcome=outcome, rule=rule)
+        doc["stopped"] = outcome.stopped
+        if rule is not None:
+            settings["stop_rule"] = {"mode": rule.mode, "target_pct": rule.target_pct,
+                                     "threshold_pct": rule.threshold_pct, "min_rounds": rule.min_rounds,
+                                     "max_time_s": args.max_time or None}
+        if args.fail_if_slower is not None:
+            doc["gate"] = gate_result(doc["deltas"], args.fail_if_slower)
+        return doc
+
+    last_write = [0.0]
+
+    def on_round(outcome) -> None:
+        """Keep the finished rounds on disk (throttled: the document grows with every round)."""
+        now = time.monotonic()
+        if now - last_write[0] >= WRITE_EVERY_S or outcome.rounds_completed in (1, args.rounds):
+            schema.write(output, document(outcome))
+            last_write[0] = time.monotonic()
+
+    total = args.rounds * args.repeats * len(arg_counts) * len(vlist)
+    progress = runner.Progress(total, enabled=not args.quiet)
+    if args.simulator:
+        progress.line("launchbench: CUDA SIMULATOR smoke run -- the numbers are NOT a measurement")
+    outcome = runner.run(plan, progress, on_round=on_round)
+    runner.raise_setup_failure(outcome)
+    doc = document(outcome)
+    schema.write(output, doc)
+    print(tables.render(doc), end="")
+    written = [output]
+    if not args.no_report:
+        written += export_reports(doc, output, markdown=args.markdown, plot=args.plot)
+    log("launchbench: wrote " + ", ".join(written))
+    if outcome.interrupted:
+        print(f"launchbench: interrupted after {outcome.rounds_completed} of {args.rounds} rounds "
+              f"({outcome.reason}); the results keep the completed rounds", file=sys.stderr)
+        return 130 if outcome.reason == "KeyboardInterrupt" else 1
+    if outcome.stopped:
+        log(f"launchbench: stopped: {outcome.stopped}")
+    if "gate" in doc:
+        g = doc["gate"]
+        print(f"launchbench: gate --fail-if-slower {g['fail_if_slower_pct']:g}%: {g['verdict'].upper()} "
+              f"(exit {g['exit_code']})")
+        return g["exit_code"]
+    return 0

@@ -1,0 +1,30 @@
+"""``launchbench info``: the GPU, driver, runtime and host a run would record (launchbench.base.device)."""
+from __future__ import annotations
+
+from ..base.device import device_info, host_info
+
+
+def register(sub) -> None:
+    p = sub.add_parser("info", help="print the GPU, driver, runtime and host this machine would measure on")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_run_info)
+
+
+def _run_info(args) -> int:
+    import json
+
+    data = {"host": host_info(), "device": device_info()}
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        data["numba_cuda"] = version("numba-cuda")
+    except PackageNotFoundError:
+        data["numba_cuda"] = None
+    if args.json:
+        print(json.dumps(data, indent=2))
+    else:
+        for section in ("device", "host"):
+            for key, value in data[section].items():
+                print(f"{section}.{key}: {value}")
+        print(f"numba-cuda: {data['numba_cuda']}")
+    return 0

@@ -1,0 +1,410 @@
+"""``launchbench mechanisms``: what each capture mechanism adds per launch, switched inside each process.
+
+Kernels for 0..4 args are compiled once and the process is pinned to one CPU;
+then, over many short "pair rounds", every mechanism is switched on (in a
+shuffled order) and timed over a block of ~100 launches (a few ms), so the
+blocks of one pair round are adjacent in time and share the machine's state
+(the GPU VM flips between fast and slow spells lasting 0.1 s or more). In one
+process, each difference against ``passthrough`` (the wrapper's own cost) and
+``stock`` is the median of the per-round paired differences, with a binomial
+order-statistic (distribution-free) 95 % interval. By default this runs in
+``--processes`` fresh worker processes one after another and the verdict is
+judged across them (mechanisms_procs): one process's interval holds only for
+that process. Raw samples go to the JSON, rewritten atomically as the run
+goes, so an interrupted run keeps what it measured.
+
+Why processes: a new process (another memory layout) moved tls - passthrough
+on 0.30.4 by 0.13 to 0.17 us (0..3 args) between two H200 runs whose
+in-process intervals were +/-0.03 us wide. With ``--processes 1`` the verdict
+says "in this process" for that reason.
+"""
+from __future__ import annotations
+
+import random
+import statistics
+import sys
+import time
+from datetime import datetime, timezone
+
+from ..base.errors import UserError
+from ..workloads import mechanisms
+from ..workloads.mechanism_rounds import (DEFAULT_LAUNCHES, DEFAULT_ROUNDS, DEFAULT_WARMUP, DEFAULT_WARMUP_CLASS_WRITE,
+                                          SimulatorDispatcher, delay_info, make_launchers, run_rounds, signature_text)
+from ..base.atomic import write_json_atomic  # noqa: F401 - re-exported for callers and tests
+from ..engine.runner import parse_affinity, pin
+
+DEFAULT_SPECS = ("stock", "passthrough", "contextvar", "tls", "delay:0.5us")
+DEFAULT_ARG_COUNTS = (0, 1, 2, 3, 4)
+TARGET_US = 0.1  # issue 4: tls may add at most this much per launch over passthrough
+# 2: deltas are medians of paired differences (order-statistic CI)
+# 3: mechanisms switched in place between blocks (no uninstall in between), per-block class_modified,
+#    a longer warm-up after a class write (params.warmup_class_write); samples and analysis as in 2
+# 4: measured in params.processes fresh processes (`processes`: each with its own rounds), deltas and
+#    levels are means over processes with t intervals; analysis_scope "process" or "processes"; stock
+#    is measured only with contextvar
+SCHEMA = "launchbench.mechanisms/4"
+METHOD = ("per pair round, each mechanism's block value is the median of its samples (us/launch); "
+          "a delta is the median over pair rounds of (mechanism block - reference block), the blocks "
+          "adjacent in time, with a binomial order-statistic 95% interval for that median "
+          "(distribution-free); levels are the median block value with the same kind of interval; "
+          "mechanisms are switched between blocks in place where possible (passthrough/tls/delay), and a "
+          "block whose switch wrote CUDADispatcher warms up past CPython's re-specialization cooldown")
+METHOD_PROCESSES = ("in each of N fresh processes: " + METHOD + "; across processes: each process's median "
+                    "paired delta (and median level) is one observation, and the reported value is their mean "
+                    "with a Student t 95% interval over processes")
+SCOPE = ("one process: the intervals do not include the process-to-process variation (memory layout); "
+         "judge the target across processes (the default, --processes 20)")
+DEFAULT_PROCESSES = 20
+DEFAULT_MAX_TIME = 100.0   # seconds of measuring (about 1500 pair rounds on the H200 VM)
+WRITE_EVERY_S = 5.0
+
+
+# ----------------------------------------------------------------- options
+
+def parse_arg_counts(text: str) -> list[int]:
+    """"0,1,4" or "0-4" -> sorted distinct arg counts in 0..8."""
+    counts: set[int] = set()
+    try:
+        for part in text.split(","):
+            part = part.strip()
+            if "-" in part:
+                lo, hi = (int(x) for x in part.split("-", 1))
+                counts.update(range(lo, hi + 1))
+            elif part:
+                counts.add(int(part))
+    except ValueError:
+        raise UserError(f"bad --args {text!r}; write arg counts like 0,1,2 or 0-4") from None
+    if not counts or min(counts) < 0 or max(counts) > 8:
+        raise UserError(f"bad --args {text!r}; arg counts must lie in 0..8, e.g. --args 0-4")
+    return sorted(counts)
+
+
+def parse_specs(text: str) -> list[str]:
+    """Mechanism specs, canonical and distinct. passthrough is always included (tls and delay are
+    judged against it), and stock whenever contextvar is (contextvar's cost is against stock)."""
+    specs = []
+    for part in text.split(","):
+        if part.strip():
+            spec = mechanisms.validate(part)
+            if spec not in specs:
+                specs.append(spec)
+    if "passthrough" not in specs:
+        specs.insert(0, "passthrough")
+    if "contextvar" in specs and "stock" not in specs:
+        specs.insert(0, "stock")
+    return specs
+
+
+def _positive(name: str, value: int) -> int:
+    if value < 1:
+        raise UserError(f"--{name} must be at least 1 (got {value})")
+    return value
+
+
+# ----------------------------------------------------------------- statistics
+
+def paired_rounds(rounds: list[dict], nargs: int, a: str, b: str) -> tuple[list, list]:
+    """Per-round sample lists of *a* and *b* at *nargs*, for rounds where both were measured."""
+    key = str(nargs)
+    ra, rb = [], []
+    for rnd in rounds:
+        per = rnd["samples"].get(key, {})
+        if per.get(a) and per.get(b):
+            ra.append(per[a])
+            rb.append(per[b])
+    return ra, rb
+
+
+def target_verdict(ci_us, target: float = TARGET_US) -> str:
+    """met: the whole CI is at or under the target; missed: all above; else inconclusive."""
+    lo, hi = ci_us
+    if hi <= target:
+        return "met"
+    if lo > target:
+        return "missed"
+    return "inconclusive"
+
+
+def analyse(rounds: list[dict], specs: list[str], arg_counts: list[int], target: float = TARGET_US,
+            judge: bool = True) -> dict:
+    """Medians, paired deltas vs passthrough and vs stock, and the tls target verdict
+    (not judged when *judge* is false: simulator numbers are not launch costs)."""
+    from ..engine.stats import median_ci, pooled_median_delta
+
+    results = {}
+    for nargs in arg_counts:
+        key = str(nargs)
+        medians, median_cis = {}, {}
+        for spec in specs:
+            values = [statistics.median(rnd["samples"][key][spec]) for rnd in rounds
+                      if rnd["samples"].get(key, {}).get(spec)]
+            if values:
+                med, lo, hi = median_ci(values)
+                medians[spec], median_cis[spec] = med, [lo, hi]
+        entry = {"median_us": medians, "median_ci_us": median_cis, "vs_passthrough": {}, "vs_stock": {}}
+        for ref, slot in (("passthrough", "vs_passthrough"), ("stock", "vs_stock")):
+            for spec in specs:
+                if spec == ref:
+                    continue
+                ref_rounds, var_rounds = paired_rounds(rounds, nargs, ref, spec)
+                if ref_rounds:
+                    entry[slot][spec] = pooled_median_delta([statistics.median(r) for r in ref_rounds],
+                                                            [statistics.median(v) for v in var_rounds])
+        tls = entry["vs_passthrough"].get("tls")
+        if tls is not None and judge:
+            entry["tls_target"] = {"target_us": target, "verdict": target_verdict(tls["ci_us"], target)}
+        results[key] = entry
+    return {"per_args": results, "tls_target": target_summary(results, target, judge, SCOPE)}
+
+
+def target_summary(per_args: dict, target: float, judge: bool, scope: str,
+                   unmeasured: str = "not measured") -> dict:
+    """The tls target over every arg count: met only if met at each, missed if missed at any."""
+    verdicts = [e["tls_target"]["verdict"] for e in per_args.values() if "tls_target" in e]
+    if not judge:
+        overall = "not judged (simulator)"
+    elif not verdicts:
+        overall = unmeasured
+    elif all(v == "met" for v in verdicts):
+        overall = "met"
+    elif any(v == "missed" for v in verdicts):
+        overall = "missed"
+    else:
+        overall = "inconclusive"
+    return {"rule": f"tls - passthrough <= {target:g} us at every arg count", "verdict": overall, "scope": scope}
+
+
+# ----------------------------------------------------------------- measuring
+
+
+def class_write_summary(rounds: list[dict]) -> dict:
+    """How many timed blocks followed a class write, per mechanism (rounds of schema 3)."""
+    by_spec: dict[str, list[int]] = {}
+    for rnd in rounds:
+        for per in rnd.get("class_modified", {}).values():
+            for spec, wrote in per.items():
+                counts = by_spec.setdefault(spec, [0, 0])
+                counts[0] += bool(wrote)
+                counts[1] += 1
+    return {"blocks": sum(c[1] for c in by_spec.values()),
+            "class_modified": sum(c[0] for c in by_spec.values()),
+            "by_mechanism": {spec: {"class_modified": c[0], "blocks": c[1]} for spec, c in by_spec.items()}}
+
+
+# ----------------------------------------------------------------- output
+
+def _fmt_delta(d: dict | None) -> str:
+    if d is None:
+        return "-"
+    lo, hi = d["ci_us"]
+    return f"{d['delta_us']:+.3f} [{lo:+.3f},{hi:+.3f}]"
+
+
+def format_table(doc: dict) -> str:
+    specs, analysis = doc["params"]["mechanisms"], doc["analysis"]
+    across = doc.get("analysis_scope") == "processes"
+    n_proc = len(doc.get("processes") or [])
+    lines = []
+    if doc["simulator"]:
+        lines.append("SIMULATOR SMOKE RUN -- not a measurement of GPU launch costs")
+    lines.append(f"numba-cuda {doc['numba_cuda']} ({doc['signature']}); "
+                 + (f"{n_proc} processes, " if across else "")
+                 + f"{doc['rounds_complete']} pair rounds x {doc['params']['samples']} samples x "
+                 f"{doc['params']['launches']} launches" + ("; INTERRUPTED" if doc["interrupted"] else ""))
+    lines.append("Median us/launch" + (" (mean over processes of each one's median):" if across else ":"))
+    lines.append("args " + "".join(f"{s:>14}" for s in specs))
+    for key, entry in analysis["per_args"].items():
+        lines.append(f"{key:<5}" + "".join(f"{entry['median_us'].get(s, float('nan')):>14.3f}" for s in specs))
+    how = ("mean over processes of each one's median paired difference [95% t CI over processes]" if across
+           else "median of paired differences [95% order-statistic CI]")
+    for slot, ref in (("vs_passthrough", "passthrough"), ("vs_stock", "stock")):
+        others = [s for s in specs if s != ref]
+        if ref not in specs or not others:
+            continue
+        lines.append(f"Delta vs {ref}, us/launch: {how}")
+        lines.append("args " + "".join(f" {s:>27}" for s in others))
+        for key, entry in analysis["per_args"].items():
+            lines.append(f"{key:<5}" + "".join(f" {_fmt_delta(entry[slot].get(s)):>27}" for s in others))
+    if across:
+        sds = [e["vs_passthrough"]["tls"]["sd_between_processes_us"] for e in analysis["per_args"].values()
+               if "tls" in e["vs_passthrough"]]
+        if sds:
+            lines.append(f"tls - passthrough varies between processes by SD {min(sds):.3f}..{max(sds):.3f} us")
+    writes = doc.get("class_writes")
+    if writes and writes["blocks"]:
+        lines.append(f"CUDADispatcher written before {writes['class_modified']} of {writes['blocks']} blocks (warm-up "
+                     f"{doc['params'].get('warmup_class_write')} launches there, {doc['params']['warmup']} after an "
+                     "in-place switch): " + ", ".join(f"{s} {writes['by_mechanism'][s]['class_modified']}/"
+                                                      f"{writes['by_mechanism'][s]['blocks']}"
+                                                      for s in specs if s in writes["by_mechanism"]))
+    where = f"across {n_proc} processes" if across else "in this process"
+    lines.append(f"Target {analysis['tls_target']['rule']}, {where}: "
+                 f"{analysis['tls_target']['verdict'].upper()} ("
+                 + ", ".join(f"{k} args {e['tls_target']['verdict']}" for k, e in analysis["per_args"].items()
+                             if "tls_target" in e) + ")")
+    if analysis["tls_target"].get("scope"):
+        lines.append(f"  (scope: {analysis['tls_target']['scope']})")
+    return "\n".join(lines)
+
+
+def _numba_cuda_version() -> str | None:
+    try:
+        from importlib.metadata import version
+
+        return version("numba-cuda")
+    except Exception:  # noqa: BLE001
+        return None
+
+
+# ----------------------------------------------------------------- command
+
+def add_parser(sub):
+    """The ``mechanisms`` subcommand's parser; ``mechanisms_procs.register`` points it at its command."""
+    p = sub.add_parser(
+        "mechanisms",
+        help="cost of each launch-config capture mechanism (stock/passthrough/contextvar/tls/delay), "
+             "switched inside each of many processes",
+        description=__doc__.split("\n\n")[1] if __doc__ else None,
+    )
+    p.add_argument("--mechanisms", default=",".join(DEFAULT_SPECS),
+                   help="comma-separated specs (default: %(default)s); passthrough is always added, "
+                        "and stock when contextvar is measured")
+    p.add_argument("--args", default="0-4", help="argument counts, e.g. 0-4 or 0,2 (default: %(default)s)")
+    p.add_argument("--processes", type=int, default=None,
+                   help=f"fresh worker processes, measured one after another, each for its share of --max-time; "
+                        f"the intervals are over processes (default {DEFAULT_PROCESSES}; 2 with --simulator); "
+                        "1: measure in this process only (the intervals then leave out the process-to-process "
+                        "spread)")
+    p.add_argument("--prefetch", default="auto",
+                   help="processes set up ahead on the CPUs that do not measure (default: auto, up to 4)")
+    p.add_argument("--rounds", type=int, default=None,
+                   help=f"most pair rounds per process (default {DEFAULT_ROUNDS}; 2 with --simulator); "
+                        "--max-time may end it sooner")
+    p.add_argument("--max-time", type=float, default=None,
+                   help=f"seconds of measuring in all, shared out over the processes; a process stops after the "
+                        f"pair round that ends past its share (default {DEFAULT_MAX_TIME:g}; none with "
+                        "--simulator; 0: no limit)")
+    p.add_argument("--samples", type=int, default=None, help="timed samples per block (default 1)")
+    p.add_argument("--launches", type=int, default=None,
+                   help=f"launches per sample (default {DEFAULT_LAUNCHES}, a few ms; 3 with --simulator)")
+    p.add_argument("--warmup", type=int, default=DEFAULT_WARMUP,
+                   help="untimed launches before a block whose mechanism was switched in place, without "
+                        "writing CUDADispatcher (default %(default)s)")
+    p.add_argument("--warmup-class-write", type=int, default=DEFAULT_WARMUP_CLASS_WRITE,
+                   help="untimed launches before a block whose switch wrote CUDADispatcher (to or from stock or "
+                        "contextvar): enough for CPython to re-specialize the launch path (default %(default)s)")
+    p.add_argument("--affinity", default="auto",
+                   help="pin the measuring process to these CPUs, e.g. 7 or 6,7; 'auto' (default): "
+                        "the highest-numbered CPU it may use; 'none': no pinning")
+    p.add_argument("--seed", type=int, default=None, help="shuffle seed (default: random, recorded)")
+    p.add_argument("--output", "-o", default="mechanisms.json", help="JSON path (default: %(default)s)")
+    p.add_argument("--pool", nargs="+", metavar="JSON", default=None,
+                   help="measure nothing: pool the processes of these earlier runs (same numba-cuda and "
+                        "options) into one analysis, written to --output")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--simulator", action="store_true",
+                   help="smoke run under NUMBA_ENABLE_CUDASIM=1; its numbers are NOT launch costs")
+    return p
+
+
+def settings(args) -> dict:
+    """The parsed, checked options (one-line errors for bad ones); nothing is imported or measured."""
+    sim = bool(args.simulator)
+    processes = _positive("processes", args.processes if args.processes is not None
+                          else (2 if sim else DEFAULT_PROCESSES))
+    max_time = args.max_time if args.max_time is not None else (0.0 if sim else DEFAULT_MAX_TIME)
+    if not max_time >= 0:
+        raise UserError(f"--max-time must be >= 0 seconds (got {args.max_time}); 0 means no limit")
+    if args.warmup < 0:
+        raise UserError(f"--warmup must be >= 0 (got {args.warmup})")
+    if args.warmup_class_write < 0:
+        raise UserError(f"--warmup-class-write must be >= 0 (got {args.warmup_class_write})")
+    return {
+        "specs": parse_specs(args.mechanisms), "arg_counts": parse_arg_counts(args.args), "simulator": sim,
+        "processes": processes,
+        "rounds": _positive("rounds", args.rounds if args.rounds is not None else (2 if sim else DEFAULT_ROUNDS)),
+        "samples": _positive("samples", args.samples if args.samples is not None else 1),
+        "launches": _positive("launches", args.launches if args.launches is not None
+                              else (3 if sim else DEFAULT_LAUNCHES)),
+        "max_time": max_time, "warmup": args.warmup, "warmup_class_write": args.warmup_class_write,
+        "affinity": parse_affinity(args.affinity),
+        "seed": args.seed if args.seed is not None else random.SystemRandom().randrange(2**32),
+    }
+
+
+def base_document(opts: dict, host: dict) -> dict:
+    """What both ways of measuring record about the run (the caller adds the results)."""
+    sim = opts["simulator"]
+    return {
+        "schema": SCHEMA,
+        "tool": "launchbench mechanisms",
+        "measurement": not sim,
+        "simulator": sim,
+        "note": ("simulator smoke run: the numbers are NOT GPU launch costs" if sim else
+                 "per-launch host time of [1, 1] launches of empty kernels with float32[:] device-array args"),
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "command": ["launchbench"] + sys.argv[1:],
+        "host": host,
+        "params": {"mechanisms": opts["specs"], "arg_counts": opts["arg_counts"], "processes": opts["processes"],
+                   "rounds": opts["rounds"], "samples": opts["samples"], "launches": opts["launches"],
+                   "warmup": opts["warmup"], "warmup_class_write": opts["warmup_class_write"],
+                   "seed": opts["seed"], "unit": "us/launch", "max_time_s": opts["max_time"] or None},
+        "method": METHOD,
+        "interrupted": False,
+    }
+
+
+def run_here(args, opts) -> int:
+    """--processes 1: the pair rounds in this process."""
+    from ..base.device import device_info, host_info
+
+    sim, specs, arg_counts = opts["simulator"], opts["specs"], opts["arg_counts"]
+    from numba import cuda
+
+    launchers = make_launchers(arg_counts, sim)
+    pinned = pin(opts["affinity"])
+    if pinned:  # re-warm on the CPU we now run on
+        for launch, largs in launchers.values():
+            for _ in range(200):
+                launch(*largs)
+        cuda.synchronize()
+    target = SimulatorDispatcher if sim else None
+    doc = base_document(opts, host_info())
+    doc.update({"numba_cuda": _numba_cuda_version(), "signature": signature_text(target), "device": device_info(),
+                "delay": delay_info(specs), "rounds": []})
+    doc["params"]["affinity"] = pinned
+    doc["analysis_scope"] = "process"
+
+    def finish(rounds, interrupted=False):
+        doc["rounds"] = rounds
+        doc["interrupted"] = interrupted
+        doc["rounds_complete"] = sum(1 for r in rounds if r["complete"])
+        doc["class_writes"] = class_write_summary(rounds)
+        doc["analysis"] = analyse(rounds, specs, arg_counts, judge=not sim)
+        write_json_atomic(args.output, doc)
+
+    rounds: list[dict] = []
+    last_write = [time.monotonic()]
+
+    def checkpoint(done):  # the whole JSON is MBs: rewrite it every few seconds, not every round
+        if time.monotonic() - last_write[0] >= WRITE_EVERY_S:
+            finish(done)
+            last_write[0] = time.monotonic()
+
+    start = time.monotonic()
+    max_time = opts["max_time"]
+    try:
+        run_rounds(launchers, specs, opts["rounds"], opts["samples"], opts["launches"], opts["warmup"],
+                   cuda.synchronize, random.Random(opts["seed"]), target=target, on_round=checkpoint, rounds=rounds,
+                   deadline=start + max_time if max_time else None, warmup_class_write=opts["warmup_class_write"])
+    except KeyboardInterrupt:  # run_rounds has uninstalled
+        finish(rounds, interrupted=True)
+        print(format_table(doc))
+        print(f"interrupted: partial results in {args.output}", file=sys.stderr)
+        return 130
+    finish(rounds)
+    doc["elapsed_s"] = round(time.monotonic() - start, 1)
+    write_json_atomic(args.output, doc)
+    print(format_table(doc))
+    print(f"wrote {args.output} ({doc['rounds_complete']} pair rounds in {doc['elapsed_s']:.0f} s)")
+    return 0

@@ -1,0 +1,143 @@
+"""The engine's samples, analysed: paired deltas with intervals over rounds.
+
+Sample records (``runner.Outcome.samples``: variant, round, repeat, sample key, us) are grouped
+per round in repeat order, paired between two variants over the rounds both completed, and turned
+into the schema's ``stats`` and ``deltas`` records (stats.py); under a stopping rule each delta's
+interval is replaced by the one valid at a data-dependent stop (sequential.py). Shared by every
+command that runs the engine (compare, history and bisect, breakdown --variant) and by the asv
+results writer.
+"""
+from __future__ import annotations
+
+import math
+
+
+def _by_repeat(pairs: list) -> list:
+    """(repeat, us) records of one round -> us values in repeat order (the pairing key)."""
+    return [us for _rep, us in sorted(pairs, key=lambda p: p[0])]
+
+
+def group_rounds(samples: list, keys: list) -> dict:
+    """(variant, key id) -> {round: [us in repeat order]} from sample records."""
+    from .runner import key_id
+
+    fields = sorted({f for k in keys for f in k})
+    by: dict = {}
+    for s in samples:
+        kid = key_id({f: s[f] for f in fields if f in s})
+        by.setdefault((s["variant"], kid), {}).setdefault(s["round"], []).append((s["repeat"], s["us"]))
+    return {k: {r: _by_repeat(v) for r, v in rounds.items()} for k, rounds in by.items()}
+
+
+def paired_rounds(by: dict, reference: str, variant: str, kid) -> tuple[list, list]:
+    """The rounds both variants completed for key *kid*: (reference lists, variant lists)."""
+    ref_r, var_r = by.get((reference, kid), {}), by.get((variant, kid), {})
+    common = sorted(set(ref_r) & set(var_r))
+    return [ref_r[r] for r in common], [var_r[r] for r in common]
+
+
+def analyze(samples: list, names: list, reference: str, arg_counts: list, keys: list | None = None,
+            confidence: float = 0.95) -> tuple[list, list]:
+    """(stats, deltas) records of the schema from complete-round samples; one record per
+    variant and sample key (by default one key per arg count)."""
+    from . import stats
+    from .runner import key_id, launch_keys
+
+    keys = keys if keys is not None else launch_keys(arg_counts)
+    by = group_rounds(samples, keys)
+    stat_recs, delta_recs = [], []
+    for name in names:
+        for key in keys:
+            rounds = by.get((name, key_id(key)))
+            if rounds:
+                values = [u for r in sorted(rounds) for u in rounds[r]]
+                stat_recs.append({"variant": name, **key, **stats.summarize(values)})
+    for name in names:
+        if name == reference:
+            continue
+        for key in keys:
+            ref_lists, var_lists = paired_rounds(by, reference, name, key_id(key))
+            if not ref_lists:
+                continue
+            d = stats.paired_median_delta(ref_lists, var_lists, confidence)
+            d["verdict"] = stats.verdict(d["ci_pct"], d["n"])
+            noise = stats.noise_split(ref_lists, var_lists)
+            if noise is not None:
+                d["noise"] = noise
+            rec = {"variant": name, **key, **d}
+            rec["summary"] = stats.summary_line(name, rec, reference)
+            delta_recs.append(rec)
+    return stat_recs, delta_recs
+
+
+def round_series(samples: list, names: list, reference: str, arg_counts: list) -> dict:
+    """(variant, nargs) -> (per-round us deltas, per-round % deltas) vs the reference."""
+    from . import stats
+
+    by = group_rounds(samples, [{"nargs": n} for n in arg_counts])
+    out = {}
+    for name in names:
+        if name == reference:
+            continue
+        for n in arg_counts:
+            ref_l, var_l = paired_rounds(by, reference, name, n)
+            if ref_l:
+                out[(name, n)] = stats.per_round_deltas(ref_l, var_l)
+    return out
+
+
+def apply_rule(delta_recs: list, series: dict, rule, reference: str) -> None:
+    """Replace each delta's interval by the one valid under *rule*'s data-dependent stopping."""
+    from . import sequential, stats
+
+    for rec in delta_recs:
+        got = series.get((rec["variant"], rec["nargs"]))
+        if not got or len(got[0]) < 2:
+            continue
+        us, pct = got
+        _m, ulo, uhi = sequential.interval(us, rule)
+        _m, plo, phi = sequential.interval(pct, rule)
+        if not all(math.isfinite(x) for x in (ulo, uhi, plo, phi)):
+            # too few rounds for a bounded stopping-valid interval: show the t interval, decide nothing
+            rec["interval"] = (f"t over rounds; the stopping-valid ({rule.mode}) interval is unbounded after "
+                               f"{len(pct)} rounds")
+            rec["gate_ci_pct"] = None
+            continue
+        rec["ci_us"], rec["ci_pct"], rec["gate_ci_pct"] = [ulo, uhi], [plo, phi], [plo, phi]
+        rec["interval"] = f"sequential ({rule.mode} mode)"
+        rec["verdict"] = stats.verdict(rec["ci_pct"], rec["n"])
+        rec["summary"] = stats.summary_line(rec["variant"], rec, reference)
+
+
+def gate_result(delta_recs: list, pct: float) -> dict:
+    """The machine-readable verdict of --fail-if-slower: exit code and each delta's side of PCT."""
+    from . import sequential
+
+    unbounded = [f"{d['variant']}/{d['nargs']}" for d in delta_recs if d.get("gate_ci_pct", d["ci_pct"]) is None]
+    intervals = {(d["variant"], d["nargs"]): tuple(d.get("gate_ci_pct", d["ci_pct"])) for d in delta_recs
+                 if d.get("gate_ci_pct", d["ci_pct"]) is not None}
+    sides = {f"{v}/{n}": ("above" if lo > pct else "below" if hi < pct else "undecided")
+             for (v, n), (lo, hi) in intervals.items()}
+    sides.update({k: "undecided" for k in unbounded})
+    code = sequential.gate(intervals, pct) if intervals else 3
+    if code == 0 and unbounded:
+        code = 3
+    return {"fail_if_slower_pct": pct, "exit_code": code,
+            "verdict": {0: "pass", 1: "fail", 3: "undecided"}[code], "deltas": sides}
+
+
+def peer_stats(peer_samples: list) -> list:
+    from . import stats
+
+    grouped = {}
+    for s in peer_samples:
+        grouped.setdefault((s["peer"], s["nargs"]), []).append(s["us"])
+    out = []
+    for (peer, n), values in sorted(grouped.items()):
+        values = [v for v in values if v is not None]
+        if values:
+            out.append({"peer": peer, "nargs": n, **stats.summarize(values)})
+        else:
+            out.append({"peer": peer, "nargs": n, "n": 0, "mean": None, "stdev": None,
+                        "median": None, "min": None, "max": None})
+    return out

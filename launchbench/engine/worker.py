@@ -1,0 +1,481 @@
+"""The measuring process: runs inside one variant's environment, answers JSON lines.
+
+``python -m launchbench.engine.worker`` reads one JSON request per line on stdin and
+writes one JSON reply per line on the original stdout; anything else that
+prints (numba warnings, stray output) is sent to stderr, so the protocol
+cannot be corrupted. Requests::
+
+    {"cmd": "setup", "arg_counts": [0..4], "mechanism": null|"contextvar", "simulator": false}
+        -> {"ok": true, "info": {pid, python, numba_cuda_version, installed, mechanism, device}}
+    {"cmd": "prepare", "affinity": null|[cpus], "warmup": 1000}
+        -> {"ok": true, "affinity": [cpus]|null}
+        setup may add "arg_kind": "array"|"scalar"|"mixed" (the kernels' arguments) and
+        "workload": "stages" (time each stage of the launch: launchbench.workloads.stages; with "target" or
+        under the simulator, on launchbench.workloads.standin's stand-in path)
+    {"cmd": "calibrate", "nargs": 2, "target_s": 0.004} -> {"ok": true, "loops": 200}
+    {"cmd": "sample", "nargs": 2, "loops": 20000}       -> {"ok": true, "us": 19.64}
+        both may carry "stage": "marshal_args" (the stages workload): that stage's loop instead
+    {"cmd": "peers", "nargs": 2, "loops": 20000}        -> {"ok": true, "peers": {"cupy": 4.6, ...}}
+    {"cmd": "mechanisms", "specs": [...], "max_time": 2.5, "rounds": 3000, "samples": 1, "launches": 100,
+     "warmup": 10, "warmup_class_write": 120, "seed": 7}
+        -> {"ok": true, "rounds": [...], "signature": "call(...)", "delay": {...}, "elapsed_s": 2.6}
+    {"cmd": "exit", "cpus": null|[cpus]}  -> no reply; the process ends at once
+    failures -> {"ok": false, "kind": "import"|"nogpu"|"mechanism"|"error", "error": "one line"}
+
+``setup`` is the expensive part (import, compile, a few launches) and may run
+while another worker measures; ``prepare`` is cheap and runs just before this
+worker's round: it pins the process to the measuring CPU(s) and warms every
+kernel up there. A sample is ``loops`` launches of a preconfigured ``k[1, 1]`` with the
+garbage collector off, between two ``cuda.synchronize()`` calls, in µs/launch.
+Only the standard library, numba-cuda and launchbench are imported here.
+"""
+from __future__ import annotations
+
+import gc
+import json
+import os
+import sys
+import time
+import warnings
+
+
+#: launches per kernel during setup: enough to compile and load it; the real warm-up is prepare's
+SETUP_LAUNCHES = 10
+#: per-iteration cost a stage this numba-cuda lacks is calibrated for (Bench.calibrate)
+ABSENT_STAGE_S = 0.25e-6
+
+
+def process_state() -> dict:
+    """Where this process last ran and how its memory is backed (Linux /proc; {} elsewhere):
+    recorded per worker so that a process that measures slow can be told apart afterwards."""
+    state: dict = {}
+    try:
+        with open("/proc/self/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        state["cpu"] = int(fields[36])  # field 39, "processor": the CPU it last ran on
+    except (OSError, IndexError, ValueError):
+        pass
+    try:
+        with open("/proc/self/smaps_rollup") as fh:
+            for line in fh:
+                key, _, rest = line.partition(":")
+                if key in ("Rss", "AnonHugePages"):
+                    state[key.lower() + "_kb"] = int(rest.split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    return state
+
+
+class Failure(Exception):
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+def _versions() -> dict:
+    from importlib import metadata
+
+    out = {}
+    for dist in ("numba-cuda", "numba", "llvmlite", "numpy", "cuda-core", "cuda-bindings"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
+def _dist_version(module_name: str) -> str | None:
+    """The installed version of the distribution that provides *module_name*, if any."""
+    from importlib import metadata
+
+    top = module_name.split(".")[0]
+    try:
+        names = metadata.packages_distributions().get(top, [top])
+        return metadata.version(names[0])
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def kernel_source(nargs: int) -> str:
+    params = ", ".join(f"a{i}" for i in range(nargs))
+    return f"def k({params}):\n    pass\n"
+
+
+class SimulatorDispatcher:
+    """Smoke-run stand-in for ``CUDADispatcher``: the simulator's kernels never reach
+    ``CUDADispatcher.call``, so under ``--simulator`` every timed launch goes through this
+    class's ``call`` (numba-cuda 0.29's signature) and mechanisms are installed here."""
+
+    def __init__(self, launcher):
+        self.launcher = launcher
+
+    def call(self, args, griddim, blockdim, stream, sharedmem):
+        return self.launcher(*args)
+
+
+class _SimulatorLaunch:
+    def __init__(self, dispatcher):
+        self.dispatcher = dispatcher
+
+    def __call__(self, *args):
+        return self.dispatcher.call(args, (1, 1, 1), (1, 1, 1), 0, 0)
+
+
+class Bench:
+    """Kernels for each arg count, configured once, and the timing loops."""
+
+    def __init__(self):
+        self.cuda = None
+        self.sync = None
+        self.launchers = {}
+        self.args = {}
+        self.mechanism = None
+        self.simulator = False
+        self.kernels = {}
+        self.stage_loops = {}   # nargs -> {stage: loop(n) -> s}: the stages workload (launchbench.workloads.stages)
+        self.stage_info = {}
+
+    def setup_callable(self, req: dict) -> dict:
+        """``target: "module:function"``: time a plain Python callable (with *nargs* int
+        arguments) instead of a kernel, so the round machinery, per-commit builds and the
+        statistics can be exercised on a machine without numba-cuda or a GPU (tests, demos)."""
+        import importlib
+
+        module_name, _, func_name = str(req["target"]).partition(":")
+        try:
+            func = getattr(importlib.import_module(module_name), func_name)
+        except Exception as exc:  # noqa: BLE001
+            from ..base.device import one_line
+
+            raise Failure("import", f"cannot load target {req['target']!r}: {one_line(exc)}") from None
+        for nargs in req["arg_counts"]:
+            self.launchers[nargs] = func
+            self.args[nargs] = list(range(nargs))
+        self.sync = lambda: None
+        dist = module_name.split(".")[0]
+        return {"pid": os.getpid(), "python": sys.version.split()[0], "numba_cuda_version": None,
+                "installed": {dist: _dist_version(module_name)}, "mechanism": None,
+                "device": {"name": "CPU (timing a Python callable)"}, "target": req["target"],
+                "setup_state": process_state()}
+
+    def setup(self, req: dict) -> dict:
+        from ..base import device
+
+        if req.get("workload") == "stages" and (req.get("target") or req.get("simulator")):
+            return self.setup_standin_stages(req)
+        if req.get("target"):
+            return self.setup_callable(req)
+        phases = {"started": time.monotonic()}  # where a worker's set-up time goes, for the JSON
+        try:
+            from numba import cuda
+        except Exception as exc:  # noqa: BLE001 - any import failure is an environment problem
+            raise Failure("import", device.diagnose_import_error(exc)) from None
+        self.cuda = cuda
+        self.sync = cuda.synchronize
+        self.simulator = bool(req.get("simulator"))
+        if not req.get("simulator"):
+            try:
+                device.require_gpu(allow_simulator=False)
+            except Exception as exc:  # noqa: BLE001
+                raise Failure("nogpu", device.one_line(exc, 300)) from None
+        phases["imported"] = time.monotonic()
+        cuda.synchronize()  # the CUDA context, if require_gpu has not made it
+        phases["context"] = time.monotonic()
+        mech = req.get("mechanism")
+        if mech:
+            try:
+                from ..workloads import mechanisms
+
+                mechanisms.install(mech, target=SimulatorDispatcher if req.get("simulator") else None)
+            except Exception as exc:  # noqa: BLE001
+                raise Failure("mechanism", f"installing mechanism {mech!r} failed: {device.one_line(exc)}") from None
+            self.mechanism = mech
+        self._quiet()
+        from ..workloads import stages
+
+        for nargs in req["arg_counts"]:
+            namespace: dict = {}
+            exec(compile(kernel_source(nargs), f"<launchbench k/{nargs}>", "exec"), namespace)
+            kernel = cuda.jit(namespace["k"])
+            args = stages.make_args(nargs, req.get("arg_kind") or "array")
+            launcher = kernel[1, 1]
+            if req.get("simulator"):
+                launcher = _SimulatorLaunch(SimulatorDispatcher(launcher))
+            self.launchers[nargs] = launcher
+            self.args[nargs] = args
+            self.kernels[nargs] = kernel
+            # compiles and loads the module; with "setup_warmup", the bulk of the warm-up too,
+            # here on a set-up CPU, so that prepare's pinned warm-up can be short
+            for _ in range(max(SETUP_LAUNCHES, int(req.get("setup_warmup") or 0))):
+                launcher(*args)
+        cuda.synchronize()
+        phases["kernels"] = time.monotonic()
+        if req.get("workload") == "stages":  # each stage of the launch on its own (breakdown --variant)
+            for nargs, kernel in self.kernels.items():
+                style, self.stage_loops[nargs] = stages.worker_loops(kernel, self.args[nargs])
+            self.stage_info = {"style": style, "arg_kind": req.get("arg_kind") or "array"}
+        try:
+            dev = device.device_info()
+        except Exception as exc:  # noqa: BLE001
+            dev = {"name": None, "error": device.one_line(exc)}
+        return {
+            "pid": os.getpid(),
+            "python": sys.version.split()[0],
+            "numba_cuda_version": _versions()["numba-cuda"],
+            "installed": _versions(),
+            "mechanism": mech,
+            "device": dev,
+            "launchbench": os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # the package
+            "setup_state": process_state(),
+            "setup_done": time.monotonic(),  # system-wide clock: the parent relates it to its rounds
+            "setup_phases_s": _phase_seconds(phases),
+            **({"stages": self.stage_info} if self.stage_info else {}),
+        }
+
+    def setup_standin_stages(self, req: dict) -> dict:
+        """The stages workload on a stand-in launch path (``target``: a ``module:function``
+        returning (style, loops) per arg count, default ``launchbench.workloads.standin:stage_loops``):
+        CPU tests with injected stage costs, and ``--simulator``, whose kernels never reach
+        CUDADispatcher.call. A mechanism installs on the stand-in module's ``Dispatcher``."""
+        import importlib
+
+        from ..base.device import one_line
+
+        target = req.get("target") or "launchbench.workloads.standin:stage_loops"
+        module_name, _, func_name = str(target).partition(":")
+        try:
+            module = importlib.import_module(module_name)
+            factory = getattr(module, func_name)
+        except Exception as exc:  # noqa: BLE001
+            raise Failure("import", f"cannot load stage target {target!r}: {one_line(exc)}") from None
+        mech = req.get("mechanism")
+        if mech:
+            try:
+                from ..workloads import mechanisms
+
+                mechanisms.install(mech, target=getattr(module, "Dispatcher"))
+            except Exception as exc:  # noqa: BLE001
+                raise Failure("mechanism", f"installing mechanism {mech!r} failed: {one_line(exc)}") from None
+            self.mechanism = mech
+        kind = req.get("arg_kind") or "array"
+        style = None
+        for nargs in req["arg_counts"]:
+            style, self.stage_loops[nargs] = factory(nargs, kind)
+            full = self.stage_loops[nargs]["full"]
+            self.launchers[nargs] = lambda *a, full=full: full(1)
+            self.args[nargs] = []
+        self.sync = lambda: None
+        self.simulator = bool(req.get("simulator"))
+        self.stage_info = {"style": style, "arg_kind": kind, "standin": target}
+        return {"pid": os.getpid(), "python": sys.version.split()[0], "numba_cuda_version": None,
+                "installed": {}, "mechanism": mech, "stages": self.stage_info,
+                "device": {"name": "CPU (stand-in launch path)"}, "setup_state": process_state()}
+
+    def prepare(self, req: dict) -> list | None:
+        """Pin to the measuring CPU(s), then warm every kernel up there (caches, branch predictors)."""
+        affinity = req.get("affinity")
+        pinned = None
+        if affinity:
+            try:
+                os.sched_setaffinity(0, set(affinity))
+                pinned = sorted(os.sched_getaffinity(0))
+            except (OSError, AttributeError, ValueError) as exc:
+                raise Failure("error", f"cannot pin to CPUs {affinity} ({exc}); choose CPUs from "
+                                       "os.sched_getaffinity or pass --affinity none") from None
+        warmup = max(1, int(req.get("warmup", 1000)))
+        for nargs, launcher in self.launchers.items():
+            args = self.args[nargs]
+            for _ in range(warmup):
+                launcher(*args)
+            for loop in self.stage_loops.get(nargs, {}).values():
+                loop(max(10, warmup // 10))
+        self.sync()
+        return pinned
+
+    def _quiet(self) -> None:
+        """No occupancy warnings: a warnings.warn per launch would distort [1, 1] timings."""
+        try:
+            from numba.cuda import config
+
+            config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            from numba.core.errors import NumbaPerformanceWarning
+
+            warnings.simplefilter("ignore", NumbaPerformanceWarning)
+        except ImportError:
+            pass
+
+    def stage_loop(self, nargs: int, stage: str):
+        """The timed loop of *stage*; a stage this numba-cuda lacks (``lc_bookkeeping`` before
+        0.30) is its baseline -- an empty loop, or a no-op before the raw launch -- so it costs 0
+        here and its paired delta is what the other variant spends on it."""
+        from ..workloads.stages import baseline_of, stage_names
+
+        loops = self.stage_loops.get(nargs)
+        if not loops:
+            raise Failure("error", "stage samples need a worker set up with workload 'stages'")
+        if stage not in loops and stage not in stage_names():
+            raise Failure("error", f"unknown stage {stage!r}")
+        return loops.get(stage) or loops[baseline_of(stage)]
+
+    def time_loops(self, nargs: int, loops: int, stage: str | None = None) -> float:
+        """Seconds for *loops* launches (or iterations of *stage*), gc off, synchronized before and after."""
+        if stage is not None:
+            loop = self.stage_loop(nargs, stage)
+            gc_was = gc.isenabled()
+            gc.disable()
+            try:
+                self.sync()
+                return loop(loops)
+            finally:
+                if gc_was:
+                    gc.enable()
+        launcher, args = self.launchers[nargs], self.args[nargs]
+        sync = self.sync
+        gc_was = gc.isenabled()
+        gc.disable()
+        try:
+            sync()
+            t0 = time.perf_counter()
+            for _ in range(loops):
+                launcher(*args)
+            sync()
+            t1 = time.perf_counter()
+        finally:
+            if gc_was:
+                gc.enable()
+        return t1 - t0
+
+    def sample(self, nargs: int, loops: int, stage: str | None = None) -> float:
+        return self.time_loops(nargs, loops, stage) / loops * 1e6
+
+    def calibrate(self, nargs: int, target_s: float, stage: str | None = None) -> int:
+        """Loops so one sample lasts about *target_s* (rounded to 2 significant digits).
+
+        A stage this numba-cuda lacks is sized as if it cost ``ABSENT_STAGE_S`` per iteration:
+        calibrated as the empty loop it is here, the variants that have it would take samples
+        tens of times the target."""
+        if stage is not None and stage not in self.stage_loops.get(nargs, {}):
+            self.stage_loop(nargs, stage)  # unknown stage: the one-line failure
+            return _two_digits(max(1, int(target_s / ABSENT_STAGE_S)))
+        loops = 10
+        while True:
+            elapsed = self.time_loops(nargs, loops, stage)
+            if elapsed >= min(0.2 * target_s, 0.02) or loops >= 10_000_000:
+                break
+            loops *= 4
+        # the median of a few timings: one timing may land in a slow spell of the machine
+        per_launch = sorted([elapsed / loops] + [self.time_loops(nargs, loops, stage) / loops for _ in range(4)])[2]
+        return _two_digits(max(1, int(target_s / max(per_launch, 1e-9))))
+
+    def mechanisms(self, req: dict) -> dict:
+        """``launchbench mechanisms``' interleaved pair rounds, in this (fresh) process: one
+        process's worth of the across-process measurement. Kernels must be set up without a
+        mechanism; the rounds switch among them and leave none installed."""
+        import random
+
+        from ..workloads import mechanism_rounds
+
+        if self.mechanism:
+            raise Failure("error", "the mechanisms request needs a worker set up without a mechanism")
+        target = SimulatorDispatcher if self.simulator else None
+        launchers = {n: (launch, tuple(self.args[n])) for n, launch in self.launchers.items()}
+        specs = list(req["specs"])
+        try:
+            signature = mechanism_rounds.signature_text(target)
+            delay = mechanism_rounds.delay_info(specs)
+        except Exception as exc:  # noqa: BLE001 - e.g. an unsupported numba-cuda
+            from ..base.device import one_line
+
+            raise Failure("mechanism", one_line(exc)) from None
+        rounds: list = []
+        start = time.monotonic()
+        mechanism_rounds.run_rounds(
+            launchers, specs, int(req.get("rounds", mechanism_rounds.DEFAULT_ROUNDS)), int(req.get("samples", 1)),
+            int(req.get("launches", mechanism_rounds.DEFAULT_LAUNCHES)),
+            int(req.get("warmup", mechanism_rounds.DEFAULT_WARMUP)), self.cuda.synchronize,
+            random.Random(req.get("seed")), target=target, rounds=rounds,
+            deadline=start + float(req["max_time"]) if req.get("max_time") else None,
+            warmup_class_write=int(req.get("warmup_class_write", mechanism_rounds.DEFAULT_WARMUP_CLASS_WRITE)))
+        return {"rounds": rounds, "signature": signature, "delay": delay,
+                "elapsed_s": round(time.monotonic() - start, 3), "end_state": process_state()}
+
+    def peers(self, nargs: int, loops: int) -> dict:
+        from ..workloads import peers
+
+        return peers.measure(nargs, loops)
+
+
+def _phase_seconds(marks: dict) -> dict:
+    """{"started": t0, "imported": t1, ...} (in order) -> {"imported": t1 - t0, ...}."""
+    names = list(marks)
+    return {b: round(marks[b] - marks[a], 4) for a, b in zip(names, names[1:])}
+
+
+def _two_digits(wanted: int) -> int:
+    digits = len(str(wanted)) - 2
+    return max(1, round(wanted, -digits) if digits > 0 else wanted)
+
+
+def handle(bench: Bench, req: dict) -> dict:
+    cmd = req.get("cmd")
+    if cmd == "setup":
+        return {"ok": True, "info": bench.setup(req)}
+    if cmd == "prepare":
+        return {"ok": True, "affinity": bench.prepare(req)}
+    if cmd == "calibrate":
+        return {"ok": True, "loops": bench.calibrate(int(req["nargs"]), float(req["target_s"]), req.get("stage"))}
+    if cmd == "sample":
+        return {"ok": True, "us": bench.sample(int(req["nargs"]), int(req["loops"]), req.get("stage"))}
+    if cmd == "mechanisms":
+        return {"ok": True, **bench.mechanisms(req)}
+    if cmd == "peers":
+        return {"ok": True, "peers": bench.peers(int(req["nargs"]), int(req["loops"]))}
+    raise Failure("error", f"unknown request {cmd!r}")
+
+
+def _exit_now(cpus) -> None:
+    """Leave without Python's finalization (nothing is left to report), first moving off the
+    measuring CPU, so that a round's workers tear down in parallel and away from the next one."""
+    if cpus and hasattr(os, "sched_setaffinity"):
+        try:
+            os.sched_setaffinity(0, set(cpus))
+        except (OSError, ValueError):
+            pass
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def main() -> int:
+    # Protocol on a private copy of stdout; fd 1 now goes to stderr.
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    bench = Bench()
+    from ..base.device import one_line
+
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            req = json.loads(line)
+            if req.get("cmd") == "exit":
+                _exit_now(req.get("cpus"))
+            reply = handle(bench, req)
+        except Failure as exc:
+            reply = {"ok": False, "kind": exc.kind, "error": str(exc)}
+        except Exception as exc:  # noqa: BLE001 - reported to the parent, which decides
+            import traceback
+
+            traceback.print_exc()
+            reply = {"ok": False, "kind": "error", "error": f"{type(exc).__name__}: {one_line(exc)}"}
+        proto.write(json.dumps(reply) + "\n")
+        proto.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

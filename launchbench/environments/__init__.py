@@ -1,0 +1,5 @@
+"""Where the numba-cuda under test comes from: variant specs, one virtualenv per variant,
+per-commit wheels cached by SHA, the wheelhouse for air-gapped machines, the release ledger and
+the named refs asv runs on. Imports launchbench.base and launchbench.workloads (a variant names its
+capture mechanism); docs/architecture.md has the layers.
+"""

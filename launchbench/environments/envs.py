@@ -1,0 +1,283 @@
+"""One virtualenv per variant base, cached by a hash of what goes into it.
+
+Why own environments: installing several numba-cuda checkouts into one
+shared environment lets an earlier editable install shadow the next (the old
+script's trap). Each base (wheel or checkout) gets a venv under ``env_dir``
+named ``<slug>-<hash>``, where the hash covers the spec (a checkout's git SHA
+and uncommitted changes included), the pins, the Python and the install
+options; a ``launchbench-env.json`` marker is written last, so a half-built
+env is rebuilt, never used.
+
+``site_from`` (``--system-site-packages``) makes an env see another Python's
+site-packages *after* its own, through a ``.pth`` that calls
+``site.addsitedir``: on the offline GPU machine the heavy CUDA packages
+(cuda-bindings, NVVM) come from the host while the pins win.
+
+launchbench reaches the workers through an *overlay*: a directory holding
+only a ``launchbench`` symlink to the running package (C extensions
+included), put on the worker's PYTHONPATH; nothing else of the parent leaks.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+
+from ..base.atomic import write_json_atomic
+from ..base.errors import UserError
+from .variants import Base, env_python
+
+MARKER = "launchbench-env.json"
+ENV_FORMAT = 1  # bump when the layout of built envs changes
+
+
+def default_env_dir() -> str:
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(root, "launchbench", "envs")
+
+
+@dataclass
+class Env:
+    base: Base
+    path: str
+    python: str
+    built: bool  # True if this call built it
+    git_sha: str | None = None
+    python_version: str | None = None
+
+
+def python_facts(python: str) -> dict:
+    """Version and site directories of *python* (one subprocess)."""
+    code = (
+        "import json, site, sys, sysconfig\n"
+        "paths = list(site.getsitepackages()) if hasattr(site, 'getsitepackages') else []\n"
+        "paths += [sysconfig.get_paths()['purelib'], sysconfig.get_paths()['platlib']]\n"
+        "print(json.dumps({'version': sys.version.split()[0], 'minor': list(sys.version_info[:2]),"
+        " 'executable': sys.executable, 'site': list(dict.fromkeys(paths))}))\n"
+    )
+    try:
+        out = subprocess.run([python, "-I", "-c", code], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UserError(f"cannot run python {python} ({exc}); pass a working interpreter with --python") from None
+    if out.returncode != 0:
+        raise UserError(f"python {python} failed to start ({out.stderr.strip().splitlines()[-1:] or 'no output'}); pass a working interpreter with --python")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def git_identity(path: str) -> str | None:
+    """HEAD SHA of a checkout, with ``+dirty-<hash>`` when it has uncommitted changes."""
+    def git(*args):
+        return subprocess.run(["git", "-C", path, *args], capture_output=True, text=True, timeout=60)
+
+    try:
+        head = git("rev-parse", "HEAD")
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if head.returncode != 0:
+        return None
+    sha = head.stdout.strip()
+    status = git("status", "--porcelain", "--untracked-files=normal").stdout
+    if status.strip():
+        diff = git("diff", "HEAD").stdout
+        digest = hashlib.sha256((status + diff).encode()).hexdigest()[:10]
+        sha += f"+dirty-{digest}"
+    return sha
+
+
+def file_digest(path: str) -> str:
+    """sha256 of a file (a per-commit wheel: its env is rebuilt when the wheel is)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def env_key(base: Base, pins: dict, python_version: str, python_exe: str, options: dict,
+            identity: str | None = None) -> str:
+    """Stable hash of everything that decides an environment's contents."""
+    payload = {
+        "format": ENV_FORMAT,
+        "kind": base.kind,
+        "target": base.target,
+        "identity": identity,
+        "pins": sorted((k.lower(), v) for k, v in pins.items()),
+        "python": python_version,
+        "python_exe": os.path.realpath(python_exe),
+        "options": sorted(options.items()),
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def slug(base: Base) -> str:
+    if base.kind == "wheelfile":
+        text = os.path.basename(base.target)[:-len(".whl")].split("-")[1]  # the version: X.Y.Z+g<sha8>
+    else:
+        text = base.target if base.kind == "wheel" else f"repo-{os.path.basename(base.target.rstrip('/'))}"
+    return "".join(c if c.isalnum() or c in ".-" else "-" for c in text.replace("==", "-"))[:48]
+
+
+def _atomic_json(path: str, data: dict) -> None:
+    write_json_atomic(path, data)
+
+
+class EnvManager:
+    """Finds or builds the environment of each base; see the module docstring."""
+
+    def __init__(self, env_dir: str | None = None, python: str | None = None, pins: dict | None = None,
+                 wheels: str | None = None, site_from: str | None = None, extras: str = "",
+                 no_install: bool = False, log=None):
+        self.env_dir = os.path.abspath(os.path.expanduser(env_dir or default_env_dir()))
+        self.python = python or sys.executable
+        self.pins = dict(pins or {})
+        self.wheels = os.path.abspath(wheels) if wheels else None
+        self.site_from = site_from
+        self.extras = extras
+        self.no_install = no_install
+        self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+        self._facts = None
+        if self.wheels and not os.path.isdir(self.wheels):
+            raise UserError(f"--wheels {wheels} is not a directory; pass the folder holding the wheels")
+
+    @property
+    def facts(self) -> dict:
+        if self._facts is None:
+            self._facts = python_facts(self.python)
+        return self._facts
+
+    def options(self) -> dict:
+        return {"site_from": bool(self.site_from), "extras": self.extras}
+
+    def location(self, base: Base) -> tuple[str, str | None]:
+        identity = git_identity(base.target) if base.kind == "repo" else None
+        if base.kind == "wheelfile":
+            identity = file_digest(base.target)
+        key = env_key(base, self.pins, self.facts["version"], self.facts["executable"], self.options(), identity)
+        return os.path.join(self.env_dir, f"{slug(base)}-{key}"), identity
+
+    def ensure(self, base: Base, label: str) -> Env:
+        """The ready environment of *base*, building it unless ``no_install``."""
+        if base.kind == "env":
+            python = env_python(base.target)
+            return Env(base, base.target, python, built=False,
+                       git_sha=None)
+        path, identity = self.location(base)
+        python = os.path.join(path, "bin", "python")
+        if os.path.isfile(os.path.join(path, MARKER)) and os.path.exists(python):
+            return Env(base, path, python, built=False, git_sha=identity, python_version=self.facts["version"])
+        if self.no_install:
+            raise UserError(
+                f"no environment for variant {label} ({base.label}) in {self.env_dir} (--no-install); "
+                f"run once without --no-install to build it, or pass the --env-dir used before"
+            )
+        from ..base.outputs import check_folder
+
+        check_folder(self.env_dir, "--env-dir")  # one line, not a traceback halfway through a build
+        self._build(base, path, label)
+        return Env(base, path, python, built=True, git_sha=identity, python_version=self.facts["version"])
+
+    # ------------------------------------------------------------ building
+
+    def requirements(self, base: Base) -> list[str]:
+        extras = f"[{self.extras}]" if self.extras else ""
+        if base.kind == "wheel":
+            name, _, version = base.target.partition("==")
+            main = f"{name}{extras}=={version}"
+        elif base.kind == "wheelfile":
+            main = f"{base.target}{extras}"
+        else:
+            main = f"{base.target}{extras}" if not extras else f"numba-cuda{extras} @ file://{base.target}"
+        return [main] + [f"{k}=={v}" for k, v in sorted(self.pins.items())]
+
+    def _pip(self, python: str, args: list[str], log_path: str) -> int:
+        cmd = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
+        if self.wheels:
+            cmd += ["--no-index", "--find-links", self.wheels]
+        cmd += args
+        with open(log_path, "a") as log:
+            log.write("$ " + " ".join(cmd) + "\n")
+            log.flush()
+            return subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
+
+    def _build(self, base: Base, path: str, label: str) -> None:
+        if os.path.exists(path):
+            shutil.rmtree(path)  # a half-built env (no marker)
+        os.makedirs(self.env_dir, exist_ok=True)
+        log_path = os.path.join(self.env_dir, os.path.basename(path) + ".build.log")
+        with open(log_path, "w") as log:
+            log.write(f"# launchbench env for {label}: {base.label}\n")
+        self.log(f"launchbench: building the environment for {label} ({base.label}); log: {log_path}")
+        start = time.monotonic()
+        with open(log_path, "a") as log:
+            rc = subprocess.run([self.python, "-m", "venv", path], stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL).returncode
+        if rc != 0:
+            raise UserError(f"creating a virtualenv for {label} failed (python -m venv exit {rc}); see the log: {log_path}")
+        python = os.path.join(path, "bin", "python")
+        if self.site_from:
+            self._add_host_site(python, path)
+        reqs = self.requirements(base)
+        rc = self._pip(python, reqs, log_path)
+        if rc != 0 and self.wheels:
+            # Offline: the host site may hold a dependency in a form pip's resolver rejects;
+            # install exactly the named distributions and let the host site supply the rest.
+            with open(log_path, "a") as log:
+                log.write("# retrying without dependency resolution (--no-deps)\n")
+            rc = self._pip(python, ["--no-deps"] + reqs, log_path)
+        if rc != 0:
+            raise UserError(f"building variant {label} ({base.label}) failed (pip exit {rc}); see the log: {log_path}")
+        _atomic_json(os.path.join(path, MARKER), {
+            "base": {"kind": base.kind, "target": base.target},
+            "pins": self.pins, "python": self.facts["version"], "options": self.options(),
+            "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "seconds": round(time.monotonic() - start, 1), "log": log_path,
+        })
+        self.log(f"launchbench: built {label} in {time.monotonic() - start:.0f} s")
+
+    def _add_host_site(self, python: str, path: str) -> None:
+        host = python_facts(self.site_from)["site"]
+        own = python_facts(python)["site"]
+        target = next((p for p in own if p.startswith(path) and p.endswith("site-packages")), own[-1])
+        lines = "".join(f"import site; site.addsitedir({p!r})\n" for p in host if os.path.isdir(p))
+        with open(os.path.join(target, "zz_launchbench_host_site.pth"), "w") as fh:
+            fh.write(lines)
+
+
+# ---------------------------------------------------------------- overlay
+
+def package_dir() -> str:
+    """The running launchbench package (this module lives in its environments/)."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def make_overlay(root: str) -> str:
+    """A directory containing only ``launchbench`` -> the running package; for worker PYTHONPATH."""
+    os.makedirs(root, exist_ok=True)
+    overlay = tempfile.mkdtemp(prefix="overlay-", dir=root)
+    link = os.path.join(overlay, "launchbench")
+    try:
+        os.symlink(package_dir(), link)
+    except OSError:
+        shutil.copytree(package_dir(), link)
+    return overlay
+
+
+def check_python_matches(env: Env, label: str) -> str:
+    """The env's Python version; error if its minor differs from ours (C extensions would not load)."""
+    facts = python_facts(env.python)
+    if tuple(facts["minor"]) != tuple(sys.version_info[:2]):
+        ours = "%d.%d" % sys.version_info[:2]
+        theirs = "%d.%d" % tuple(facts["minor"])
+        raise UserError(
+            f"variant {label} runs Python {theirs} but launchbench runs on Python {ours}, so its C "
+            f"extensions cannot load there; run launchbench with Python {theirs} "
+            f"(python{theirs} -m launchbench compare ...) or build the env with --python python{ours}"
+        )
+    env.python_version = facts["version"]
+    return facts["version"]

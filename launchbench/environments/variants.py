@@ -1,0 +1,198 @@
+"""What a variant is: parsing ``--repo``/``--variant`` specs and resolving them to environments.
+
+Forms (NAME=SPEC):
+
+- ``numba-cuda==X.Y.Z``        a released wheel in its own cached virtualenv
+- ``repo:PATH`` (or ``--repo``) a numba-cuda checkout built into its own virtualenv
+- ``env:PATH``                 an existing environment (venv dir or python executable), used as is
+- ``MECH@BASE``                mechanism MECH (launchbench.workloads.mechanisms) installed at run time on
+                               BASE, which is any form above or the NAME of another variant
+
+Mechanism variants share their base's environment, so ``contextvar@numba-cuda==0.29.0``
+and ``numba-cuda==0.29.0`` differ only in the mechanism. Pure and import-light.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from ..base.errors import UserError
+
+#: Pins for every built environment; kept equal to constraints.txt (a test checks).
+DEFAULT_PINS = {"numba": "0.65.1", "llvmlite": "0.47.0", "numpy": "2.3.5", "cuda-core": "0.7.0"}
+
+#: ``launchbench compare`` with no variants: baseline, contextvar replayed on it, v2.
+DEFAULT_VARIANTS = (
+    ("variant", "baseline=numba-cuda==0.29.0"),
+    ("variant", "contextvar=contextvar@numba-cuda==0.29.0"),
+    ("variant", "v2=numba-cuda==0.30.4"),
+)
+
+_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
+_WHEEL_RE = re.compile(r"^numba[-_]cuda==([0-9][A-Za-z0-9.+!-]*)$")
+FORMS = "numba-cuda==X.Y.Z, repo:PATH, env:PATH or MECH@BASE (e.g. contextvar@numba-cuda==0.29.0)"
+
+
+@dataclass(frozen=True)
+class Base:
+    """What an environment holds: ``kind`` wheel/repo/env and its ``target``."""
+
+    kind: str
+    target: str  # "numba-cuda==0.29.0", a checkout's real path, or an env path
+
+    @property
+    def label(self) -> str:
+        if self.kind == "wheelfile":  # a per-commit build (launchbench history/bisect)
+            return os.path.basename(self.target)
+        return self.target if self.kind == "wheel" else f"{self.kind}:{self.target}"
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    spec: str
+    base: Base
+    mechanism: str | None = None
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def kind(self) -> str:
+        return "mechanism" if self.mechanism else self.base.kind
+
+
+def split_assignment(text: str, option: str) -> tuple[str, str]:
+    name, sep, spec = text.partition("=")
+    name, spec = name.strip(), spec.strip()
+    if not sep or not name or not spec:
+        raise UserError(f"{option} {text!r}: expected NAME=SPEC with SPEC one of {FORMS}")
+    if not _NAME_RE.match(name):
+        raise UserError(f"{option} {text!r}: variant name {name!r} must start with a letter and use only letters, digits, '_', '.', '-'")
+    return name, spec
+
+
+def check_repo(path: str) -> str:
+    """The real path of a numba-cuda checkout, or a one-line error."""
+    real = os.path.realpath(os.path.expanduser(path))
+    if not os.path.exists(real):
+        raise UserError(f"repo path {path} does not exist; pass the root of a numba-cuda clone")
+    has_build = os.path.isfile(os.path.join(real, "pyproject.toml")) or os.path.isfile(os.path.join(real, "setup.py"))
+    if not (os.path.isdir(os.path.join(real, "numba_cuda")) and has_build):
+        raise UserError(
+            f"{path} is not a numba-cuda checkout (no numba_cuda/ package next to a pyproject.toml or "
+            f"setup.py); pass the root of a clone of https://github.com/NVIDIA/numba-cuda"
+        )
+    return real
+
+
+def env_python(path: str) -> str:
+    """The python executable of an existing environment given as a directory or executable."""
+    real = os.path.abspath(os.path.expanduser(path))
+    if os.path.isdir(real):
+        for candidate in ("bin/python", "bin/python3", "Scripts/python.exe"):
+            exe = os.path.join(real, candidate)
+            if os.path.exists(exe):
+                return exe
+        raise UserError(f"env:{path} has no bin/python; pass a virtualenv directory or a python executable")
+    if os.path.isfile(real) and os.access(real, os.X_OK):
+        return real
+    raise UserError(f"env path {path} does not exist; pass an existing virtualenv directory or python executable")
+
+
+def parse_base(spec: str, option: str, known: dict | None = None) -> Base:
+    """A base spec (no mechanism) -> Base; *known* maps earlier variant names to Variants."""
+    m = _WHEEL_RE.match(spec)
+    if m:
+        return Base("wheel", f"numba-cuda=={m.group(1)}")
+    if spec.startswith("repo:"):
+        return Base("repo", check_repo(spec[5:]))
+    if spec.startswith("env:"):
+        env_python(spec[4:])  # validate now: one-line error before anything is built
+        return Base("env", os.path.abspath(os.path.expanduser(spec[4:])))
+    if known and spec in known:
+        return known[spec].base
+    raise UserError(f"{option}: unknown variant spec {spec!r}; use {FORMS}")
+
+
+def _validate_mechanism(mech: str, option: str) -> str:
+    from ..workloads import mechanisms  # import-light by contract (numba only on install)
+
+    try:
+        return mechanisms.validate(mech)
+    except UserError as exc:
+        raise UserError(f"{option}: {exc}") from None
+
+
+def parse_variant(option: str, text: str, known: dict) -> Variant:
+    """One ``--repo``/``--variant`` value -> Variant (``known``: variants parsed so far)."""
+    flag = f"--{option}"
+    name, spec = split_assignment(text, flag)
+    if name in known:
+        raise UserError(f"{flag} {text!r}: variant name {name!r} is used twice; give each variant its own name")
+    if option == "repo":
+        return Variant(name, f"repo:{spec}", Base("repo", check_repo(spec)))
+    mech, at, base_spec = spec.partition("@")
+    if at:
+        if not mech.strip() or not base_spec.strip():
+            raise UserError(f"{flag} {text!r}: expected MECH@BASE, e.g. contextvar@numba-cuda==0.29.0")
+        mech = _validate_mechanism(mech.strip(), f"{flag} {text!r}")
+        return Variant(name, spec, parse_base(base_spec.strip(), f"{flag} {text!r}", known), mech)
+    return Variant(name, spec, parse_base(spec, f"{flag} {text!r}", known))
+
+
+def parse_variants(items, reference: str | None = None) -> tuple[list[Variant], str]:
+    """``[(option, text), ...]`` in command-line order -> (variants, reference name).
+
+    No items means the embedded default. The reference is the first variant
+    unless named.
+    """
+    items = list(items) or list(DEFAULT_VARIANTS)
+    known: dict[str, Variant] = {}
+    for option, text in items:
+        variant = parse_variant(option, text, known)
+        known[variant.name] = variant
+    variants = list(known.values())
+    if len(variants) < 2:
+        raise UserError("compare needs at least two variants (the first is the reference); add another --variant or --repo")
+    if reference is None:
+        reference = variants[0].name
+    elif reference not in known:
+        raise UserError(f"--reference {reference!r} is not a variant; choose one of {', '.join(known)}")
+    return variants, reference
+
+
+def parse_pins(path: str | None) -> dict:
+    """Pins from a constraints file (``name==version`` lines), or the defaults."""
+    if path is None:
+        return dict(DEFAULT_PINS)
+    pins = {}
+    try:
+        with open(path) as fh:
+            lines = fh.read().splitlines()
+    except OSError as exc:
+        raise UserError(f"cannot read constraints file {path} ({exc.strerror}); pass an existing file") from None
+    for lineno, line in enumerate(lines, 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        name, sep, version = line.partition("==")
+        if not sep or not name.strip() or not version.strip():
+            raise UserError(f"{path}:{lineno}: expected name==version, got {line!r}")
+        pins[name.strip().lower()] = version.strip()
+    return pins
+
+
+def parse_int_list(text: str, option: str, count: int | None = None) -> list[int]:
+    """``"100000,10000"`` -> ints; a single value is repeated *count* times."""
+    try:
+        values = [int(v) for v in text.replace(" ", "").split(",") if v != ""]
+    except ValueError:
+        raise UserError(f"{option} {text!r}: expected comma-separated integers, e.g. 100000,100000,100000,100000,10000") from None
+    if not values or any(v < 0 for v in values):
+        raise UserError(f"{option} {text!r}: expected non-negative integers")
+    if count is not None:
+        if len(values) == 1:
+            values = values * count
+        elif len(values) != count:
+            raise UserError(f"{option} {text!r}: give one value or one per arg count ({count})")
+    return values

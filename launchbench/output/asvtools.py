@@ -1,0 +1,179 @@
+"""asv's configs and command line, for the asv subcommands (launchbench.commands.asv) and the site.
+
+asv has no ``--repo`` option, so pointing it at a local numba-cuda clone (or
+at a release ledger, see :mod:`launchbench.environments.ledger`) means a second config
+file. ``derive_config`` writes one with every path made absolute, so it works
+from any directory through ``asv --config FILE``. ``run_asv`` runs asv with the
+command echoed and a failure as one line; the machine labels keep simulator smoke
+results apart from GPU results.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from ..base.errors import UserError
+from ..base import atomic
+
+#: Machine name forced for simulator smoke runs: asv shows it everywhere.
+SMOKE_MACHINE = "SIMULATOR-SMOKE"
+PATH_KEYS = ("benchmark_dir", "env_dir", "results_dir", "html_dir")
+
+
+# ----------------------------------------------------------------- configs
+def load_config(path) -> dict:
+    """Read an asv config; asv allows // comments, so parse as asv does (json5)."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"asv config {path} not found; run from the launchbench checkout or pass --config")
+    text = path.read_text(encoding="utf-8")
+    try:
+        import json5
+    except ImportError:  # asv depends on json5; fall back to stripping // comments
+        return json.loads(_strip_line_comments(text))
+    return json5.loads(text)
+
+
+def _strip_line_comments(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
+
+
+def derive_config(base: dict, base_dir, repo=None, results_dir=None, html_dir=None,
+                  env_dir=None, matrix=None, branches=None, extra=None) -> dict:
+    """A copy of *base* with overrides and every path absolute (relative to *base_dir*)."""
+    conf = json.loads(json.dumps(base))
+    base_dir = Path(base_dir).resolve()
+    overrides = {"results_dir": results_dir, "html_dir": html_dir, "env_dir": env_dir}
+    for key, value in overrides.items():
+        if value is not None:
+            conf[key] = str(Path(value).resolve())
+    for key in PATH_KEYS:
+        if key in conf:
+            conf[key] = str((base_dir / conf[key]).resolve())
+    if repo is not None:
+        conf["repo"] = resolve_repo(repo)
+    if matrix is not None:
+        conf["matrix"] = matrix
+    if branches is not None:
+        conf["branches"] = list(branches)
+    if extra:
+        conf.update(extra)
+    return conf
+
+
+def resolve_repo(repo: str) -> str:
+    """A URL unchanged; a local path made absolute after checking it is a git repository."""
+    if re.match(r"^[a-z][a-z0-9+.-]*://", repo) or re.match(r"^[\w.-]+@[\w.-]+:", repo):
+        return repo
+    path = Path(repo).expanduser().resolve()
+    if not (path / ".git").exists() and not (path / "objects").is_dir():
+        raise UserError(f"{repo} is not a git repository; pass the path of a numba-cuda clone (git clone https://github.com/NVIDIA/numba-cuda)")
+    return str(path)
+
+
+def write_json_atomic(data: dict, path) -> Path:
+    """An asv config file (data first: the config is the subject here)."""
+    return Path(atomic.write_json_atomic(path, data, indent=4))
+
+
+# ----------------------------------------------------------------- asv calls
+def asv_command(config, *args, verbose=False) -> list[str]:
+    """``asv [--verbose] --config CONFIG ARGS...`` run by this interpreter's asv."""
+    return [sys.executable, "-m", "asv", *(["--verbose"] if verbose else []), "--config", str(config), *map(str, args)]
+
+
+def run_asv(cmd, env=None, check=True, capture=False, log=None, stamp=False):
+    """Run an asv command, echoing it; a failure becomes a one-line UserError.
+
+    *stamp* streams asv's output with the elapsed time at each line start,
+    partial lines included (asv prints a benchmark's name, then its result
+    when done), so a benchmark that hangs shows when it started.
+    """
+    text = " ".join(shlex.quote(c) for c in cmd)
+    print(f"$ {text}", flush=True)
+    if log is not None:
+        log.append(text)
+    if stamp and not capture:
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        stamp_stream(proc.stdout, sys.stdout)
+        proc.wait()
+    else:
+        proc = subprocess.run(cmd, env=env, text=True,
+                              stdout=subprocess.PIPE if capture else None,
+                              stderr=subprocess.STDOUT if capture else None)
+    if check and proc.returncode != 0:
+        raise UserError(f"asv failed (exit {proc.returncode}): {text}; see its output above")
+    return proc
+
+
+def stamp_stream(src, dst, clock=None) -> None:
+    """Copy bytes from *src* to text stream *dst* as they come, prefixing each
+    line with ``[+SECONDS]`` since the start; flushes after every chunk."""
+    import time
+
+    clock = clock or time.monotonic
+    start = clock()
+    at_line_start = True
+    fd = src.fileno()
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        out = []
+        for piece in chunk.decode("utf-8", "replace").splitlines(keepends=True):
+            if at_line_start:
+                out.append(f"[+{clock() - start:6.1f}s] ")
+            out.append(piece)
+            at_line_start = piece.endswith(("\n", "\r"))
+        dst.write("".join(out))
+        dst.flush()
+    if not at_line_start:
+        dst.write("\n")
+        dst.flush()
+
+
+def ensure_machine(config, machine, env=None, log=None):
+    """Record *machine* in asv's machine file (asv refuses unknown names)."""
+    run_asv(asv_command(config, "machine", "--yes", "--machine", machine), env=env, log=log)
+
+
+def default_machine(smoke: bool) -> str:
+    return SMOKE_MACHINE if smoke else socket.gethostname().split(".")[0]
+
+
+def smoke_requested(environ=None) -> bool:
+    environ = os.environ if environ is None else environ
+    sim = environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+    return sim and environ.get("LAUNCHBENCH_SMOKE", "0") not in ("", "0")
+
+
+def check_machine_label(machine: str, smoke: bool) -> None:
+    """Smoke results must carry the simulator label and GPU results must not."""
+    if smoke and SMOKE_MACHINE not in machine:
+        raise UserError(f"smoke runs (simulator) must use a machine name containing {SMOKE_MACHINE}, not {machine!r}")
+    if not smoke and SMOKE_MACHINE in machine:
+        raise UserError(f"machine name {machine!r} is reserved for simulator smoke runs; pick another")
+
+
+def parse_attributes(items) -> list[str]:
+    """Validate ``-a NAME=VALUE`` pass-through options for asv run."""
+    out = []
+    for item in items or ():
+        if "=" not in item or not item.split("=", 1)[0].strip():
+            raise UserError(f"-a {item!r}: expected ATTRIBUTE=VALUE, e.g. -a repeat=10")
+        out += ["-a", item]
+    return out
+
+
+def bench_args(benches) -> list[str]:
+    out = []
+    for bench in benches or ():
+        out += ["-b", bench]
+    return out
+
