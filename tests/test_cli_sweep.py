@@ -271,7 +271,7 @@ def sweep_env(tmp_path, monkeypatch, fixtures):
     from launchbench.workloads import breakdown
 
     for obj, attr in ((envs.EnvManager, "_build"), (runner, "run"), (mechanisms_cli, "make_launchers"),
-                      (mechanisms_procs, "run"), (peers, "build_launchers"), (breakdown, "numba_kernel_and_args"),
+                      (mechanisms_procs, "run"), (peers, "measure_on_engine"), (breakdown, "numba_kernel_and_args"),
                       (asvtools, "run_asv"), (asv, "run_asv"), (site, "publish"), (refs, "fetch_pull_head"),
                       (ledger, "ensure_ledger")):
         monkeypatch.setattr(obj, attr, _tripwire(f"{getattr(obj, '__name__', obj)}.{attr}"))

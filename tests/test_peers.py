@@ -226,3 +226,18 @@ def test_asv_suite_tracks_the_floor(monkeypatch):
     case = bench.TrackPeerLaunch()
     case.setup("floor", 2)
     assert 0 < case.track_us_per_launch("floor", 2) < 1000
+
+
+def test_peers_rounds_from_the_engine_merge_in_round_order():
+    from launchbench.commands.peers import merge_rounds
+
+    units = [{"samples": {"numba_cuda": {"0": [1.0, 2.0], "1": [3.0]}, "floor": {"0": [0.1], "1": [0.2]}},
+              "unavailable": {"cupy": "no module named cupy"}},
+             {"samples": {"numba_cuda": {"0": [4.0], "1": [5.0]}, "floor": {"0": [0.3], "1": [0.4]}},
+              "unavailable": {}}]
+    samples, reasons = merge_rounds(units, ["numba_cuda", "cupy", "floor"], [0, 1])
+    assert samples == {"numba_cuda": {0: [1.0, 2.0, 4.0], 1: [3.0, 5.0]}, "floor": {0: [0.1, 0.3], 1: [0.2, 0.4]}}
+    assert reasons == {"cupy": "no module named cupy"}
+    # a launcher missing from one round is dropped from the table rather than reported on fewer rounds
+    units[1]["samples"].pop("floor")
+    assert list(merge_rounds(units, ["numba_cuda", "floor"], [0, 1])[0]) == ["numba_cuda"]

@@ -13,7 +13,7 @@ import time
 from ..base.atomic import write_json_atomic
 from ..base.errors import UserError
 from ..workloads.kernels import check_counts, parse_arg_counts
-from ..workloads.peers import LABELS, LAUNCHERS, build_launchers, collect
+from ..workloads.peers import LABELS, LAUNCHERS
 
 
 # -- pure statistics and tables ------------------------------------------------
@@ -136,6 +136,52 @@ def _versions() -> dict:
     return out
 
 
+def merge_rounds(units: list, names: list, counts: list) -> tuple[dict, dict]:
+    """The engine rounds' replies -> ({name: {nargs: samples over all rounds}}, {name: reason}).
+    A launcher that could not run in some round is left out of every round's table."""
+    reasons: dict = {}
+    for unit in units:
+        reasons.update(unit.get("unavailable") or {})
+    ran = [n for n in names if n not in reasons and all(n in u.get("samples", {}) for u in units)]
+    samples = {n: {c: [x for u in units for x in u["samples"][n][str(c)]] for c in counts} for n in ran}
+    return samples, reasons
+
+
+def measure_on_engine(args, names: list, counts: list) -> tuple[dict, dict]:
+    """Rounds of fresh worker processes (launchbench's one engine), each with every launcher
+    built during set-up and its samples interleaved in the worker."""
+    import os
+    import tempfile
+
+    from ..engine import runner
+    from ..environments import envs
+
+    affinity = runner.parse_affinity(args.affinity)
+    log_dir = tempfile.mkdtemp(prefix="launchbench-peers-")
+    overlay = envs.make_overlay(os.path.join(log_dir, "overlay"))
+
+    def measure(plan, rnd, workers, out, progress):
+        out.units.append(workers["peers"].request({"cmd": "peers_round", "arg_counts": counts, "loops": args.loops,
+                                                   "repeats": args.repeats, "warmup": 100}))
+        progress.tick(f"round {rnd + 1}/{plan.rounds}")
+
+    plan = runner.Plan(
+        variants=[("peers", sys.executable, None)], reference="peers", arg_counts=counts,
+        loops={n: args.loops for n in counts}, repeats=args.repeats, rounds=args.rounds, warmup=100,
+        sample_target_s=0.0, simulator=False, affinity=affinity, peers=False, overlay=overlay, log_dir=log_dir,
+        prefetch=runner.default_prefetch(1, affinity), setup_cpus=runner.setup_cpus(affinity),
+        setup={"workload": "peers", "launchers": names, "peer_warmup": max(10, min(args.loops, 2000))},
+        measure=measure, log_prefix="peers-r")
+    out = runner.run(plan, runner.Progress(args.rounds, enabled=False))
+    runner.raise_setup_failure(out)
+    if not out.units:
+        raise UserError(f"no round completed ({out.reason or 'interrupted'}); worker logs: {log_dir}")
+    samples, reasons = merge_rounds(out.units, names, counts)
+    if not samples:
+        raise UserError("no launcher could run here: " + "; ".join(f"{k}: {v}" for k, v in reasons.items()))
+    return samples, reasons
+
+
 def run_peers(args) -> int:
     from ..base.device import device_info, host_info, require_gpu
 
@@ -148,11 +194,9 @@ def run_peers(args) -> int:
         check_writable(args.output, "--output")
     require_gpu(smoke_flag=False)
     started = time.time()
-    runs, reasons = build_launchers(names, counts, warmup=max(10, min(args.loops, 2000)))
-    if not runs:
-        raise UserError("no launcher could run here: " + "; ".join(f"{k}: {v}" for k, v in reasons.items()))
-    samples = collect(runs, counts, args.loops, args.repeats, args.rounds)
+    samples, reasons = measure_on_engine(args, names, counts)
     settings = {"loops": args.loops, "repeats": args.repeats, "rounds": args.rounds,
+                "round": "a fresh worker process, set up ahead and pinned (launchbench.engine.runner)",
                 "grid": 1, "block": 1, "stream": "legacy default (0)",
                 "timed_region": "loops launches + one synchronize, divided by loops"}
     context = {
@@ -187,7 +231,10 @@ def register(sub) -> None:
     p = sub.add_parser("peers", help="numba-cuda's launch next to CuPy, cuda.core and a raw cuLaunchKernel loop")
     p.add_argument("--loops", type=int, default=10000, help="launches per sample, same for every launcher (default 10000)")
     p.add_argument("--repeats", type=int, default=5, help="samples per launcher per round (default 5)")
-    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
+    p.add_argument("--rounds", type=int, default=3,
+                   help="rounds, each a fresh worker process with every launcher interleaved (default 3)")
+    p.add_argument("--affinity", metavar="CPUS", default="auto",
+                   help="CPU(s) the workers are pinned to while timing ('auto': the highest; 'none')")
     p.add_argument("--args", default="0,1,2,3,4", help="comma-separated argument counts (default 0..4)")
     p.add_argument("--only", help=f"comma-separated launchers (default all: {','.join(LAUNCHERS)})")
     p.add_argument("--breakdown", action="store_true", help="also time numba-cuda's launch stage by stage")

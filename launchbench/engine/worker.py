@@ -134,6 +134,8 @@ class Bench:
         self.kernels = {}
         self.stage_loops = {}   # nargs -> {stage: loop(n) -> s}: the stages workload (launchbench.workloads.stages)
         self.stage_info = {}
+        self.peer_runs = {}     # name -> {nargs: run(n)}: the peers workload (launchbench.workloads.peers)
+        self.peer_reasons = {}  # name -> why that launcher cannot run here
 
     def setup_callable(self, req: dict) -> dict:
         """``target: "module:function"``: time a plain Python callable (with *nargs* int
@@ -214,6 +216,12 @@ class Bench:
             for nargs, kernel in self.kernels.items():
                 style, self.stage_loops[nargs] = stages.worker_loops(kernel, self.args[nargs])
             self.stage_info = {"style": style, "arg_kind": req.get("arg_kind") or "array"}
+        if req.get("workload") == "peers":  # numba-cuda, CuPy, cuda.core, the C floor (launchbench peers)
+            from ..workloads import peers
+
+            self.peer_runs, self.peer_reasons = peers.build_launchers(
+                req["launchers"], req["arg_counts"], warmup=int(req.get("peer_warmup", 1000)))
+            phases["peers"] = time.monotonic()
         try:
             dev = device.device_info()
         except Exception as exc:  # noqa: BLE001
@@ -402,6 +410,19 @@ class Bench:
         return {"rounds": rounds, "signature": signature, "delay": delay,
                 "elapsed_s": round(time.monotonic() - start, 3), "end_state": process_state()}
 
+    def peers_round(self, req: dict) -> dict:
+        """One engine round of ``launchbench peers``: every launcher warmed up on the measuring
+        CPU, then interleaved samples (``peers.collect``); arg counts as text keys (JSON)."""
+        from ..workloads import peers
+
+        counts = [int(n) for n in req["arg_counts"]]
+        for per in self.peer_runs.values():
+            for run in per.values():
+                run(int(req.get("warmup", 100)))
+        got = peers.collect(self.peer_runs, counts, int(req["loops"]), int(req["repeats"]), 1)
+        return {"samples": {name: {str(n): v for n, v in per.items()} for name, per in got.items()},
+                "unavailable": self.peer_reasons}
+
     def peers(self, nargs: int, loops: int) -> dict:
         from ..workloads import peers
 
@@ -433,6 +454,8 @@ def handle(bench: Bench, req: dict) -> dict:
         return {"ok": True, **bench.mechanisms(req)}
     if cmd == "peers":
         return {"ok": True, "peers": bench.peers(int(req["nargs"]), int(req["loops"]))}
+    if cmd == "peers_round":
+        return {"ok": True, **bench.peers_round(req)}
     raise Failure("error", f"unknown request {cmd!r}")
 
 
