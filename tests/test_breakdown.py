@@ -68,7 +68,8 @@ def test_format_breakdown_marks_absent_stages():
 
 @pytest.mark.gpu
 def test_breakdown_on_a_gpu():
-    doc = breakdown.run_breakdown([0, 2], loops=300, repeats=1, rounds=1)
+    doc = breakdown_cmd.run_breakdown([0, 2], loops=300, repeats=1, rounds=2)
+    assert doc["settings"]["rounds"] == 2 and len(doc["samples_us"]["0"]["full"]) == 2
     for n in ("0", "2"):
         stages = doc["stages"][n]
         for stage in breakdown.STAGES:
@@ -78,3 +79,24 @@ def test_breakdown_on_a_gpu():
                 assert stages[stage] is not None
         assert stages["full"] > stages["driver_launch"] > 0
     assert doc["stages"]["2"]["marshal_args"] > doc["stages"]["0"]["marshal_args"]
+
+
+def test_stage_samples_rotate_per_round_and_merge_in_round_order():
+    calls = []
+
+    def loop(name):
+        def run(n):
+            calls.append(name)
+            return n * {"loop": 1e-8, "a": 2e-6, "b": 3e-6}[name]
+        return run
+
+    stage_loops = {0: {"loop": loop("loop"), "a": loop("a"), "b": loop("b")}}
+    r0 = breakdown.collect_stage_samples(stage_loops, loops=10, repeats=2, rotation=0)
+    assert calls[:3] == ["loop", "a", "b"]
+    calls.clear()
+    r1 = breakdown.collect_stage_samples(stage_loops, loops=10, repeats=1, rotation=1)
+    assert calls == ["a", "b", "loop"]  # the next round starts one stage later
+    merged = breakdown_cmd.merge_stage_samples([{"samples": r0}, {"samples": r1}])
+    assert merged["0"]["a"] == pytest.approx([2.0, 2.0, 2.0]) and len(merged["0"]["loop"]) == 3
+    doc = breakdown.breakdown_document(merged, "griddim", [0], {"rounds": 2}, "0.29.0")
+    assert doc["stages"]["0"]["a"] == pytest.approx(2.0 - 0.01) and doc["loop_overhead_us"] == pytest.approx(0.01)

@@ -243,7 +243,7 @@ def test_single_environment_mode_keeps_its_defaults(monkeypatch):
     from launchbench import cli
 
     seen = {}
-    monkeypatch.setattr(breakdown, "run_breakdown", lambda counts, loops, repeats, rounds: seen.update(
+    monkeypatch.setattr(breakdown, "run_breakdown", lambda counts, loops, repeats, rounds, affinity: seen.update(
         counts=counts, loops=loops, repeats=repeats, rounds=rounds) or {"stub": True})
     monkeypatch.setattr(breakdown, "format_breakdown", lambda doc: "table")
     args = cli.build_parser().parse_args(["breakdown", "--args", "0,2"])

@@ -6,7 +6,35 @@ engine (launchbench.commands.stagedelta).
 """
 from __future__ import annotations
 
-from ..workloads.breakdown import NOTES, STAGES, run_breakdown
+from ..workloads.breakdown import NOTES, STAGES
+
+
+def merge_stage_samples(units: list) -> dict:
+    """The rounds' {nargs: {stage: [us]}} samples, concatenated in round order."""
+    merged: dict = {}
+    for unit in units:
+        for n, by_stage in unit["samples"].items():
+            for stage, values in by_stage.items():
+                merged.setdefault(n, {}).setdefault(stage, []).extend(values)
+    return merged
+
+
+def run_breakdown(counts, loops: int, repeats: int, rounds: int, affinity: str | None = "auto") -> dict:
+    """Each stage of this interpreter's numba-cuda launch, timed in rounds of fresh pinned
+    workers (the engine); medians over every round's samples."""
+    from ..base.device import require_gpu
+    from ..engine import runner
+    from ..workloads.breakdown import breakdown_document
+
+    require_gpu(smoke_flag=False)
+    out = runner.rounds_here({"workload": "breakdown_single", "stage_warmup": max(10, loops // 10)}, counts,
+                             {"cmd": "breakdown_round", "loops": loops, "repeats": repeats}, rounds, affinity,
+                             "breakdown")
+    first = out.units[0]
+    settings = {"loops": loops, "repeats": repeats, "rounds": len(out.units),
+                "round": "a fresh worker process, set up ahead and pinned (launchbench.engine.runner)"}
+    return breakdown_document(merge_stage_samples(out.units), first["launch_path"], counts, settings,
+                              first.get("numba_cuda"))
 
 
 def format_breakdown(doc: dict) -> str:
@@ -69,7 +97,7 @@ def run_cli(args) -> int:
         from ..base.outputs import check_writable
 
         check_writable(args.output, "--output")
-    doc = run_breakdown(counts, args.loops, args.repeats, args.rounds)
+    doc = run_breakdown(counts, args.loops, args.repeats, args.rounds, getattr(args, "affinity", "auto"))
     print(format_breakdown(doc))
     if args.output:
         write_json_atomic(args.output, doc)

@@ -150,32 +150,12 @@ def merge_rounds(units: list, names: list, counts: list) -> tuple[dict, dict]:
 def measure_on_engine(args, names: list, counts: list) -> tuple[dict, dict]:
     """Rounds of fresh worker processes (launchbench's one engine), each with every launcher
     built during set-up and its samples interleaved in the worker."""
-    import os
-    import tempfile
-
     from ..engine import runner
-    from ..environments import envs
 
-    affinity = runner.parse_affinity(args.affinity)
-    log_dir = tempfile.mkdtemp(prefix="launchbench-peers-")
-    overlay = envs.make_overlay(os.path.join(log_dir, "overlay"))
-
-    def measure(plan, rnd, workers, out, progress):
-        out.units.append(workers["peers"].request({"cmd": "peers_round", "arg_counts": counts, "loops": args.loops,
-                                                   "repeats": args.repeats, "warmup": 100}))
-        progress.tick(f"round {rnd + 1}/{plan.rounds}")
-
-    plan = runner.Plan(
-        variants=[("peers", sys.executable, None)], reference="peers", arg_counts=counts,
-        loops={n: args.loops for n in counts}, repeats=args.repeats, rounds=args.rounds, warmup=100,
-        sample_target_s=0.0, simulator=False, affinity=affinity, peers=False, overlay=overlay, log_dir=log_dir,
-        prefetch=runner.default_prefetch(1, affinity), setup_cpus=runner.setup_cpus(affinity),
-        setup={"workload": "peers", "launchers": names, "peer_warmup": max(10, min(args.loops, 2000))},
-        measure=measure, log_prefix="peers-r")
-    out = runner.run(plan, runner.Progress(args.rounds, enabled=False))
-    runner.raise_setup_failure(out)
-    if not out.units:
-        raise UserError(f"no round completed ({out.reason or 'interrupted'}); worker logs: {log_dir}")
+    out = runner.rounds_here(
+        {"workload": "peers", "launchers": names, "peer_warmup": max(10, min(args.loops, 2000))}, counts,
+        {"cmd": "peers_round", "arg_counts": counts, "loops": args.loops, "repeats": args.repeats, "warmup": 100},
+        args.rounds, getattr(args, "affinity", "auto"), "peers")
     samples, reasons = merge_rounds(out.units, names, counts)
     if not samples:
         raise UserError("no launcher could run here: " + "; ".join(f"{k}: {v}" for k, v in reasons.items()))
@@ -213,10 +193,9 @@ def run_peers(args) -> int:
         context["device"]["cu_driver_version"] = _floor.driver_version()
     doc = build_document(samples, counts, settings, reasons, context)
     if args.breakdown:
-        from ..workloads.breakdown import run_breakdown
-        from .breakdown import format_breakdown
+        from .breakdown import format_breakdown, run_breakdown
 
-        doc["breakdown"] = run_breakdown(counts, args.loops, args.repeats, args.rounds)
+        doc["breakdown"] = run_breakdown(counts, args.loops, args.repeats, args.rounds, args.affinity)
     print(format_table(doc))
     if args.breakdown:
         print()

@@ -598,6 +598,36 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
     return out
 
 
+def rounds_here(workload: dict, arg_counts: list, request: dict, rounds: int, affinity_text: str | None,
+                label: str) -> Outcome:
+    """Rounds of fresh workers of this interpreter for a single-environment workload (``peers``,
+    ``breakdown`` without ``--variant``): each worker sets *workload* up on the set-up CPUs, is
+    pinned, then answers one *request* (plus ``rotation``: the round number) whose reply is
+    that round's unit (``Outcome.units``). Raises the one-line error when no round completed."""
+    import tempfile
+
+    from ..environments import envs
+
+    affinity = parse_affinity(affinity_text)
+    log_dir = tempfile.mkdtemp(prefix=f"launchbench-{label}-")
+    overlay = envs.make_overlay(os.path.join(log_dir, "overlay"))
+
+    def measure(plan, rnd, workers, out, progress):
+        out.units.append(workers[label].request({**request, "rotation": rnd}))
+        progress.tick(f"round {rnd + 1}/{plan.rounds}")
+
+    plan = Plan(variants=[(label, sys.executable, None)], reference=label, arg_counts=list(arg_counts),
+                loops={n: 1 for n in arg_counts}, repeats=1, rounds=rounds, warmup=100, sample_target_s=0.0,
+                simulator=False, affinity=affinity, peers=False, overlay=overlay, log_dir=log_dir,
+                prefetch=default_prefetch(1, affinity), setup_cpus=setup_cpus(affinity), setup=dict(workload),
+                measure=measure, log_prefix=f"{label}-r")
+    out = run(plan, Progress(rounds, enabled=False))
+    raise_setup_failure(out)
+    if not out.units:
+        raise UserError(f"no round completed ({out.reason or 'interrupted'}); worker logs: {log_dir}")
+    return out
+
+
 def timing_json(timing: dict, digits: int = 3) -> dict:
     """Outcome.timing for the JSON: seconds rounded, the per-round records as they are."""
     return {k: (round(v, digits) if isinstance(v, (int, float)) else v) for k, v in timing.items()}

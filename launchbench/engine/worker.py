@@ -136,6 +136,7 @@ class Bench:
         self.stage_info = {}
         self.peer_runs = {}     # name -> {nargs: run(n)}: the peers workload (launchbench.workloads.peers)
         self.peer_reasons = {}  # name -> why that launcher cannot run here
+        self.single_stages = None  # (style, {nargs: {stage: loop}}): launchbench breakdown without --variant
 
     def setup_callable(self, req: dict) -> dict:
         """``target: "module:function"``: time a plain Python callable (with *nargs* int
@@ -216,6 +217,11 @@ class Bench:
             for nargs, kernel in self.kernels.items():
                 style, self.stage_loops[nargs] = stages.worker_loops(kernel, self.args[nargs])
             self.stage_info = {"style": style, "arg_kind": req.get("arg_kind") or "array"}
+        if req.get("workload") == "breakdown_single":
+            from ..workloads import breakdown
+
+            self.single_stages = breakdown.stage_loops_for(req["arg_counts"], int(req.get("stage_warmup", 1000)))
+            phases["stages"] = time.monotonic()
         if req.get("workload") == "peers":  # numba-cuda, CuPy, cuda.core, the C floor (launchbench peers)
             from ..workloads import peers
 
@@ -423,6 +429,22 @@ class Bench:
         return {"samples": {name: {str(n): v for n, v in per.items()} for name, per in got.items()},
                 "unavailable": self.peer_reasons}
 
+    def breakdown_round(self, req: dict) -> dict:
+        """One engine round of the single-environment breakdown: each stage loop warmed up on the
+        measuring CPU, then ``repeats`` rotated passes over the stages."""
+        from importlib.metadata import version
+
+        from ..workloads import breakdown
+
+        if self.single_stages is None:
+            raise Failure("error", "the breakdown_round request needs a worker set up with workload 'breakdown_single'")
+        style, loops = self.single_stages
+        for by_stage in loops.values():
+            for loop in by_stage.values():
+                loop(max(10, int(req["loops"]) // 10))
+        samples = breakdown.collect_stage_samples(loops, int(req["loops"]), int(req["repeats"]), int(req.get("rotation", 0)))
+        return {"samples": samples, "launch_path": style, "numba_cuda": version("numba-cuda")}
+
     def peers(self, nargs: int, loops: int) -> dict:
         from ..workloads import peers
 
@@ -454,6 +476,8 @@ def handle(bench: Bench, req: dict) -> dict:
         return {"ok": True, **bench.mechanisms(req)}
     if cmd == "peers":
         return {"ok": True, "peers": bench.peers(int(req["nargs"]), int(req["loops"]))}
+    if cmd == "breakdown_round":
+        return {"ok": True, **bench.breakdown_round(req)}
     if cmd == "peers_round":
         return {"ok": True, **bench.peers_round(req)}
     raise Failure("error", f"unknown request {cmd!r}")

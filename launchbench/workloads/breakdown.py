@@ -81,31 +81,34 @@ def summarize_stages(medians: dict[str, float | None]) -> dict:
 
 # -- running ------------------------------------------------------------------
 
-def run_breakdown(arg_counts=ARG_COUNTS, loops: int = 10000, repeats: int = 5, rounds: int = 3) -> dict:
-    """Measure every stage for every arg count; medians of interleaved samples, µs."""
-    from ..base.device import require_gpu
-
-    require_gpu(smoke_flag=False)
-    from importlib.metadata import version
-
-    samples: dict[str, dict[str, list[float]]] = {}
-    style = None
-    stage_loops = {}
+def stage_loops_for(arg_counts, warmup: int) -> tuple:
+    """(launch path style, {nargs: {stage: loop(n) -> seconds}}), every loop warmed up."""
+    style, loops = None, {}
     for nargs in arg_counts:
         k, args = numba_kernel_and_args(nargs)
-        cfg = k[1, 1]
-        style, stage_loops[nargs] = base_loops(k, cfg, args)
-        for fn in stage_loops[nargs].values():  # warm-up
-            fn(max(10, loops // 10))
-        samples[str(nargs)] = {name: [] for name in stage_loops[nargs]}
-    for r in range(rounds):
-        for nargs in arg_counts:
-            names = list(stage_loops[nargs])
-            shift = r % len(names)
-            order = names[shift:] + names[:shift]
-            for _ in range(repeats):
-                for name in order:
-                    samples[str(nargs)][name].append(stage_loops[nargs][name](loops) / loops * 1e6)
+        style, loops[nargs] = base_loops(k, k[1, 1], args)
+        for fn in loops[nargs].values():
+            fn(max(10, warmup))
+    return style, loops
+
+
+def collect_stage_samples(stage_loops: dict, loops: int, repeats: int, rotation: int = 0) -> dict:
+    """{nargs as text: {stage: [us per call, ...]}}: per arg count, *repeats* passes over the
+    stages, their order rotated by *rotation* (the engine's round number)."""
+    samples: dict = {}
+    for nargs, by_stage in stage_loops.items():
+        names = list(by_stage)
+        shift = rotation % len(names)
+        order = names[shift:] + names[:shift]
+        got = samples.setdefault(str(nargs), {name: [] for name in names})
+        for _ in range(repeats):
+            for name in order:
+                got[name].append(by_stage[name](loops) / loops * 1e6)
+    return samples
+
+
+def breakdown_document(samples: dict, style, arg_counts, settings: dict, numba_cuda: str | None) -> dict:
+    """Stage medians (less the empty loop's) and their summary from samples of any number of rounds."""
     loop_us = statistics.median(x for n in samples for x in samples[n]["loop"])
     stages, summary = {}, {}
     for n, by_name in samples.items():
@@ -116,10 +119,10 @@ def run_breakdown(arg_counts=ARG_COUNTS, loops: int = 10000, repeats: int = 5, r
         summary[n] = summarize_stages(med)
     return {
         "schema": "launchbench.breakdown/1",
-        "numba_cuda": version("numba-cuda"),
+        "numba_cuda": numba_cuda,
         "launch_path": style,
         "arg_counts": list(arg_counts),
-        "settings": {"loops": loops, "repeats": repeats, "rounds": rounds},
+        "settings": settings,
         "loop_overhead_us": loop_us,
         "stages": stages,
         "summary": summary,
