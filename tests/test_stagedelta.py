@@ -33,6 +33,9 @@ def test_quantities_telescope_to_full_and_split_the_old_remainder():
     assert split == q["remainder"] == stagedelta._add((1, q["configured_call"]), (1, q["unexplained"]))
     assert q["insitu:marshal_args"] == {"marshal_args+launch": 1.0, "noop+launch": -1.0}
     assert q["marshal_args"] == {"marshal_args": 1.0, "loop": -1.0}
+    # the parts loop: in context, X is parts minus parts-without-X; rest:kernel_launch = rest:parts + interaction
+    assert q["incontext:marshal_args"] == {stages.PARTS: 1.0, stages.parts_without("marshal_args"): -1.0}
+    assert stagedelta._add((1, q["rest:parts"]), (1, q["interaction:kernel_launch"])) == q["rest:kernel_launch"]
     # a level timed without some children: its rest is over the children present
     few = stagedelta.quantities(["loop", "full", "dispatcher_call"])
     assert few["rest:full"] == {"full": 1.0, "dispatcher_call": -1.0}
@@ -217,6 +220,11 @@ def test_breakdown_over_variants_recovers_injected_stage_costs(tmp_path):
         assert b["full"]["us"] == pytest.approx(2.5 + extra_marshal, abs=0.9)
         add = doc["analysis"]["additivity"]["b"][n]
         assert not add["adds_up"] and "rest:kernel_launch" in add["moved"]
+        # kernel_launch's parts back to back: in context each costs what it costs alone (the stand-in's
+        # parts do not interact), and the injected rest is what the launch costs beyond them
+        assert b["incontext:marshal_args"]["us"] == pytest.approx(extra_marshal, abs=0.5)
+        assert b["rest:parts"]["us"] == pytest.approx(1.5, abs=0.6)
+        assert b["interaction:kernel_launch"]["us"] == pytest.approx(0.0, abs=0.5)
         c = d["c"][n]  # a delay mechanism: inside dispatcher_call, in no stage
         assert c["rest:dispatcher_call"]["us"] == pytest.approx(1.0, abs=0.5)
         assert c["marshal_args"]["us"] == pytest.approx(0.0, abs=0.2)

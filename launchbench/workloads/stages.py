@@ -81,6 +81,20 @@ BASELINE = "loop"
 INSITU_BASELINE = "noop+launch"
 #: Rests that are no named work: the frame and in-situ effects of a level.
 UNEXPLAINED = tuple(f"rest:{level}" for level in LEVELS)
+#: kernel_launch's parts run back to back in one loop, as ``_Kernel.launch`` runs them
+#: (``parts:kernel_launch``), and the same with one part left out (``parts:kernel_launch-X``).
+#: In context, X costs ``parts - parts-X``; ``kernel_launch - parts`` is what the launch costs
+#: beyond its parts (``rest:parts``), and ``parts - (sum of the parts alone)`` what they cost
+#: more together than alone (``interaction:kernel_launch``): rest:kernel_launch is their sum.
+PARTS_OF = "kernel_launch"
+PARTS = f"parts:{PARTS_OF}"
+PARTS_CHILDREN = dict(TREE)[PARTS_OF]
+
+
+def parts_without(child: str) -> str:
+    return f"{PARTS}-{child}"
+
+
 #: What an unexplained part may cost at most before the breakdown calls it unsplit (issue 13).
 UNEXPLAINED_LIMIT_US = 0.5
 
@@ -103,6 +117,10 @@ NOTES = {
                             "(and a mechanism's wrapper)",
     "rest:kernel_launch": "what _Kernel.launch's stages cost more inside the real launch than alone",
     "insitu": "X+launch minus noop+launch: stage X with a driver launch between iterations, as in a real launch",
+    "incontext": "parts:kernel_launch minus parts:kernel_launch-X: what part X costs among the other parts of "
+                 "_Kernel.launch, run back to back in one loop",
+    "rest:parts": "kernel_launch minus its parts run back to back: what _Kernel.launch costs beyond them",
+    "interaction:kernel_launch": "its parts run back to back minus their sum alone: what they cost more together",
 }
 
 
@@ -111,6 +129,7 @@ def stage_names(insitu: bool = True) -> list:
     names = [BASELINE, *OUTSIDE, *LEVELS, *LEAVES, *SUBSTAGES]
     if insitu:
         names += [INSITU_BASELINE] + [f"{s}+launch" for s in INSITU]
+    names += [PARTS] + [parts_without(c) for c in PARTS_CHILDREN]
     out: list = []
     for name in names:
         if name not in out:
@@ -593,6 +612,30 @@ def more_loops(k, cfg, args, style: str) -> dict:
         loops["type_dispatch"] = _inline_loop("cuda_call(k, *args)", ns, name="type_dispatch")
     for name, body in bodies.items():
         loops[f"{name}+launch"] = insitu_loop(body, raw_launch, sync, name=f"{name}_launch")
+    pns = dict(ns, codelib=codelib, argtypes=tuple(argtypes), prepare=prepare, LaunchConfig=LaunchConfig,
+               lc_kw=lc_kw, launch=launch, cukernel=cukernel, config=config, kernelargs=tuple(kernelargs))
+    part_src = {  # _Kernel.launch's parts in its order, each as its stage loop runs it alone
+        "launch_frame": launch_glue,
+        "cufunc_lookup": "kern = codelib.get_cufunc().kernel",
+        "marshal_args": "retr = []\nkargs = []\nfor t, v in zip(argtypes, args): prepare(t, v, stream, retr, kargs)",
+        "launch_config": "conf = LaunchConfig(**lc_kw)",
+        "driver_launch": "launch(stream, conf, kern, *kargs)",
+    }
+    left_out = {"cufunc_lookup": "kern = cukernel", "marshal_args": "kargs = kernelargs",
+                "launch_config": "conf = config", "launch_frame": "", "driver_launch": ""}
+    loops.update(parts_loops(part_src, left_out, pns, sync=True))
+    return loops
+
+
+def parts_loops(part_src: dict, left_out: dict, namespace: dict, sync: bool) -> dict:
+    """``parts:kernel_launch`` and each ``parts:kernel_launch-X`` as inline loops: *part_src*'s
+    statements back to back; a left-out part's values come from *left_out*'s statements
+    (precomputed objects), so the rest still runs as it would."""
+    order = [c for c in part_src if c in PARTS_CHILDREN]
+    loops = {PARTS: _inline_loop("\n".join(part_src[c] for c in order), namespace, sync=sync, name=PARTS)}
+    for skip in order:
+        src = "\n".join(left_out[c] if c == skip else part_src[c] for c in order)
+        loops[parts_without(skip)] = _inline_loop(src, namespace, sync=sync, name=parts_without(skip))
     return loops
 
 

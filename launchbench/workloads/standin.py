@@ -203,6 +203,9 @@ def build(nargs: int, arg_kind: str = "array", costs: dict | None = None, style:
             bodies[stage] = parts[stage]
     for name, body in bodies.items():
         loops[f"{name}+launch"] = stages.insitu_loop(body, raw, lambda: None, name=f"{name}_launch")
+    pns = {f"part_{c}": parts[c] for c in stages.PARTS_CHILDREN}
+    loops.update(stages.parts_loops({c: f"part_{c}()" for c in stages.PARTS_CHILDREN},
+                                    {c: "" for c in stages.PARTS_CHILDREN}, pns, sync=False))
     return style, loops, disp, args
 
 
