@@ -26,11 +26,10 @@ OLD_SCRIPT_LOOPS = {0: 100_000, 1: 100_000, 2: 100_000, 3: 100_000, 4: 10_000}
 # Processes, not samples, are the independent units (per-process offsets), so the default
 # takes many short rounds, set up ahead on the other CPUs, and stops once every delta's
 # interval is narrow enough (--target-ci) or at the time cap. Measured on the H200 VM
-# (results/h200/2026-11-23-compare-fast-default/ and its README): with 10 repeats of 4 ms
-# samples the sample-level noise dominated (5 repeats: wider intervals despite more rounds);
-# 20 repeats of 2 ms samples pair the reference's and the variant's samples closer in time
-# (worst half-width 0.52% at the cap in 107 rounds; 0.60-0.86% with 10 x 4 ms).
-# The old fixed default, 100 rounds x 20 repeats x 4 ms: 0.53% in 214 s.
+# (results/h200/2026-11-23-compare-fast-default/ and its README): 20 repeats of 2 ms samples
+# pair the reference's and the variant's samples closer in time (worst half-width 0.52% at
+# the cap in 107 rounds; 0.60-0.86% with 10 x 4 ms).
+# The old fixed default, 100 rounds x 20 repeats x 4 ms: 0.66% in 228 s (2026-11-22-compare-default).
 DEFAULT_SAMPLE_TIME = 0.002
 DEFAULT_REPEATS = 20
 DEFAULT_ROUNDS = 400  # a cap: --target-ci or --max-time ends the default run first
