@@ -96,7 +96,9 @@ def test_stage_samples_rotate_per_round_and_merge_in_round_order():
     calls.clear()
     r1 = breakdown.collect_stage_samples(stage_loops, loops=10, repeats=1, rotation=1)
     assert calls == ["a", "b", "loop"]  # the next round starts one stage later
-    merged = breakdown_cmd.merge_stage_samples([{"samples": r0}, {"samples": r1}])
+    from launchbench.engine.analysis import concat_rounds
+
+    merged = concat_rounds([{"samples": r0}, {"samples": r1}])
     assert merged["0"]["a"] == pytest.approx([2.0, 2.0, 2.0]) and len(merged["0"]["loop"]) == 3
     doc = breakdown.breakdown_document(merged, "griddim", [0], {"rounds": 2}, "0.29.0")
     assert doc["stages"]["0"]["a"] == pytest.approx(2.0 - 0.01) and doc["loop_overhead_us"] == pytest.approx(0.01)

@@ -9,21 +9,12 @@ from __future__ import annotations
 from ..workloads.breakdown import NOTES, STAGES
 
 
-def merge_stage_samples(units: list) -> dict:
-    """The rounds' {nargs: {stage: [us]}} samples, concatenated in round order."""
-    merged: dict = {}
-    for unit in units:
-        for n, by_stage in unit["samples"].items():
-            for stage, values in by_stage.items():
-                merged.setdefault(n, {}).setdefault(stage, []).extend(values)
-    return merged
-
-
 def run_breakdown(counts, loops: int, repeats: int, rounds: int, affinity: str | None = "auto") -> dict:
     """Each stage of this interpreter's numba-cuda launch, timed in rounds of fresh pinned
     workers (the engine); medians over every round's samples."""
     from ..base.device import require_gpu
     from ..engine import runner
+    from ..engine.analysis import concat_rounds
     from ..workloads.breakdown import breakdown_document
 
     require_gpu(smoke_flag=False)
@@ -33,7 +24,7 @@ def run_breakdown(counts, loops: int, repeats: int, rounds: int, affinity: str |
     first = out.units[0]
     settings = {"loops": loops, "repeats": repeats, "rounds": len(out.units),
                 "round": "a fresh worker process, set up ahead and pinned (launchbench.engine.runner)"}
-    return breakdown_document(merge_stage_samples(out.units), first["launch_path"], counts, settings,
+    return breakdown_document(concat_rounds(out.units), first["launch_path"], counts, settings,
                               first.get("numba_cuda"))
 
 

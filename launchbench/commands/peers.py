@@ -142,9 +142,11 @@ def merge_rounds(units: list, names: list, counts: list) -> tuple[dict, dict]:
     reasons: dict = {}
     for unit in units:
         reasons.update(unit.get("unavailable") or {})
+    from ..engine.analysis import concat_rounds
+
     ran = [n for n in names if n not in reasons and all(n in u.get("samples", {}) for u in units)]
-    samples = {n: {c: [x for u in units for x in u["samples"][n][str(c)]] for c in counts} for n in ran}
-    return samples, reasons
+    merged = concat_rounds(units)
+    return {n: {c: merged[n][str(c)] for c in counts} for n in ran}, reasons
 
 
 def measure_on_engine(args, names: list, counts: list) -> tuple[dict, dict]:

@@ -12,6 +12,17 @@ from __future__ import annotations
 import math
 
 
+def concat_rounds(units: list) -> dict:
+    """The ``samples`` of each round's unit ({a: {b: [values]}}), concatenated in round order:
+    how the single-environment workloads (peers, breakdown) pool their rounds."""
+    merged: dict = {}
+    for unit in units:
+        for a, inner in unit["samples"].items():
+            for b, values in inner.items():
+                merged.setdefault(a, {}).setdefault(b, []).extend(values)
+    return merged
+
+
 def _by_repeat(pairs: list) -> list:
     """(repeat, us) records of one round -> us values in repeat order (the pairing key)."""
     return [us for _rep, us in sorted(pairs, key=lambda p: p[0])]

@@ -221,19 +221,15 @@ def noise_split(reference: list[list[float]], variant: list[list[float]]) -> dic
     variance is between rounds (processes, the machine's state between rounds). A round's
     full delta has about half the within part. Mostly between: more rounds narrow the
     interval, more repeats do not. None with fewer than 4 rounds or 4 slots per round."""
+    if len(reference) < 4 or any(min(len(r), len(v)) < 4 for r, v in zip(reference, variant)):
+        return None
     halves = [], []
-    full = []
     for ref, var in zip(reference, variant):
-        n = min(len(ref), len(var))
-        if n < 4:
-            return None
         base = statistics.median(ref)
         diffs = paired_differences(ref, var)
-        full.append(100.0 * statistics.median(diffs) / base)
         halves[0].append(100.0 * statistics.median(diffs[0::2]) / base)
         halves[1].append(100.0 * statistics.median(diffs[1::2]) / base)
-    if len(full) < 4:
-        return None
+    _us, full = per_round_deltas(reference, variant)
     within_half = statistics.variance([a - b for a, b in zip(*halves)]) / 2.0
     half_var = (statistics.variance(halves[0]) + statistics.variance(halves[1])) / 2.0
     between = max(0.0, half_var - within_half)
