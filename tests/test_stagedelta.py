@@ -33,9 +33,17 @@ def test_quantities_telescope_to_full_and_split_the_old_remainder():
     assert split == q["remainder"] == stagedelta._add((1, q["configured_call"]), (1, q["unexplained"]))
     assert q["insitu:marshal_args"] == {"marshal_args+launch": 1.0, "noop+launch": -1.0}
     assert q["marshal_args"] == {"marshal_args": 1.0, "loop": -1.0}
-    # the parts loop: in context, X is parts minus parts-without-X; rest:kernel_launch = rest:parts + interaction
-    assert q["incontext:marshal_args"] == {stages.PARTS: 1.0, stages.parts_without("marshal_args"): -1.0}
-    assert stagedelta._add((1, q["rest:parts"]), (1, q["interaction:kernel_launch"])) == q["rest:kernel_launch"]
+    # the parts loops: in context, X is parts minus parts-without-X; a level's rest = rest:parts + interaction
+    kl, dc = stages.parts_of("kernel_launch"), stages.parts_of("dispatcher_call")
+    assert q["incontext:marshal_args"] == {kl: 1.0, stages.parts_without("kernel_launch", "marshal_args"): -1.0}
+    assert q["incontext:type_dispatch"] == {dc: 1.0, stages.parts_without("dispatcher_call", "type_dispatch"): -1.0}
+    for level in stages.PARTS_LEVELS:
+        both = stagedelta._add((1, q[f"rest:parts:{level}"]), (1, q[f"interaction:{level}"]))
+        assert both == q[f"rest:{level}"]
+        # joint: the level's parts minus the sum of their in-context costs
+        kids = stages.parts_children(level)
+        assert stagedelta._add((1, q[f"joint:{level}"]), *((1, q[f"incontext:{c}"]) for c in kids)) == \
+            stagedelta._add((1, {stages.parts_of(level): 1.0, "loop": -1.0}))
     # a level timed without some children: its rest is over the children present
     few = stagedelta.quantities(["loop", "full", "dispatcher_call"])
     assert few["rest:full"] == {"full": 1.0, "dispatcher_call": -1.0}
@@ -223,10 +231,17 @@ def test_breakdown_over_variants_recovers_injected_stage_costs(tmp_path):
         # kernel_launch's parts back to back: in context each costs what it costs alone (the stand-in's
         # parts do not interact), and the injected rest is what the launch costs beyond them
         assert b["incontext:marshal_args"]["us"] == pytest.approx(extra_marshal, abs=0.5)
-        assert b["rest:parts"]["us"] == pytest.approx(1.5, abs=0.6)
+        assert b["rest:parts:kernel_launch"]["us"] == pytest.approx(1.5, abs=0.6)
         assert b["interaction:kernel_launch"]["us"] == pytest.approx(0.0, abs=0.5)
+        # one level up: lc_bookkeeping in context is what it costs alone; kernel_launch carries its rest
+        assert b["incontext:lc_bookkeeping"]["us"] == pytest.approx(1.0, abs=0.5)
+        assert b["incontext:kernel_launch"]["us"] == pytest.approx(1.5 + extra_marshal, abs=0.8)
+        assert b["interaction:dispatcher_call"]["us"] == pytest.approx(0.0, abs=0.5)
         c = d["c"][n]  # a delay mechanism: inside dispatcher_call, in no stage
         assert c["rest:dispatcher_call"]["us"] == pytest.approx(1.0, abs=0.5)
+        # ... beyond its parts run back to back, not an interaction of them
+        assert c["rest:parts:dispatcher_call"]["us"] == pytest.approx(1.0, abs=0.5)
+        assert c["interaction:dispatcher_call"]["us"] == pytest.approx(0.0, abs=0.5)
         assert c["marshal_args"]["us"] == pytest.approx(0.0, abs=0.2)
     assert doc["analysis"]["per_arg"]["b-a"]["marshal_args"]["us"] == pytest.approx(1.5, abs=0.3)
     assert "DOES NOT add up" in proc.stdout and "[b - a] paired deltas" in proc.stdout

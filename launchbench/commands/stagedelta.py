@@ -138,17 +138,24 @@ def quantities(present: list) -> dict:
         if "full" in have and "driver_launch" in have:
             q["insitu_sum"] = _add((1.0, _level("driver_launch")), *((1.0, q[f"insitu:{s}"]) for s in insitu))
             q["rest:insitu"] = _add((1.0, _level("full")), (-1.0, q["insitu_sum"]))
-    if stages.PARTS in have:  # kernel_launch's parts back to back: in-context costs, its rest split in two
-        kids = [c for c in stages.PARTS_CHILDREN if c in have]
-        for c in stages.PARTS_CHILDREN:
-            if stages.parts_without(c) in have:
-                q[f"incontext:{c}"] = {stages.PARTS: 1.0, stages.parts_without(c): -1.0}
+    for level in stages.PARTS_LEVELS:  # a level's parts back to back: in-context costs, its rest split in two
+        whole = stages.parts_of(level)
+        if whole not in have:
+            continue
+        kids = [c for c in stages.parts_children(level) if c in have]
+        incontext = []
+        for c in stages.parts_children(level):
+            if stages.parts_without(level, c) in have:
+                q[f"incontext:{c}"] = {whole: 1.0, stages.parts_without(level, c): -1.0}
+                incontext.append(q[f"incontext:{c}"])
                 if c in have:
                     q[f"incontext_extra:{c}"] = _add((1.0, q[f"incontext:{c}"]), (-1.0, _level(c)))
-        if stages.PARTS_OF in have:
-            q["rest:parts"] = _add((1.0, _level(stages.PARTS_OF)), (-1.0, _level(stages.PARTS)))
+        if level in have:
+            q[f"rest:parts:{level}"] = _add((1.0, _level(level)), (-1.0, _level(whole)))
         if kids:
-            q["interaction:kernel_launch"] = _add((1.0, _level(stages.PARTS)), *((-1.0, _level(c)) for c in kids))
+            q[f"interaction:{level}"] = _add((1.0, _level(whole)), *((-1.0, _level(c)) for c in kids))
+        if incontext:
+            q[f"joint:{level}"] = _add((1.0, _level(whole)), *((-1.0, combo) for combo in incontext))
     if "full_with_configure" in have and "full" in have:
         q["configure_in_launch"] = {"full_with_configure": 1.0, "full": -1.0}
     return q
@@ -288,13 +295,14 @@ def unexplained(level_cells: dict, limit: float = stages.UNEXPLAINED_LIMIT_US) -
     """Per unexplained part (a level's rest): its largest level over arg counts and whether it
     exceeds *limit* us; the same for the old remainder, for comparison."""
     out = {}
-    for part in (*stages.UNEXPLAINED, "rest:parts", "interaction:kernel_launch", "rest:insitu", "remainder"):
+    split = [f"{kind}:{level}" for level in stages.PARTS_LEVELS for kind in ("rest:parts", "interaction", "joint")]
+    for part in (*stages.UNEXPLAINED, *split, "rest:insitu", "remainder"):
         cells = [(int(n), c[part]) for n, c in level_cells.items() if part in c]
         if not cells:
             continue
         n, worst = max(cells, key=lambda nc: nc[1]["us"])
         out[part] = {"max_us": worst["us"], "ci": worst["ci"], "at_nargs": n,
-                     "over_limit": part not in ("remainder", "interaction:kernel_launch") and worst["us"] > limit,
+                     "over_limit": not part.startswith(("remainder", "interaction:", "joint:")) and worst["us"] > limit,
                      "by_nargs": {str(k): c["us"] for k, c in sorted(cells)}}
     return out
 
@@ -324,18 +332,21 @@ def _tree_rows(present: list) -> list:
     shown = {qn for _, qn in rows}
     for s in present:  # stages timed without their level (--stages)
         if (s not in shown and s not in (stages.BASELINE, stages.INSITU_BASELINE) and not s.endswith("+launch")
-                and not s.startswith(stages.PARTS)):
+                and not stages.is_parts_stage(s)):
             rows.append((s, s))
     for s in stages.INSITU:
         if f"{s}+launch" in have:
             rows.append((f"insitu:{s}", f"insitu:{s}"))
     for extra in ("remainder", "rest:insitu"):
         rows.append((extra, extra))
-    if stages.PARTS in have:
-        rows.append((stages.PARTS, stages.PARTS))
-        rows += [(f"  incontext:{c}", f"incontext:{c}") for c in stages.PARTS_CHILDREN]
-        rows += [(f"  incontext_extra:{c}", f"incontext_extra:{c}") for c in stages.PARTS_CHILDREN]
-        rows += [("  rest:parts", "rest:parts"), ("  interaction:kernel_launch", "interaction:kernel_launch")]
+    for level in stages.PARTS_LEVELS:
+        whole = stages.parts_of(level)
+        if whole in have:
+            kids = stages.parts_children(level)
+            rows.append((whole, whole))
+            rows += [(f"  incontext:{c}", f"incontext:{c}") for c in kids]
+            rows += [(f"  incontext_extra:{c}", f"incontext_extra:{c}") for c in kids]
+            rows += [(f"  {n}:{level}", f"{n}:{level}") for n in ("rest:parts", "interaction", "joint")]
     return rows
 
 

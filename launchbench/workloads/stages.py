@@ -81,18 +81,29 @@ BASELINE = "loop"
 INSITU_BASELINE = "noop+launch"
 #: Rests that are no named work: the frame and in-situ effects of a level.
 UNEXPLAINED = tuple(f"rest:{level}" for level in LEVELS)
-#: kernel_launch's parts run back to back in one loop, as ``_Kernel.launch`` runs them
-#: (``parts:kernel_launch``), and the same with one part left out (``parts:kernel_launch-X``).
-#: In context, X costs ``parts - parts-X``; ``kernel_launch - parts`` is what the launch costs
-#: beyond its parts (``rest:parts``), and ``parts - (sum of the parts alone)`` what they cost
-#: more together than alone (``interaction:kernel_launch``): rest:kernel_launch is their sum.
-PARTS_OF = "kernel_launch"
-PARTS = f"parts:{PARTS_OF}"
-PARTS_CHILDREN = dict(TREE)[PARTS_OF]
+#: Levels whose parts also run back to back in one loop, as the level runs them (``parts:L``),
+#: and the same with one part left out (``parts:L-X``). In context, X costs ``parts:L - parts:L-X``
+#: (``incontext:X``); ``L - parts:L`` is what the level costs beyond its parts (``rest:parts:L``),
+#: and ``parts:L - (sum of the parts alone)`` what they cost more together than alone
+#: (``interaction:L``): rest:L is exactly their sum. ``joint:L`` = parts:L minus the sum of the
+#: in-context costs: 0 when the in-context costs add up to the level's parts.
+PARTS_LEVELS = ("kernel_launch", "dispatcher_call")
 
 
-def parts_without(child: str) -> str:
-    return f"{PARTS}-{child}"
+def parts_of(level: str) -> str:
+    return f"parts:{level}"
+
+
+def parts_without(level: str, child: str) -> str:
+    return f"{parts_of(level)}-{child}"
+
+
+def parts_children(level: str) -> tuple:
+    return dict(TREE)[level]
+
+
+def is_parts_stage(stage: str) -> bool:
+    return stage.startswith("parts:")
 
 
 #: What an unexplained part may cost at most before the breakdown calls it unsplit (issue 13).
@@ -117,10 +128,11 @@ NOTES = {
                             "(and a mechanism's wrapper)",
     "rest:kernel_launch": "what _Kernel.launch's stages cost more inside the real launch than alone",
     "insitu": "X+launch minus noop+launch: stage X with a driver launch between iterations, as in a real launch",
-    "incontext": "parts:kernel_launch minus parts:kernel_launch-X: what part X costs among the other parts of "
-                 "_Kernel.launch, run back to back in one loop",
-    "rest:parts": "kernel_launch minus its parts run back to back: what _Kernel.launch costs beyond them",
-    "interaction:kernel_launch": "its parts run back to back minus their sum alone: what they cost more together",
+    "incontext": "parts:L minus parts:L-X: what part X costs among the other parts of its level L "
+                 "(_Kernel.launch or CUDADispatcher.call), run back to back in one loop",
+    "rest:parts": "a level minus its parts run back to back: what the level costs beyond them",
+    "interaction": "a level's parts run back to back minus their sum alone: what they cost more together",
+    "joint": "a level's parts run back to back minus the sum of their in-context costs: 0 when those add up",
 }
 
 
@@ -129,7 +141,8 @@ def stage_names(insitu: bool = True) -> list:
     names = [BASELINE, *OUTSIDE, *LEVELS, *LEAVES, *SUBSTAGES]
     if insitu:
         names += [INSITU_BASELINE] + [f"{s}+launch" for s in INSITU]
-    names += [PARTS] + [parts_without(c) for c in PARTS_CHILDREN]
+    for level in PARTS_LEVELS:
+        names += [parts_of(level)] + [parts_without(level, c) for c in parts_children(level)]
     out: list = []
     for name in names:
         if name not in out:
@@ -623,19 +636,41 @@ def more_loops(k, cfg, args, style: str) -> dict:
     }
     left_out = {"cufunc_lookup": "kern = cukernel", "marshal_args": "kargs = kernelargs",
                 "launch_config": "conf = config", "launch_frame": "", "driver_launch": ""}
-    loops.update(parts_loops(part_src, left_out, pns, sync=True))
+    loops.update(parts_loops("kernel_launch", part_src, left_out, pns, sync=True))
+    # CUDADispatcher.call's parts in its order: its frame (upstream's function on the stand-in),
+    # the launch-config bookkeeping (0.30), type dispatch, then the kernel's launch
+    lc_src = None
+    if style == "launch_config":
+        lc_src = ("k._select_launch_config_dispatcher(cfg)\nk._update_launch_config_sensitivity(kernel, cfg)\n"
+                  "for callback in cfg.pre_launch_callbacks: callback(kernel, cfg)")
+        if own_capture:
+            lc_src = "prev = cfg._push_args(args)\n" + lc_src + "\ncfg._pop_args(prev)"
+    dns = dict(ns, cuda_call=cuda_call, dispatch_kw=dispatch_kw)
+    call_parts = {
+        "dispatcher_frame": frame_src,
+        "type_dispatch": "kernel = cuda_call(k, *args, **dispatch_kw)" if dispatch_kw else "kernel = cuda_call(k, *args)",
+        **({"lc_bookkeeping": lc_src} if lc_src else {}),
+        "kernel_launch": "kernel.launch(args, griddim, blockdim, stream, sharedmem)",
+    }
+    loops.update(parts_loops("dispatcher_call", call_parts, {"type_dispatch": "kernel = compiled"}, dns, sync=True))
     return loops
 
 
-def parts_loops(part_src: dict, left_out: dict, namespace: dict, sync: bool) -> dict:
-    """``parts:kernel_launch`` and each ``parts:kernel_launch-X`` as inline loops: *part_src*'s
-    statements back to back; a left-out part's values come from *left_out*'s statements
-    (precomputed objects), so the rest still runs as it would."""
-    order = [c for c in part_src if c in PARTS_CHILDREN]
-    loops = {PARTS: _inline_loop("\n".join(part_src[c] for c in order), namespace, sync=sync, name=PARTS)}
-    for skip in order:
-        src = "\n".join(left_out[c] if c == skip else part_src[c] for c in order)
-        loops[parts_without(skip)] = _inline_loop(src, namespace, sync=sync, name=parts_without(skip))
+def parts_loops(level: str, part_src: dict, left_out: dict, namespace: dict, sync: bool) -> dict:
+    """``parts:L`` and each ``parts:L-X`` of *level* L as inline loops: *part_src*'s statements
+    back to back; a left-out part's values come from *left_out*'s statements (precomputed
+    objects), so the rest still runs as it would. A part this numba-cuda lacks (0.29's
+    lc_bookkeeping) leaves nothing out: its ``parts:L-X`` is ``parts:L`` itself."""
+    kids = parts_children(level)
+    order = [c for c in part_src if c in kids]
+    whole = parts_of(level)
+    loops = {whole: _inline_loop("\n".join(part_src[c] for c in order), namespace, sync=sync, name=whole)}
+    for skip in kids:
+        if skip not in order:
+            loops[parts_without(level, skip)] = loops[whole]
+            continue
+        src = "\n".join(left_out.get(c, "") if c == skip else part_src[c] for c in order)
+        loops[parts_without(level, skip)] = _inline_loop(src, namespace, sync=sync, name=parts_without(level, skip))
     return loops
 
 

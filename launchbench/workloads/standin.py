@@ -203,9 +203,17 @@ def build(nargs: int, arg_kind: str = "array", costs: dict | None = None, style:
             bodies[stage] = parts[stage]
     for name, body in bodies.items():
         loops[f"{name}+launch"] = stages.insitu_loop(body, raw, lambda: None, name=f"{name}_launch")
-    pns = {f"part_{c}": parts[c] for c in stages.PARTS_CHILDREN}
-    loops.update(stages.parts_loops({c: f"part_{c}()" for c in stages.PARTS_CHILDREN},
-                                    {c: "" for c in stages.PARTS_CHILDREN}, pns, sync=False))
+    kl_kids = stages.parts_children("kernel_launch")
+    loops.update(stages.parts_loops("kernel_launch", {c: f"part_{c}()" for c in kl_kids}, {},
+                                    {f"part_{c}": parts[c] for c in kl_kids}, sync=False))
+    call_parts = {c: f"part_{c}()" for c in stages.parts_children("dispatcher_call") if c != "kernel_launch"}
+    if style != "launch_config":
+        del call_parts["lc_bookkeeping"]
+    call_parts["kernel_launch"] = "kernel.launch(args, g, b, s, sm)"
+    loops.update(stages.parts_loops("dispatcher_call", call_parts, {},
+                                    {"kernel": kernel, "args": args, "g": g, "b": b, "s": s, "sm": sm,
+                                     **{f"part_{c}": parts[c] for c in call_parts if c != "kernel_launch"}},
+                                    sync=False))
     return style, loops, disp, args
 
 
