@@ -242,6 +242,7 @@ def test_breakdown_over_variants_recovers_injected_stage_costs(tmp_path):
         # ... beyond its parts run back to back, not an interaction of them
         assert c["rest:parts:dispatcher_call"]["us"] == pytest.approx(1.0, abs=0.5)
         assert c["interaction:dispatcher_call"]["us"] == pytest.approx(0.0, abs=0.5)
+        assert c["incontext:dispatcher_call"]["us"] == pytest.approx(1.0, abs=0.5)  # full's parts: it is in there
         assert c["marshal_args"]["us"] == pytest.approx(0.0, abs=0.2)
     assert doc["analysis"]["per_arg"]["b-a"]["marshal_args"]["us"] == pytest.approx(1.5, abs=0.3)
     assert "DOES NOT add up" in proc.stdout and "[b - a] paired deltas" in proc.stdout

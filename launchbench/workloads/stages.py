@@ -87,7 +87,7 @@ UNEXPLAINED = tuple(f"rest:{level}" for level in LEVELS)
 #: and ``parts:L - (sum of the parts alone)`` what they cost more together than alone
 #: (``interaction:L``): rest:L is exactly their sum. ``joint:L`` = parts:L minus the sum of the
 #: in-context costs: 0 when the in-context costs add up to the level's parts.
-PARTS_LEVELS = ("kernel_launch", "dispatcher_call")
+PARTS_LEVELS = ("kernel_launch", "dispatcher_call", "full")
 
 
 def parts_of(level: str) -> str:
@@ -653,6 +653,9 @@ def more_loops(k, cfg, args, style: str) -> dict:
         "kernel_launch": "kernel.launch(args, griddim, blockdim, stream, sharedmem)",
     }
     loops.update(parts_loops("dispatcher_call", call_parts, {"type_dispatch": "kernel = compiled"}, dns, sync=True))
+    # cfg(*args)'s two parts: _LaunchConfiguration.__call__ on its stand-in, then the dispatcher's call
+    loops.update(parts_loops("full", {"configured_call": "lc_call(hollow, *args)", "dispatcher_call": call_src},
+                             {}, ns, sync=True))
     return loops
 
 

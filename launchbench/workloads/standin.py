@@ -214,6 +214,10 @@ def build(nargs: int, arg_kind: str = "array", costs: dict | None = None, style:
                                     {"kernel": kernel, "args": args, "g": g, "b": b, "s": s, "sm": sm,
                                      **{f"part_{c}": parts[c] for c in call_parts if c != "kernel_launch"}},
                                     sync=False))
+    loops.update(stages.parts_loops("full", {"configured_call": "configured(hollow, *args)",
+                                             "dispatcher_call": "disp.call(args, cfg)"}, {},
+                                    {"configured": Launch.__call__, "hollow": hollow, "args": args, "disp": disp,
+                                     "cfg": cfg}, sync=False))
     return style, loops, disp, args
 
 
