@@ -1,5 +1,6 @@
 """Known inputs give known intervals and verdicts (launchbench.engine.stats)."""
 import math
+import statistics
 
 import pytest
 
@@ -48,6 +49,20 @@ def test_paired_median_delta_pairs_within_rounds():
     assert d["delta_pct"] == pytest.approx(10.0)
     assert d["ci_pct"] == [pytest.approx(10.0), pytest.approx(10.0)]
     assert stats.verdict(d["ci_pct"], d["n"]) == "slower"
+
+
+def test_percent_deltas_are_per_slot_ratios_so_a_scaling_state_cancels():
+    # A speed state scales a launch (10 vs 15 us); the variant is 10 % slower in either. Round 0
+    # mixes the states and one slot flips between its two samples. Per-slot ratios still give
+    # +10 % (the flipped slot is the median's outlier); the round's median difference over its
+    # reference median, the old percent, says +8 %.
+    ref = [[10.0, 15.0, 15.0, 10.0], [10.0, 10.0, 10.0, 10.0]]
+    var = [[11.0, 16.5, 11.0, 11.0], [11.0, 11.0, 11.0, 11.0]]
+    us, pct = stats.per_round_deltas(ref, var)
+    assert pct == [pytest.approx(10.0), pytest.approx(10.0)]
+    assert 100 * us[0] / statistics.median(ref[0]) == pytest.approx(8.0)
+    d = stats.paired_median_delta(ref, var)
+    assert d["ci_pct"] == [pytest.approx(10.0), pytest.approx(10.0)]
 
 
 def test_paired_median_delta_follows_state_flips_slot_by_slot():
