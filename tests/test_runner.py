@@ -128,6 +128,8 @@ def test_rounds_are_set_up_ahead_and_pinned_just_before_measuring(fake):
     rounds = out.timing["rounds"]
     assert [rec["round"] for rec in rounds] == [0, 1, 2, 3]
     assert all(rec["measure_s"] >= 0 and rec["setup_wait_s"] >= 0 and rec["teardown_s"] >= 0 for rec in rounds)
+    # rounds whose workers were closed at the next round's start know how long exiting took them
+    assert all(rounds[r]["exit_s"] >= rounds[r + 1]["teardown_s"] for r in range(3))
 
 
 def test_pinned_warmup_moves_the_rest_of_the_warmup_into_setup(fake):

@@ -532,6 +532,7 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
     windows: list = []  # each finished round's sampling window
     per_round = out.timing.setdefault("rounds", [])
     started = time.monotonic()
+    retired_at = started  # when the leaving workers were told to exit
     spinners = Spinners(plan.spin_cpus)
     try:
         for rnd in range(plan.rounds):
@@ -543,8 +544,10 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
             infos = _ready(plan, rnd, workers)
             t1 = time.monotonic()
             _close_all(leaving.values())
-            leaving = {}
             t2 = time.monotonic()
+            if leaving:  # told to exit at the end of their round: how long exiting took them
+                per_round[-1]["exit_s"] = round(t2 - retired_at, 4)
+            leaving = {}
             round_spans = _setup_spans(workers, infos)
             spans.extend(round_spans)
             out.round_infos = infos
@@ -557,6 +560,7 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
             t3 = time.monotonic()
             for w in workers.values():
                 w.retire()
+            retired_at = t3
             leaving, workers = workers, {}
             windows.append((t_measure, t3))
             record = {"round": rnd, "setup_wait_s": round(t1 - t0, 4), "teardown_s": round(t2 - t1, 4),
