@@ -44,9 +44,19 @@ def test_quantities_telescope_to_full_and_split_the_old_remainder():
         kids = stages.parts_children(level)
         assert stagedelta._add((1, q[f"joint:{level}"]), *((1, q[f"incontext:{c}"]) for c in kids)) == \
             stagedelta._add((1, {stages.parts_of(level): 1.0, "loop": -1.0}))
+    # the additivity gap is exactly what no part runs plus the parts' interaction, over the three levels
+    assert stagedelta._add((1, q["gap:outside_parts"]), (1, q["gap:interaction"])) == q["unexplained"]
     # a level timed without some children: its rest is over the children present
     few = stagedelta.quantities(["loop", "full", "dispatcher_call"])
     assert few["rest:full"] == {"full": 1.0, "dispatcher_call": -1.0}
+
+
+def test_limit_verdict_needs_the_interval_not_the_point():
+    cell = lambda lo, hi: {"us": (lo + hi) / 2, "ci": [lo, hi]}
+    assert stagedelta.limit_verdict([cell(0.6, 0.9), cell(-0.1, 0.1)], 0.5) == "over"
+    assert stagedelta.limit_verdict([cell(-0.4, 0.4), cell(0.0, 0.3)], 0.5) == "under"
+    # a point estimate of 0.66 with an interval down to -1.3 shows nothing either way
+    assert stagedelta.limit_verdict([cell(-1.335, 2.659), cell(0.0, 0.3)], 0.5) == "unresolved"
 
 
 def test_parse_stages_keeps_baselines_and_refuses_unknown_names():

@@ -1,5 +1,6 @@
 """``launchbench report``: Markdown, self-contained HTML and a PNG from a compare JSON
-(launchbench.output.report renders them)."""
+(launchbench.output.report renders them); for a paired breakdown JSON, its text analysis
+recomputed from the samples by this launchbench (a committed run read with today's quantities)."""
 from __future__ import annotations
 
 from ..output import schema
@@ -17,10 +18,38 @@ def register(sub) -> None:
     p.add_argument("--markdown", metavar="FILE", help="write the Markdown report here")
     p.add_argument("--html", metavar="FILE", help="write the self-contained HTML report here")
     p.add_argument("--plot", metavar="FILE", help="write the PNG plot here")
+    p.add_argument("--text", metavar="FILE", help="breakdown JSON: write the text analysis here (default: stdout)")
     p.set_defaults(func=_run)
 
 
+def breakdown_text(doc: dict) -> str:
+    """A ``launchbench breakdown --variant`` document's text, analysed afresh from its samples."""
+    from . import stagedelta
+
+    settings = doc["settings"]
+    names = [v["name"] for v in doc["variants"]]
+    doc = dict(doc, analysis=stagedelta.analyze(doc["samples"], names, doc["reference"], settings["arg_counts"],
+                                                settings["stages"]))
+    return stagedelta.format_text(doc)
+
+
 def _run(args) -> int:
+    from ..base.atomic import read_json
+
+    try:
+        raw = read_json(args.results)
+    except Exception:  # noqa: BLE001 - schema.read gives the one-line error
+        raw = None
+    if isinstance(raw, dict) and str(raw.get("schema", "")).startswith("launchbench.breakdown/"):
+        text = breakdown_text(raw)
+        if args.text:
+            from ..base.atomic import write_text_atomic
+
+            write_text_atomic(args.text, text)
+            print(f"wrote {args.text}")
+        else:
+            print(text, end="")
+        return 0
     result = schema.read(args.results)
     outputs = {"markdown": args.markdown, "html": args.html, "plot": args.plot}
     if not any(outputs.values()):

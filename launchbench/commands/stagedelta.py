@@ -156,6 +156,10 @@ def quantities(present: list) -> dict:
             q[f"interaction:{level}"] = _add((1.0, _level(whole)), *((-1.0, _level(c)) for c in kids))
         if incontext:
             q[f"joint:{level}"] = _add((1.0, _level(whole)), *((-1.0, combo) for combo in incontext))
+    if all(f"rest:parts:{level}" in q and f"interaction:{level}" in q for level in stages.PARTS_LEVELS):
+        # the additivity gap (the three rests) = what no part runs + what the parts cost more together
+        q["gap:outside_parts"] = _add(*((1.0, q[f"rest:parts:{level}"]) for level in stages.PARTS_LEVELS))
+        q["gap:interaction"] = _add(*((1.0, q[f"interaction:{level}"]) for level in stages.PARTS_LEVELS))
     if "full_with_configure" in have and "full" in have:
         q["configure_in_launch"] = {"full_with_configure": 1.0, "full": -1.0}
     return q
@@ -287,6 +291,8 @@ def additivity(delta_cells: dict) -> dict:
             rests = [(r, cell[r]) for r in stages.UNEXPLAINED if r in cell]
             moved = [(r, c) for r, c in rests if not (c["ci"][0] <= 0.0 <= c["ci"][1])]
             rec["moved"] = [r for r, _ in sorted(moved, key=lambda rc: -abs(rc[1]["us"]))]
+        if cell.get("gap:outside_parts") and cell.get("gap:interaction"):
+            rec["gap_split"] = {"outside_parts": cell["gap:outside_parts"], "interaction": cell["gap:interaction"]}
         out[n] = rec
     return out
 
@@ -301,10 +307,22 @@ def unexplained(level_cells: dict, limit: float = stages.UNEXPLAINED_LIMIT_US) -
         if not cells:
             continue
         n, worst = max(cells, key=lambda nc: nc[1]["us"])
+        limited = not part.startswith(("remainder", "interaction:", "joint:"))
         out[part] = {"max_us": worst["us"], "ci": worst["ci"], "at_nargs": n,
-                     "over_limit": not part.startswith(("remainder", "interaction:", "joint:")) and worst["us"] > limit,
+                     "over_limit": limited and worst["us"] > limit,
+                     "verdict": limit_verdict([c for _n, c in cells], limit) if limited else "not limited",
                      "by_nargs": {str(k): c["us"] for k, c in sorted(cells)}}
     return out
+
+
+def limit_verdict(cells: list, limit: float) -> str:
+    """Over arg counts: "over" when some interval lies wholly above *limit*, "under" when every
+    interval lies wholly below it, else "unresolved" (more rounds would tell)."""
+    if any(c["ci"][0] > limit for c in cells):
+        return "over"
+    if all(c["ci"][1] < limit for c in cells):
+        return "under"
+    return "unresolved"
 
 
 # ---------------------------------------------------------------- text
@@ -400,11 +418,21 @@ def format_text(doc: dict) -> str:
                 line += (f"DOES NOT add up: {gap['us']:+.3f} [{gap['ci'][0]:+.3f}, {gap['ci'][1]:+.3f}] us "
                          f"of the delta is in no stage" + (f" (moved: {', '.join(rec['moved'])})" if rec.get("moved") else ""))
             out.append(line)
+            if rec.get("gap_split"):
+                o, i = rec["gap_split"]["outside_parts"], rec["gap_split"]["interaction"]
+                out.append(f"      the gap = outside the parts {o['us']:+.3f} [{o['ci'][0]:+.3f}, {o['ci'][1]:+.3f}]"
+                           f" + the parts' interaction {i['us']:+.3f} [{i['ci'][0]:+.3f}, {i['ci'][1]:+.3f}] us")
     out += ["", f"unexplained parts (a level's rest; limit {stages.UNEXPLAINED_LIMIT_US} us at any arg count):"]
     for name, parts in a["unexplained"].items():
         for part, rec in parts.items():
-            flag = "OVER" if rec["over_limit"] else ("(old remainder)" if part == "remainder" else "ok")
-            out.append(f"  {name:12.12} {part:24} max {rec['max_us']:+.3f} us at {rec['at_nargs']} args  {flag}")
+            flag = {"over": "OVER (interval above the limit)", "under": "ok (every interval below)",
+                    "unresolved": "unresolved (an interval reaches the limit)",
+                    "not limited": "(the parts' in-context costs)"}.get(rec.get("verdict"), "")
+            if part == "remainder":
+                flag = "(old remainder)"
+            lo, hi = rec["ci"]
+            out.append(f"  {name:12.12} {part:27} max {rec['max_us']:+.3f} [{lo:+.3f}, {hi:+.3f}] us at "
+                       f"{rec['at_nargs']} args  {flag}")
     pa_rows = ["type_dispatch", "typeof", "rest:type_dispatch", "marshal_args", *dict(stages.SUBTREE)["marshal_args"],
                "marshal_imports", "marshal_view", "rest:marshal_to_device", "rest:marshal_args", "param_pack",
                "driver_launch", "rest:kernel_launch", "rest:dispatcher_call", "rest:full", "full"]
