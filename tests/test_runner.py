@@ -102,6 +102,8 @@ def test_rounds_are_set_up_ahead_and_pinned_just_before_measuring(fake):
     assert len(out.samples) == 4 * 2 * 2 * 2 and out.loops == {0: 7, 1: 7}
     # with prefetch 2, rounds 0..2 are asked to set up before round 0 measures, round 3 before round 1 does
     assert max(index("setup", r) for r in range(3)) < index("sample", 0)
+    # ... but rounds 1 and 2 only once round 0 has calibrated, alone on the machine
+    assert index("calibrate", 0) < min(index("spawn", r) for r in (1, 2))
     assert index("setup", 3) < index("sample", 1) and index("setup", 3) > index("sample", 0)
     for r in range(4):  # pinned and warmed up after the previous round closed, before its own samples
         assert index("prepare", r) < index("sample", r)

@@ -360,10 +360,14 @@ class Ahead:
         self.pending: collections.deque = collections.deque()
         self.made = 0
 
-    def take(self, index: int):
+    def fill(self, index: int) -> None:
+        """Make the items up to *index* + ahead (what ``take(index)`` makes before it takes)."""
         while self.made < self.n and self.made <= index + self.ahead:
             self.pending.append(self.make(self.made))
             self.made += 1
+
+    def take(self, index: int):
+        self.fill(index)
         return self.pending.popleft()
 
     def close(self) -> None:
@@ -524,7 +528,11 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
     are gone, since a CUDA context torn down during a sample slows it."""
     out = Outcome(loops=dict(plan.loops or {}))
     measure = plan.measure or interleaved
-    rounds = Ahead(plan.rounds, plan.prefetch, lambda rnd: _spawn_round(plan, rnd),
+    # Calibrate alone: while other rounds set up, their CUDA contexts and warm-up launches share
+    # the GPU and every timing slows (on the H200, calibrated during set-up, the reference's
+    # samples came out 0.4 to 2.6 ms long instead of 2). The rounds ahead start after it.
+    calibrating = not out.loops and plan.measure is None
+    rounds = Ahead(plan.rounds, 0 if calibrating else plan.prefetch, lambda rnd: _spawn_round(plan, rnd),
                    lambda ahead: _kill(ahead.values()))
     workers: dict = {}
     leaving: dict = {}  # the previous round's workers, told to exit
@@ -553,8 +561,10 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
             out.round_infos = infos
             if rnd == 0:
                 out.infos = infos
-                if not out.loops and plan.measure is None:
+                if calibrating:
                     _calibrate(plan, workers, out, progress)
+                    rounds.ahead = plan.prefetch
+                    rounds.fill(0)
             t_measure = time.monotonic()
             measure(plan, rnd, workers, out, progress)
             t3 = time.monotonic()
