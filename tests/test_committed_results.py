@@ -27,6 +27,7 @@ def _committed_json() -> dict:
 COMMITTED = _committed_json()
 COMPARE = [p for p, s in COMMITTED.items() if s.startswith("launchbench.compare")]
 MECHANISMS = [p for p, s in COMMITTED.items() if s.startswith("launchbench.mechanisms")]
+BREAKDOWNS = [p for p, s in COMMITTED.items() if s.startswith("launchbench.breakdown/")]
 
 
 def test_the_committed_results_are_found():
@@ -50,6 +51,29 @@ def test_mechanisms_json_loads(path):
     if doc.get("analysis_scope") == "processes":
         # what `launchbench mechanisms --pool` reads; runs inside one process predate it
         assert mechanisms_procs.load(str(ROOT / path))["schema"] == doc["schema"]
+
+
+@pytest.mark.parametrize("path", BREAKDOWNS)
+def test_breakdown_json_reanalyses(path, tmp_path, capsys):
+    """`launchbench report` renders every breakdown: a paired one re-analysed from its samples with
+    today's quantities, a single-environment one from its stored summary."""
+    out = tmp_path / "breakdown.txt"
+    assert cli.main(["report", str(ROOT / path), "--text", str(out)]) == 0, capsys.readouterr().err
+    text = out.read_text()
+    assert "Launch breakdown" in text and "driver_launch" in text, text[:500]
+    if COMMITTED[path].startswith("launchbench.breakdown/2"):  # paired: re-analysed from the samples
+        assert "paired deltas" in text and "additivity" in text and "unexplained parts" in text, text[:500]
+
+
+def test_the_dispatcher_call_split_reads_from_the_committed_run(tmp_path, capsys):
+    # the run that has every level's parts: the gap splits, and the limits are judged by intervals
+    path = ROOT / "results/h200/2026-11-23-breakdown-dispatcher-call-in-context/array.json.gz"
+    out = tmp_path / "array.txt"
+    assert cli.main(["report", str(path), "--text", str(out)]) == 0, capsys.readouterr().err
+    text = out.read_text()
+    assert "the gap = outside the parts" in text
+    assert "interaction:dispatcher_call" in text and "unresolved" in text
+    assert text == (path.parent / "array.txt").read_text()  # the committed rendering is today's
 
 
 def test_results_readme_indexes_every_run_folder():

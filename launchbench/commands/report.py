@@ -12,9 +12,11 @@ def register(sub) -> None:
         "report",
         help="render a compare results JSON as Markdown, self-contained HTML and a PNG plot",
         description="Render `launchbench compare` JSON. With no output options, writes <name>.md, "
-        "<name>.html and <name>.png next to <name>.json (regenerates a committed reference report).",
+        "<name>.html and <name>.png next to <name>.json (regenerates a committed reference report). "
+        "A `launchbench breakdown` JSON is printed as text instead (--text FILE to write it); a paired "
+        "one is re-analysed from its samples.",
     )
-    p.add_argument("results", help="results JSON written by `launchbench compare --output`")
+    p.add_argument("results", help="results JSON written by `launchbench compare --output` (or breakdown)")
     p.add_argument("--markdown", metavar="FILE", help="write the Markdown report here")
     p.add_argument("--html", metavar="FILE", help="write the self-contained HTML report here")
     p.add_argument("--plot", metavar="FILE", help="write the PNG plot here")
@@ -23,9 +25,12 @@ def register(sub) -> None:
 
 
 def breakdown_text(doc: dict) -> str:
-    """A ``launchbench breakdown --variant`` document's text, analysed afresh from its samples."""
-    from . import stagedelta
+    """A breakdown document's text: a paired one (``--variant``, schema /2) analysed afresh from its
+    samples; a single-environment one (/1) rendered from its stored summary."""
+    from . import breakdown, stagedelta
 
+    if not str(doc.get("schema")).startswith(stagedelta.SCHEMA):
+        return breakdown.format_breakdown(doc)
     settings = doc["settings"]
     names = [v["name"] for v in doc["variants"]]
     doc = dict(doc, analysis=stagedelta.analyze(doc["samples"], names, doc["reference"], settings["arg_counts"],
