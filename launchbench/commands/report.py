@@ -55,7 +55,7 @@ def _run(args) -> int:
         else:
             print(text, end="")
         return 0
-    result = schema.read(args.results)
+    result = schema.validate(raw) if raw is not None else schema.read(args.results)  # read once
     outputs = {"markdown": args.markdown, "html": args.html, "plot": args.plot}
     if not any(outputs.values()):
         outputs = default_outputs(args.results)

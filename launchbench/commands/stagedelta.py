@@ -315,6 +315,11 @@ def unexplained(level_cells: dict, limit: float = stages.UNEXPLAINED_LIMIT_US) -
     return out
 
 
+LIMIT_FLAGS = {"over": "OVER (interval above the limit)", "under": "ok (every interval below)",
+               "unresolved": "unresolved (an interval reaches the limit)",
+               "not limited": "(the parts' in-context costs)"}
+
+
 def limit_verdict(cells: list, limit: float) -> str:
     """Over arg counts: "over" when some interval lies wholly above *limit*, "under" when every
     interval lies wholly below it, else "unresolved" (more rounds would tell)."""
@@ -425,11 +430,7 @@ def format_text(doc: dict) -> str:
     out += ["", f"unexplained parts (a level's rest; limit {stages.UNEXPLAINED_LIMIT_US} us at any arg count):"]
     for name, parts in a["unexplained"].items():
         for part, rec in parts.items():
-            flag = {"over": "OVER (interval above the limit)", "under": "ok (every interval below)",
-                    "unresolved": "unresolved (an interval reaches the limit)",
-                    "not limited": "(the parts' in-context costs)"}.get(rec.get("verdict"), "")
-            if part == "remainder":
-                flag = "(old remainder)"
+            flag = "(old remainder)" if part == "remainder" else LIMIT_FLAGS.get(rec.get("verdict"), "")
             lo, hi = rec["ci"]
             out.append(f"  {name:12.12} {part:27} max {rec['max_us']:+.3f} [{lo:+.3f}, {hi:+.3f}] us at "
                        f"{rec['at_nargs']} args  {flag}")

@@ -106,6 +106,11 @@ def is_parts_stage(stage: str) -> bool:
     return stage.startswith("parts:")
 
 
+#: 0.30's launch-config routing in ``CUDADispatcher.call`` for the compiled ``kernel``, as statements
+#: (the lctls stage loop and the dispatcher_call parts loop run it inline).
+LC_ROUTING_SRC = ("k._select_launch_config_dispatcher(cfg)\nk._update_launch_config_sensitivity(kernel, cfg)\n"
+                  "for callback in cfg.pre_launch_callbacks: callback(kernel, cfg)")
+
 #: What an unexplained part may cost at most before the breakdown calls it unsplit (issue 13).
 UNEXPLAINED_LIMIT_US = 0.5
 
@@ -619,9 +624,7 @@ def more_loops(k, cfg, args, style: str) -> dict:
 
         bodies["lc_bookkeeping"] = lc_body
         ns["cuda_call"] = cuda_call
-        loops["lc_bookkeeping"] = _inline_loop(
-            "k._select_launch_config_dispatcher(cfg)\nk._update_launch_config_sensitivity(compiled, cfg)\n"
-            "for callback in cfg.pre_launch_callbacks: callback(compiled, cfg)", ns, name="lc_bookkeeping")
+        loops["lc_bookkeeping"] = _inline_loop(LC_ROUTING_SRC, dict(ns, kernel=compiled), name="lc_bookkeeping")
         loops["type_dispatch"] = _inline_loop("cuda_call(k, *args)", ns, name="type_dispatch")
     for name, body in bodies.items():
         loops[f"{name}+launch"] = insitu_loop(body, raw_launch, sync, name=f"{name}_launch")
@@ -637,14 +640,13 @@ def more_loops(k, cfg, args, style: str) -> dict:
     left_out = {"cufunc_lookup": "kern = cukernel", "marshal_args": "kargs = kernelargs",
                 "launch_config": "conf = config", "launch_frame": "", "driver_launch": ""}
     loops.update(parts_loops("kernel_launch", part_src, left_out, pns, sync=True))
-    # CUDADispatcher.call's parts in its order: its frame (upstream's function on the stand-in),
-    # the launch-config bookkeeping (0.30), type dispatch, then the kernel's launch
+    # CUDADispatcher.call's parts: its frame (upstream's function on the stand-in), type dispatch,
+    # the launch-config bookkeeping (0.30; with the capture's push and pop unless lctls does them),
+    # then the kernel's launch
     lc_src = None
     if style == "launch_config":
-        lc_src = ("k._select_launch_config_dispatcher(cfg)\nk._update_launch_config_sensitivity(kernel, cfg)\n"
-                  "for callback in cfg.pre_launch_callbacks: callback(kernel, cfg)")
-        if own_capture:
-            lc_src = "prev = cfg._push_args(args)\n" + lc_src + "\ncfg._pop_args(prev)"
+        lc_src = (f"prev = cfg._push_args(args)\n{LC_ROUTING_SRC}\ncfg._pop_args(prev)" if own_capture
+                  else LC_ROUTING_SRC)
     dns = dict(ns, cuda_call=cuda_call, dispatch_kw=dispatch_kw)
     call_parts = {
         "dispatcher_frame": frame_src,
