@@ -3,9 +3,13 @@
 #
 #   bash gpu/setup_env.sh stage     copy carried wheels (.whl*/) to /tmp/wheels; join split
 #                                   files (NAME.partNN + NAME.name + NAME.sha256) once all parts are there;
+#                                   re-zip packed wheels (NAME.whl.txz: the wheel's files as tar.xz, about
+#                                   a third smaller than the wheel, see gpu/pack_wheel.sh);
 #                                   .whl3/wcache/ -> /tmp/wcache (per-commit wheels, launchbench history's cache
 #                                   layout); .whl3/nc-shallow.tar.gz -> /tmp/nc (the numba-cuda clone)
 #   bash gpu/setup_env.sh envs      build /tmp/env029 and /tmp/env030 from /tmp/wheels
+#   bash gpu/setup_env.sh mlir      build /tmp/envmlir: numba-cuda-mlir (no numba pins) + numpy 2.3.5 +
+#                                   cuda-core 0.7.0 + launchbench, the host's site-packages appended
 #   bash gpu/setup_env.sh base      build /tmp/env-base: the pins + asv + launchbench, seeing the host's
 #                                   site-packages; per-commit envs of history/bisect are made from it
 #
@@ -28,6 +32,24 @@ stage() {
         [ -d "$d" ] || continue
         cp -n "$d"/*.whl "$WHEELS"/ 2>/dev/null
         cp -n "$d"/*.part[0-9][0-9] "$d"/*.name "$d"/*.sha256 /tmp/wheel-parts/ 2>/dev/null
+    done
+    for f in .whl*/*.whl.txz; do  # a packed wheel: its files as tar.xz; zip them back into the wheel
+        [ -e "$f" ] || continue
+        name=$(basename "$f" .txz)
+        [ -e "$WHEELS/$name" ] && continue
+        local tmp; tmp=$(mktemp -d)
+        tar -xJf "$f" -C "$tmp" && "$HOST_PY" - "$tmp" "$WHEELS/$name" <<'PY' && echo "unpacked $name"
+import os, sys, zipfile
+src, dst = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(dst + ".tmp", "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
+    for root, dirs, files in os.walk(src):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            z.write(path, os.path.relpath(path, src))
+os.replace(dst + ".tmp", dst)
+PY
+        rm -rf "$tmp"
     done
     for f in /tmp/wheel-parts/*.name; do  # join a split wheel once every part has arrived
         [ -e "$f" ] || continue
@@ -85,6 +107,21 @@ print("env ok:", "numba-cuda", md.version("numba-cuda"), "numba", numba.__versio
 PY
 }
 
+mlir_env() {  # mlir_env DIR VERSION: numba-cuda-mlir has no numba dependency, so no numba pins
+    local dir=$1 version=$2
+    rm -rf "$dir"
+    "$HOST_PY" -m venv --without-pip "$dir" || return 1
+    local site host_site
+    site=$("$dir/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    host_site=$("$HOST_PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    "$HOST_PY" -m pip install -q --no-index --no-deps --no-compile --find-links "$WHEELS" \
+        --target "$site" "numba-cuda-mlir==$version" numpy==2.3.5 cuda-core==0.7.0 $TOOLS || return 1
+    echo "$host_site" > "$site/zz_launchbench_host_site.pth"
+    "$HOST_PY" -m pip install -q --no-deps --no-build-isolation --no-compile --target "$site" . \
+        || echo "WARNING: launchbench did not install into $dir"
+    "$dir/bin/python" -c 'import numpy, numba_cuda_mlir, importlib.metadata as md; print("env ok: numba-cuda-mlir", numba_cuda_mlir.__version__, "numpy", numpy.__version__, "cuda-core", md.version("cuda-core"))'
+}
+
 case "${1:-}" in
     stage) stage ;;
     envs)
@@ -92,6 +129,7 @@ case "${1:-}" in
         # launchbench package shadows the installed one.
         "$HOST_PY" setup.py -q build_ext --inplace || echo "WARNING: in-place build failed"
         make_env /tmp/env029 0.29.0; make_env /tmp/env030 0.30.4 ;;
+    mlir) mlir_env /tmp/envmlir "${MLIR_VERSION:-0.6.0}" ;;
     base) base ;;
-    *) echo "usage: $0 stage|envs|base" >&2; exit 2 ;;
+    *) echo "usage: $0 stage|envs|mlir|base" >&2; exit 2 ;;
 esac
