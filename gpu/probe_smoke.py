@@ -70,7 +70,7 @@ def mlir() -> dict:
     res["dispatcher_type"] = f"{type(k).__module__}.{type(k).__qualname__}"
     res["configured_type"] = f"{type(cfg).__module__}.{type(cfg).__qualname__}"
     res["configured_attrs"] = sorted(n for n in dir(cfg) if not n.startswith("__"))
-    res["launch_config_stats"] = repr(getattr(k, "launch_config_stats", lambda: None)())[:500]
+    res["launch_config_stats"] = repr(getattr(k, "launch_config_stats", None))[:500]
     try:
         import cupy
         a = cupy.zeros(1, cupy.float32)
@@ -121,6 +121,7 @@ def args() -> dict:
 
 def both() -> dict:
     from numba import cuda as nc
+    sys.path.append("/tmp/envmlir/lib/python3.12/site-packages")
     from numba_cuda_mlir import cuda as mc
     import numpy as np
 
