@@ -5,7 +5,7 @@
 #                                   files (NAME.partNN + NAME.name + NAME.sha256) once all parts are there;
 #                                   re-zip packed wheels (NAME.whl.txz: the wheel's files as tar.xz, about
 #                                   a third smaller than the wheel, see gpu/pack_wheel.sh);
-#                                   .whl3/wcache/ -> /tmp/wcache (per-commit wheels, launchbench history's cache
+#                                   .whl3/wcache/ or .whl3/wcache.tar.xz -> /tmp/wcache (per-commit wheels, launchbench history's cache
 #                                   layout); .whl3/nc-shallow.tar.gz -> /tmp/nc (the numba-cuda clone)
 #   bash gpu/setup_env.sh envs      build /tmp/env029 and /tmp/env030 from /tmp/wheels
 #   bash gpu/setup_env.sh mlir      build /tmp/envmlir: numba-cuda-mlir (no numba pins) + numpy 2.3.5 +
@@ -22,7 +22,9 @@ set -uo pipefail
 HOST_PY=${HOST_PY:-python3}
 WHEELS=${WHEELS:-/tmp/wheels}
 PINS="numpy==2.3.5 numba==0.65.1 llvmlite==0.47.0 cuda-core==0.7.0"
-TOOLS="asv asv-runner json5 pympler importlib-metadata"
+# asv and what it needs at run time (virtualenv for the envs it builds itself)
+TOOLS="asv asv-runner json5 pympler importlib-metadata zipp tabulate build pyproject-hooks packaging
+       virtualenv distlib platformdirs filelock python-discovery"
 
 stage() {
     mkdir -p "$WHEELS" /tmp/wheel-parts /tmp/wcache
@@ -63,6 +65,8 @@ PY
         fi
     done
     [ -d .whl3/wcache ] && cp -rn .whl3/wcache/. /tmp/wcache/
+    # per-commit wheels of neighbouring commits share most bytes: one solid tar.xz is ~10x smaller
+    [ -e .whl3/wcache.tar.xz ] && tar -xJf .whl3/wcache.tar.xz -C /tmp/wcache
     if [ -e .whl3/nc-shallow.tar.gz ] && [ ! -d /tmp/nc/.git ]; then
         mkdir -p /tmp/nc && tar -xzf .whl3/nc-shallow.tar.gz -C /tmp/nc && echo "clone: /tmp/nc"
     fi
