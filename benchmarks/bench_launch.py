@@ -1,34 +1,37 @@
-"""Launch overhead: host-side cost of one numba-cuda kernel launch.
+"""Launch overhead: host-side cost of one numba-cuda kernel launch, truthful through asv itself.
 
-Each timed call is exactly one launch of an empty kernel that was compiled
-and warmed up in ``setup``, so asv's reported time *is* the time per launch
-(asv divides each sample by its ``number`` of calls); read ``12.3±0.1μs`` as
-12.3 µs per launch. The timed body never synchronizes: the empty kernels run
-on the GPU faster than the host can launch them, so the queue never fills
-and what is measured is the host-side launch path.
+What a sample is (docs/asv.md, "Native asv"): one asv call runs ``S`` slots
+(``SLOTS``; ``LAUNCHBENCH_ASV_SLOTS``); each slot times a batch of 100
+launches of an empty kernel (one synchronize at the end) and a batch of a
+commit-independent reference launch in the same process. The recorded time
+is ``median(numba/reference) * R0`` -- numba-cuda's µs per launch with the
+process's speed state divided out (benchmarks/normalize.py) -- handed to
+asv through a value clock, so ``asv compare`` and ``asv publish`` show it
+as the benchmark's time: read ``11.9±0.1μs`` as 11.9 µs per launch on a
+machine whose reference launch takes R0 = 3.70 µs. ``TimeLaunchRaw`` keeps
+the plain per-launch time of the same loop and ``TimeReferenceLaunch`` the
+reference's, so a result can always be traced back to wall time.
 
-Low-occupancy warning: numba-cuda warns when a launch configuration with
-fewer than 128 blocks is built. ``setup`` turns the warning off (config flag
-plus a warnings filter, see ``common.quiet_occupancy_warnings``) for every
-benchmark, small grid or not, so all configurations pay the same (zero)
-warning cost and ``[1, 1]`` is not distorted by a ``warnings.warn`` call
-whenever numba-cuda builds a new launch configuration.
+Why: per-call samples from separate processes carry each process's speed
+state (two states ~1.8x apart on the VM); asv's statistics cannot remove
+what the samples do not cancel, and ``asv compare`` called v2's +4-9 %
+"stayed the same" (issue 20). The timed body never synchronizes per launch:
+the empty kernels drain faster than the host launches them, so what is
+measured is the host-side launch path.
 
-Dynamic shared memory: the ``sharedmem=1KiB`` configuration launches the
-same empty kernel with 1024 bytes of dynamic shared memory. The host-side
-launch path does not look at whether the kernel declares
-``cuda.shared.array(0, ...)``; keeping the kernel identical makes the launch
-configuration the only difference between rows.
+Processes: one sample per process (``repeat = 1``) keeps asv's statistics
+honest (it treats samples as independent); ``rounds`` processes per
+parameter set. Processes are cheap with asv's forkserver: numba.cuda is
+imported at module import (before the fork, no CUDA context yet) and the
+kernels load from numba's disk cache in a per-environment folder.
 
-Setup runs between timed calls: asv_runner >= 0.3 re-runs ``setup`` and
-``teardown`` before *every* timed call when ``number > 1`` (asv#966), and
-times each call on its own. So ``setup`` is memoized per process: the
-kernel is compiled, its arguments allocated and the launch path warmed up
-once (``_prepared``); every later ``setup`` is a dictionary look-up, and
-``teardown`` never synchronizes. Without this, each of the 1000 calls per
-sample recompiled the kernel and the run never finished (seen on the H200).
+Low-occupancy warning: turned off in every setup (see
+``common.quiet_occupancy_warnings``) so ``[1, 1]`` pays no ``warnings.warn``.
+Dynamic shared memory: ``[1, 128] sharedmem=1KiB`` launches the same empty
+kernel with 1024 bytes of dynamic shared memory; the host path does not
+look at the kernel's declarations.
 """
-from . import common
+from . import common, native, normalize
 
 #: Launch configurations by readable name: (griddim, blockdim, extra), where
 #: extra is "" (plain), "stream" (a non-default stream) or a dynamic
@@ -81,6 +84,16 @@ def launch_index(config, stream=None):
     return (griddim, blockdim)
 
 
+#: Slots per sample (normalize.SLOTS_ENV overrides): 100 slots of ~2-6 ms,
+#: a sample of ~0.3-0.8 s per process.
+SLOTS = 100
+
+#: The clock asv reads around each timed call (see normalize.ValueClock).
+CLOCK = normalize.ValueClock()
+
+#: numba.cuda imported before asv's forkserver forks (no CUDA context yet).
+PREIMPORTED = common.preimport_numba_cuda()
+
 #: Per-process state built by the first ``setup`` of each benchmark kind
 #: and parameter set (asv runs one parameter set per process).
 _PREPARED = {}
@@ -94,71 +107,99 @@ def _prepared(key, build):
     return state
 
 
-def _launch_state(nargs, config):
-    """Kernel, arguments, subscript and configured launcher, warmed up."""
+def _settings():
+    """The LAUNCHBENCH_ASV_* settings of this process; a bad one skips with its message."""
+    try:
+        kind = "none" if SMOKE else normalize.reference_kind()
+        return {"kind": kind, "r0": normalize.reference_us(kind), "delay": normalize.delay_us(),
+                "slots": 2 if SMOKE else normalize.slots(SLOTS)}
+    except normalize.ConfigError as exc:
+        raise NotImplementedError(str(exc))
+
+
+def _reference(settings):
+    """The reference launcher (None under ``none``), made once per process."""
+    if settings["kind"] == "none":
+        return None
+    try:
+        run = native.bindings_reference()
+    except native.ReferenceUnavailable as exc:
+        raise NotImplementedError(f"reference launch unavailable: {exc}; set {normalize.REF_ENV}=none for raw µs")
+    for _ in range(3):
+        run(native.REFERENCE_BATCH)  # module load and first launches
+    return run
+
+
+def _launch_state(nargs, config, per_launch_configure=False):
+    """Kernel, arguments and a warmed-up batch runner for one parameter set."""
     common.quiet_occupancy_warnings()
     from numba import cuda
 
-    kernel = common.make_kernel(nargs)
+    kernel = common.cached_kernel(nargs)
     args = common.make_args(nargs)
     stream = cuda.stream() if LAUNCH_CONFIGS[config][2] == "stream" else None
     index = launch_index(config, stream)
     configured = kernel[index]
-    for _ in range(1 if SMOKE else WARMUP_LAUNCHES):  # first launch compiles
+    for _ in range(1 if SMOKE else WARMUP_LAUNCHES):  # first launch compiles (or loads the cache)
         configured(*args)
     common.synchronize()
-    return {"kernel": kernel, "args": args, "stream": stream, "index": index, "configured": configured}
+    settings = _prepared("settings", _settings)
+    delay = settings["delay"] * 1e-6
+    if per_launch_configure:
+        run = native.configure_batch(kernel, index, args, common.synchronize, delay)
+    else:
+        run = native.launch_batch(configured, args, common.synchronize, delay)
+    return {"run": run, "configured": configured, "args": args, "stream": stream}
 
 
 class _Timing:
-    """Timing attributes shared by every launch benchmark (docs/asv.md).
+    """Timing attributes shared by the launch benchmarks (docs/asv.md, "Native asv").
 
-    On the GPU VM each process has its own offset of a few percent that
-    more samples from it cannot average away (docs/methodology.md), so the
-    process is the independent unit. asv pools all samples of a parameter
-    set and treats them as independent: its median, its 99% interval and,
-    with ``--record-samples``, its Mann-Whitney test in ``asv compare`` are
-    honest only if each process gives ONE sample. Hence:
-
-    * ``rounds = 12``: twelve fresh processes per parameter set and commit
-      (asv's old name ``processes`` is only a fallback for ``rounds``), the
-      fewest whose distribution-free 99% interval for the median is not
-      simply the whole range (it is [2nd, 11th] of 12). ``asv continuous``
-      and ``asv run --interleave-rounds`` alternate commits round by round,
-      so the VM's slow spells fall on both commits alike. Each process costs about
-      5 s (start, import, CUDA init, compile), so ~1 min per parameter set
-      and commit; ``-a rounds=N`` trades time for width.
-    * ``repeat = 1``, ``number = 5000``: one sample per process, the mean of
-      5000 individually timed launches (asv_runner re-runs the memoized
-      ``setup`` between them), ~0.1-0.2 s: long enough that one interrupt
-      moves it by well under the per-process offset.
-    * ``warmup_time = 0.1``: at least one untimed 5000-launch pass after the
-      100 warm-up launches of ``setup``. ``sample_time`` is not set: asv
-      uses it only to choose ``number`` when ``number`` is 0.
-    * ``timeout`` bounds a stuck parameter set well below asv's default.
+    * ``timer = CLOCK.now``, ``number = 1``: the sample asv records is the
+      normalized µs the body computed, not the loop's wall time.
+    * ``repeat = 1``: one sample per process. On the VM the process is the
+      independent unit, and asv treats samples as independent: its median,
+      99 % interval and Mann-Whitney test are honest only over processes.
+    * ``rounds = 4`` processes per parameter set for the full grid (about
+      1.5 s each with the forkserver); the verdict rows take more with
+      ``-a rounds=N`` (``launchbench asv-releases`` passes ``-a rounds=12``).
+    * ``warmup_time = 0``: setup already warmed up (100 launches).
+    * ``timeout`` bounds a stuck parameter set.
     """
 
-    number = 1 if SMOKE else 5000
+    timer = staticmethod(CLOCK.now)
+    number = 1
     repeat = 1
-    rounds = 1 if SMOKE else 12
-    warmup_time = 0 if SMOKE else 0.1
+    rounds = 1 if SMOKE else 4
+    warmup_time = 0
+    min_run_count = 1
     timeout = 120
+
+    def _sample(self, run, ref):
+        settings = self.settings
+        numba_s, ref_s = native.slot_loop(run, ref, settings["slots"])
+        if ref is None:
+            value = normalize.raw_us(numba_s)
+        else:
+            value = normalize.normalized_us(numba_s, ref_s, settings["r0"])
+        CLOCK.advance(value * 1e-6)
 
 
 class _LaunchBase(_Timing):
     params = [common.ARG_COUNTS, CONFIG_NAMES]
     param_names = ["args", "config"]
+    per_launch_configure = False
+    normalized = True
 
     def setup(self, nargs, config):
         _prepared("gpu", _gpu_checked)
         if SMOKE and total_threads(config) > SMOKE_MAX_THREADS:
             raise NotImplementedError(f"smoke run: {config} is too many threads for the simulator")
-        state = _prepared(("launch", nargs, config), lambda: _launch_state(nargs, config))
-        self.kernel = state["kernel"]
-        self.args = state["args"]
-        self.stream = state["stream"]
-        self.index = state["index"]
-        self.configured = state["configured"]
+        self.settings = _prepared("settings", _settings)
+        key = ("launch", nargs, config, self.per_launch_configure)
+        state = _prepared(key, lambda: _launch_state(nargs, config, self.per_launch_configure))
+        self.run = state["run"]
+        self.ref = _prepared("reference", lambda: _reference(self.settings)) if self.normalized else None
 
 
 def _gpu_checked():
@@ -168,21 +209,49 @@ def _gpu_checked():
 
 
 class TimeLaunchPreconfigured(_LaunchBase):
-    """``cfg = k[g, b]`` once, then ``cfg(*args)`` per launch."""
+    """``cfg = k[g, b]`` once, then ``cfg(*args)`` per launch; normalized µs."""
 
     def time_launch(self, nargs, config):
-        self.configured(*self.args)
+        self._sample(self.run, self.ref)
 
 
 class TimeLaunchConfigurePerLaunch(_LaunchBase):
-    """``k[g, b](*args)`` per launch: indexing (a cached configure) plus launch."""
+    """``k[g, b](*args)`` per launch: indexing (a cached configure) plus launch; normalized µs."""
+
+    per_launch_configure = True
 
     def time_launch(self, nargs, config):
-        self.kernel[self.index](*self.args)
+        self._sample(self.run, self.ref)
+
+
+class TimeLaunchRaw(_LaunchBase):
+    """``cfg(*args)`` at ``[1, 1]``, raw µs per launch (same loop, no reference): the wall time behind
+    TimeLaunchPreconfigured's normalized value."""
+
+    params = [common.ARG_COUNTS, ["[1, 1]"]]
+    normalized = False
+
+    def time_launch(self, nargs, config):
+        self._sample(self.run, None)
+
+
+class TimeReferenceLaunch(_Timing):
+    """The reference launch alone, raw µs: R0's measured counterpart on this machine."""
+
+    def setup(self):
+        _prepared("gpu", _gpu_checked)
+        self.settings = _prepared("settings", _settings)
+        if self.settings["kind"] == "none":
+            raise NotImplementedError(f"no reference ({normalize.REF_ENV}=none)")
+        common.make_args(1)  # numba-cuda makes the CUDA context the reference launches in
+        self.ref = _prepared("reference", lambda: _reference(self.settings))
+
+    def time_launch(self):
+        self._sample(self.ref, None)
 
 
 class TimeLaunchWithCallback(_Timing):
-    """``cfg(*args)`` with one no-op ``pre_launch_callbacks`` entry (v2 API).
+    """``cfg(*args)`` with one no-op ``pre_launch_callbacks`` entry (v2 API); normalized µs.
 
     The extension point compile-time extensions use on every launch; absent
     before numba-cuda 0.30, where this benchmark skips.
@@ -195,38 +264,34 @@ class TimeLaunchWithCallback(_Timing):
         _prepared("gpu", _gpu_checked)
         if not _prepared("launchconfig", common.has_launchconfig):
             raise NotImplementedError("pre_launch_callbacks needs numba-cuda >= 0.30 (v2)")
-        state = _prepared(("callback", nargs), lambda: _callback_state(nargs))
-        self.args = state["args"]
-        self.configured = state["configured"]
-        if _noop_callback not in self.configured.pre_launch_callbacks:
-            self.configured.pre_launch_callbacks.append(_noop_callback)
-
-    def teardown(self, nargs):
-        # configure() is cached: leave the shared object as found. Cheap, as
-        # asv_runner may call it between timed calls; no synchronize here.
-        callbacks = getattr(getattr(self, "configured", None), "pre_launch_callbacks", [])
-        if _noop_callback in callbacks:
-            callbacks.remove(_noop_callback)
+        self.settings = _prepared("settings", _settings)
+        state = _prepared(("callback", nargs), lambda: _callback_state(nargs, self.settings))
+        self.run = state["run"]
+        self.ref = _prepared("reference", lambda: _reference(self.settings))
 
     def time_launch(self, nargs):
-        self.configured(*self.args)
+        self._sample(self.run, self.ref)
 
 
-def _callback_state(nargs):
+def _callback_state(nargs, settings):
+    """A configured launch of its own with the callback attached for the process's lifetime.
+
+    ``k[1, 1]`` is cached by numba-cuda: the callback list is shared with
+    TimeLaunchPreconfigured's configured object -- harmless, as asv runs one
+    benchmark per process.
+    """
     common.quiet_occupancy_warnings()
-    kernel = common.make_kernel(nargs)
+    kernel = common.cached_kernel(nargs)
     args = common.make_args(nargs)
     configured = kernel[1, 1]
     if not hasattr(configured, "pre_launch_callbacks"):
         raise NotImplementedError("this numba-cuda has no pre_launch_callbacks")
     configured.pre_launch_callbacks.append(_noop_callback)
-    try:
-        for _ in range(1 if SMOKE else WARMUP_LAUNCHES):
-            configured(*args)
-        common.synchronize()
-    finally:
-        configured.pre_launch_callbacks.remove(_noop_callback)
-    return {"kernel": kernel, "args": args, "configured": configured}
+    for _ in range(1 if SMOKE else WARMUP_LAUNCHES):
+        configured(*args)
+    common.synchronize()
+
+    return {"run": native.launch_batch(configured, args, common.synchronize, settings["delay"] * 1e-6)}
 
 
 def _noop_callback(kernel, launch_config):

@@ -131,8 +131,10 @@ def parse_env_specs(items) -> dict:
         version, sep, python = item.partition("=")
         if not sep or not version or not python:
             raise UserError(f"--env {item!r}: expected VERSION=PYTHON, e.g. --env 0.29.0=/tmp/env029/bin/python")
-        if not re.fullmatch(r"\d+(\.\d+)*\w*", version):
-            raise UserError(f"--env {item!r}: {version!r} is not a numba-cuda version like 0.29.0")
+        if not re.fullmatch(r"\d+(\.\d+)*\w*(\+[A-Za-z0-9.]+)?", version):
+            raise UserError(f"--env {item!r}: {version!r} is not a numba-cuda version like 0.29.0 "
+                            "(or a label like 0.30.4+twin, 0.30.4+delay0.5us)")
+        label_delay_us(version)  # a bad +delay label fails here, before any work
         if version in envs:
             raise UserError(f"--env: version {version} given twice")
         if not (os.path.isfile(python) and os.access(python, os.X_OK)):
@@ -156,6 +158,51 @@ def parse_branch_specs(items, versions) -> dict:
     return branches
 
 
+def release_of(label: str) -> str:
+    """The numba-cuda version of a label: ``0.30.4+twin`` -> ``0.30.4``.
+
+    A label is a release measured under another name: ``+twin`` (the same
+    environment again: an A/A pair for the factor) or ``+delay<US>us`` (the
+    calibration variant: the benchmarks add a known busy-wait per launch).
+    """
+    return label.split("+", 1)[0]
+
+
+def label_delay_us(label: str) -> float | None:
+    """The busy-wait a ``+delay<US>us`` label asks for (µs), else None."""
+    suffix = label.partition("+")[2]
+    if not suffix.startswith("delay"):
+        return None
+    m = re.fullmatch(r"delay(\d+(?:\.\d+)?)us", suffix)
+    if not m or float(m.group(1)) <= 0:
+        raise UserError(f"label {label!r}: write the delay as +delay<µs>us, e.g. 0.30.4+delay0.5us")
+    return float(m.group(1))
+
+
+def label_env(label: str, environ=None) -> dict:
+    """The environment an asv run of *label* gets: the delay switch set only for delay labels."""
+    env = dict(os.environ if environ is None else environ)
+    env.pop("LAUNCHBENCH_ASV_DELAY_US", None)
+    delay = label_delay_us(label)
+    if delay is not None:
+        env["LAUNCHBENCH_ASV_DELAY_US"] = repr(delay)
+    return env
+
+
+def parse_compare_specs(items, labels) -> list[tuple[str, str]]:
+    """``A:B`` pairs for ``asv compare`` (branch names or labels)."""
+    pairs = []
+    for item in items or ():
+        a, sep, b = item.partition(":")
+        if not sep or not a or not b:
+            raise UserError(f"--compare {item!r}: expected A:B, e.g. --compare baseline:v2")
+        for side in (a, b):
+            if side not in labels:
+                raise UserError(f"--compare {item!r}: {side!r} is neither a --branch name nor an --env label")
+        pairs.append((a, b))
+    return pairs
+
+
 def installed_numba_cuda(python) -> str | None:
     """The numba-cuda version installed for *python* (None if not installed)."""
     code = ("import importlib.metadata as m\n"
@@ -173,8 +220,9 @@ def check_env_versions(envs: dict, allow_mismatch: bool) -> dict:
     for version, python in envs.items():
         have = installed_numba_cuda(python)
         found[version] = have
-        if have != version and not allow_mismatch:
-            raise UserError(f"{python} has numba-cuda {have}, not {version}; install numba-cuda=={version} there "
+        if have != release_of(version) and not allow_mismatch:
+            raise UserError(f"{python} has numba-cuda {have}, not {release_of(version)}; install "
+                            f"numba-cuda=={release_of(version)} there "
                             "(or pass --allow-version-mismatch for a smoke test)")
     return found
 
@@ -215,6 +263,18 @@ def cmd_asv_releases(args) -> int:
     machine = args.machine or default_machine(smoke)
     check_machine_label(machine, smoke)
     parse_attributes(args.attribute)  # one-line errors before any work
+    if args.passes < 1:
+        raise UserError(f"--passes {args.passes}: give 1 or more")
+    try:
+        if float(args.factor) < 1:
+            raise ValueError
+    except ValueError:
+        raise UserError(f"--factor {args.factor!r}: give a ratio >= 1, e.g. 1.02") from None
+    ledger_names = {**{v: v for v in envs}, **branches}
+    pairs = parse_compare_specs(args.compare, ledger_names)
+    if not pairs:
+        pair = compare_pair(branches)
+        pairs = [pair] if pair else []
     from ..base.outputs import check_folder, check_outputs
 
     check_outputs([(args.log, "--log"), (args.compare_output, "--compare-output")])
@@ -223,6 +283,7 @@ def cmd_asv_releases(args) -> int:
 
     ledger_dir = Path(args.ledger)
     commits = ledger.ensure_ledger(ledger_dir, list(envs), branches)
+    pairs = [tuple(side if side in branches else f"v{side}" for side in pair) for pair in pairs]
     results_dir = Path(args.results_dir)
     base = load_config(args.config)
     conf = derive_config(base, Path(args.config).resolve().parent, repo=str(ledger_dir),
@@ -236,32 +297,38 @@ def cmd_asv_releases(args) -> int:
     ensure_machine(config, machine, log=log)
     failed = []
     shim = ledger_dir.parent / f"{ledger_dir.name}.python" / "python"
-    for version, python in envs.items():
-        write_python_shim(shim, python)
-        run_config = write_json_atomic(single_commit_config(conf, commits[version]),
-                                       ledger_dir.parent / f"{ledger_dir.name}.run.asv.json")
-        cmd = asv_command(run_config, "run", "--environment", f"existing:{shim}",
-                          "--set-commit-hash", commits[version], "--machine", machine,
-                          "--launch-method", args.launch_method, "--show-stderr",
-                          *bench_args(args.bench), *parse_attributes(args.attribute),
-                          verbose=args.asv_verbose)
-        print(f"== numba-cuda {version} (installed: {found[version]}) in {python}", flush=True)
-        proc = run_asv(cmd, check=False, log=log, stamp=True)
-        if proc.returncode != 0:
-            failed.append(version)
-    pair = compare_pair(branches)
-    table = ""
-    if pair:
-        cmd = asv_command(config, "compare", "--machine", machine, "--split", *pair)
+    for npass in range(args.passes):
+        for version, python in envs.items():
+            write_python_shim(shim, python)
+            run_config = write_json_atomic(single_commit_config(conf, commits[version]),
+                                           ledger_dir.parent / f"{ledger_dir.name}.run.asv.json")
+            # samples recorded, so asv compare runs its Mann-Whitney test over processes; later
+            # passes add samples to the same results, so commits interleave pass by pass
+            append = ["--append-samples"] if npass else ["--record-samples"]
+            cmd = asv_command(run_config, "run", "--environment", f"existing:{shim}",
+                              "--set-commit-hash", commits[version], "--machine", machine,
+                              "--launch-method", args.launch_method, "--show-stderr", *append,
+                              *bench_args(args.bench), *parse_attributes(args.attribute),
+                              verbose=args.asv_verbose)
+            tag = f" (pass {npass + 1}/{args.passes})" if args.passes > 1 else ""
+            print(f"== numba-cuda {version} (installed: {found[version]}) in {python}{tag}", flush=True)
+            proc = run_asv(cmd, env=label_env(version), check=False, log=log, stamp=True)
+            if proc.returncode != 0:
+                failed.append(f"{version} (pass {npass + 1})")
+    tables = []
+    for pair in pairs:
+        cmd = asv_command(config, "compare", "--machine", machine, "--split", "--factor", args.factor, *pair)
         proc = run_asv(cmd, check=False, capture=True, log=log)
         table = drop_unmeasured_rows(proc.stdout)
+        print(f"== asv compare {pair[0]} {pair[1]} --factor {args.factor}")
         print(table)
+        tables.append(f"## asv compare {pair[0]} {pair[1]} --factor {args.factor}\n\n{table}")
         if proc.returncode != 0:
             failed.append("compare")
     if args.log:
         Path(args.log).write_text("\n".join(log) + "\n", encoding="utf-8")
-    if args.compare_output and table:
-        atomic.write_text_atomic(args.compare_output, table)
+    if args.compare_output and tables:
+        atomic.write_text_atomic(args.compare_output, "\n".join(tables))
     if failed:
         raise UserError(f"asv failed for: {', '.join(failed)}; see the output above")
     return 0
@@ -333,9 +400,16 @@ def register(sub) -> None:
     p.add_argument("--machine", help=f"asv machine name (default: host name; {SMOKE_MACHINE} under the simulator)")
     p.add_argument("-b", "--bench", action="append", help="benchmark regex (repeatable)")
     p.add_argument("-a", "--attribute", action="append", help="asv benchmark attribute override NAME=VALUE")
-    p.add_argument("--launch-method", default="spawn", choices=("spawn", "forkserver"), help="asv launch method")
+    p.add_argument("--launch-method", default="forkserver", choices=("spawn", "forkserver"),
+                   help="asv launch method (default forkserver: numba.cuda imported once, before the fork)")
     p.add_argument("--allow-version-mismatch", action="store_true", help="do not require the env's numba-cuda to match VERSION (smoke tests)")
     p.add_argument("--asv-verbose", action="store_true", help="run asv with --verbose (shows every benchmark process it starts)")
-    p.add_argument("--compare-output", help="also write the asv compare table here")
+    p.add_argument("--compare-output", help="also write the asv compare table(s) here")
+    p.add_argument("--passes", type=int, default=1,
+                   help="run every release this many times, in turn (results add up: commits interleave)")
+    p.add_argument("--factor", default="1.02",
+                   help="asv compare --factor: smallest ratio reported as a change (default 1.02, docs/asv.md)")
+    p.add_argument("--compare", action="append", metavar="A:B",
+                   help="pairs for asv compare, branch names or labels (repeatable; default baseline:v2)")
     p.add_argument("--log", help="write the exact asv commands here")
     p.set_defaults(func=cmd_asv_releases)

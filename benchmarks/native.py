@@ -1,0 +1,132 @@
+"""The timed body of the native launch benchmarks: batches in slots, next to a reference.
+
+Why loops and not single calls: asv_runner re-runs ``setup`` and reads its
+timer around every call when ``number > 1`` (asv#966), so a per-call timing
+carries the timer's and asv's own overhead and one sample mixes in
+whatever the machine did between calls. Here one asv call runs ``S`` slots;
+each slot times a batch of launches with one synchronize at its end, for
+numba-cuda and for a commit-independent reference (see normalize.py).
+
+The reference is a Python loop over cuda.bindings' ``cuLaunchKernel`` on an
+empty kernel loaded from PTX: it runs Python per launch like numba-cuda
+(so it shares the process's interpreter speed state, which the C floor
+loop did not), it is in every numba-cuda >= 0.29 environment (cuda-bindings
+is a dependency), and it does not depend on the numba-cuda commit.
+"""
+import time
+
+#: An empty kernel; the driver JIT-compiles it for the GPU at hand.
+EMPTY_PTX = b"""
+.version 7.8
+.target sm_80
+.address_size 64
+.visible .entry launchbench_empty()
+{
+    ret;
+}
+"""
+
+#: Launches per batch: ~1-3 ms per batch at 3.7-30 µs per launch, long
+#: enough for the timer, short enough that a slot sees one machine state.
+NUMBA_BATCH = 100
+REFERENCE_BATCH = 300
+
+
+class ReferenceUnavailable(RuntimeError):
+    pass
+
+
+def bindings_reference():
+    """``run(n)`` -> seconds per launch for *n* cuLaunchKernel calls and one sync.
+
+    Needs a current CUDA context (numba-cuda's, made before this is called).
+    """
+    try:
+        from cuda.bindings import driver as drv
+    except ImportError:
+        try:
+            from cuda import cuda as drv  # cuda-python < 12.6 layout
+        except ImportError as exc:
+            raise ReferenceUnavailable(f"cuda.bindings is not importable ({exc})") from None
+
+    def check(result, what):
+        err = result[0] if isinstance(result, tuple) else result
+        if int(err) != 0:
+            raise ReferenceUnavailable(f"{what} failed: {err}")
+        return result[1] if isinstance(result, tuple) and len(result) > 1 else None
+
+    module = check(drv.cuModuleLoadData(EMPTY_PTX), "cuModuleLoadData")
+    func = check(drv.cuModuleGetFunction(module, b"launchbench_empty"), "cuModuleGetFunction")
+    launch, sync, clock = drv.cuLaunchKernel, drv.cuCtxSynchronize, time.perf_counter
+
+    def run(n):
+        t0 = clock()
+        for _ in range(n):
+            launch(func, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0)
+        sync()
+        return (clock() - t0) / n
+
+    run.keepalive = module
+    return run
+
+
+def spin(seconds, clock=time.perf_counter):
+    """Busy-wait: the calibration delay (a sleep would yield the CPU)."""
+    end = clock() + seconds
+    while clock() < end:
+        pass
+
+
+def launch_batch(fn, args, sync, delay_s=0.0, clock=time.perf_counter):
+    """``run(n)`` -> seconds per launch for *n* calls ``fn(*args)`` and one *sync*.
+
+    The loop calls *fn* itself (no wrapper frame per launch); *delay_s* > 0
+    adds a busy-wait after each launch (the calibration variant).
+    """
+    if delay_s > 0:
+        def run(n):
+            t0 = clock()
+            for _ in range(n):
+                fn(*args)
+                spin(delay_s, clock)
+            sync()
+            return (clock() - t0) / n
+    else:
+        def run(n):
+            t0 = clock()
+            for _ in range(n):
+                fn(*args)
+            sync()
+            return (clock() - t0) / n
+    return run
+
+
+def configure_batch(kernel, index, args, sync, delay_s=0.0, clock=time.perf_counter):
+    """Like launch_batch for ``kernel[index](*args)``: configure (cached) and launch per call."""
+    def run(n):
+        t0 = clock()
+        for _ in range(n):
+            kernel[index](*args)
+            if delay_s > 0:
+                spin(delay_s, clock)
+        sync()
+        return (clock() - t0) / n
+    return run
+
+
+def slot_loop(numba_run, ref_run, slots, numba_batch=NUMBA_BATCH, ref_batch=REFERENCE_BATCH):
+    """(numba seconds/launch per slot, reference seconds/launch per slot).
+
+    Order alternates slot by slot (numba first in even slots) so a drift
+    within a slot favours neither side. *ref_run* None: no reference.
+    """
+    numba_s, ref_s = [], []
+    for s in range(slots):
+        if ref_run is not None and s % 2:
+            ref_s.append(ref_run(ref_batch))
+            numba_s.append(numba_run(numba_batch))
+        else:
+            numba_s.append(numba_run(numba_batch))
+            if ref_run is not None:
+                ref_s.append(ref_run(ref_batch))
+    return numba_s, ref_s

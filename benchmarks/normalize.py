@@ -1,0 +1,124 @@
+"""How a native asv sample becomes a number that compares across processes.
+
+Why: on the GPU VM each fresh process lands in a speed state of its own
+(states up to ~1.8x apart, gpu/cpu_probe.py, docs/methodology.md). asv
+compares commits measured in *different* processes, so raw per-launch
+times carry that state into every ratio. A commit-independent reference
+launch timed in the same process, slot by slot next to numba-cuda's,
+shares the state; the ratio cancels it (H200 design probes,
+results/h200/2026-11-24-design-probes: numba-cuda 0.30.4's spread across
+processes 10.9 % raw -> 2.8-3.7 % normalized).
+
+A sample is ``S`` slots; slot ``s`` times a batch of numba-cuda launches
+(``n_s`` seconds per launch) and a batch of reference launches (``r_s``)
+back to back, in alternating order. The sample's value is
+
+    normalized_us = median_s(n_s / r_s) * R0
+
+where ``R0`` (µs) is the reference's per-launch time on the H200 in its
+usual state (``REFERENCE_US``; ``LAUNCHBENCH_REF_US`` overrides it), so the
+value reads as "µs per launch on a machine whose reference takes R0". The
+median of ratios (not the ratio of medians) keeps one slow slot from moving
+the sample. Pure standard library: asv runs this inside numba-cuda's envs.
+"""
+import os
+import statistics
+
+#: The reference launch's µs per launch on the H200 (median of the design
+#: probes' ``bind0``: a Python loop over cuda.bindings' cuLaunchKernel, 0 args).
+REFERENCE_US = {"bindings": 3.70}
+
+#: Environment switches (asv passes the environment on to benchmark processes).
+REF_ENV = "LAUNCHBENCH_ASV_REFERENCE"    # bindings (default) | none
+REF_US_ENV = "LAUNCHBENCH_REF_US"         # R0 override, µs
+DELAY_ENV = "LAUNCHBENCH_ASV_DELAY_US"    # calibration: busy-wait added after each launch
+SLOTS_ENV = "LAUNCHBENCH_ASV_SLOTS"       # slots per sample
+
+
+class ConfigError(ValueError):
+    """A LAUNCHBENCH_ASV_* setting that cannot be used (the message names it and the fix)."""
+
+
+def reference_kind(environ=None) -> str:
+    env = os.environ if environ is None else environ
+    kind = env.get(REF_ENV, "bindings").strip() or "bindings"
+    if kind not in ("bindings", "none"):
+        raise ConfigError(f"{REF_ENV}={kind!r}: use bindings or none")
+    return kind
+
+
+def _positive_float(environ, name, default, allow_zero=False):
+    env = os.environ if environ is None else environ
+    text = env.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        raise ConfigError(f"{name}={text!r} is not a number") from None
+    if value < 0 or (value == 0 and not allow_zero) or value != value or value == float("inf"):
+        raise ConfigError(f"{name}={text!r}: give a finite number {'>= 0' if allow_zero else '> 0'}")
+    return value
+
+
+def reference_us(kind: str, environ=None) -> float:
+    """R0 for *kind* (µs); 1.0 for ``none`` (the value is then raw µs)."""
+    if kind == "none":
+        return 1.0
+    return _positive_float(environ, REF_US_ENV, REFERENCE_US[kind])
+
+
+def delay_us(environ=None) -> float:
+    return _positive_float(environ, DELAY_ENV, 0.0, allow_zero=True)
+
+
+def slots(default: int, environ=None) -> int:
+    value = _positive_float(environ, SLOTS_ENV, float(default))
+    if value != int(value) or value < 1:
+        raise ConfigError(f"{SLOTS_ENV}={value!r}: give a whole number of slots >= 1")
+    return int(value)
+
+
+def normalized_us(numba_s, ref_s, r0_us: float) -> float:
+    """median over slots of numba/ref, times R0 (µs). Seconds per launch in, µs out."""
+    if len(numba_s) != len(ref_s) or not numba_s:
+        raise ValueError("need one reference time per numba-cuda time, at least one slot")
+    return statistics.median(n / r for n, r in zip(numba_s, ref_s)) * r0_us
+
+
+def raw_us(seconds_per_launch) -> float:
+    """median over slots, µs."""
+    return statistics.median(seconds_per_launch) * 1e6
+
+
+def expected_delay_us(delay: float, r0_us: float, ref_us_measured: float) -> float:
+    """What a wall-clock busy-wait of *delay* µs reads as after normalization.
+
+    The reference scales with the machine's state, a busy-wait does not: in a
+    process whose reference takes ``ref`` µs instead of R0, ``delay`` wall µs
+    read as ``delay * R0 / ref`` normalized µs.
+    """
+    return delay * r0_us / ref_us_measured
+
+
+class ValueClock:
+    """A clock that asv reads around the timed call and the body advances.
+
+    asv times a benchmark as ``timer()`` after minus ``timer()`` before
+    (timeit); with ``timer = clock.now`` and ``number = 1`` the recorded
+    sample is exactly what the body passed to ``advance`` -- here the
+    normalized seconds per launch -- while the wall time of the slot loop
+    stays out of it. asv then stores, compares and publishes that value
+    with its own statistics, unchanged.
+    """
+
+    def __init__(self):
+        self._t = 0.0
+
+    def now(self) -> float:
+        return self._t
+
+    def advance(self, seconds: float) -> None:
+        if not seconds >= 0:
+            raise ValueError(f"a sample must be >= 0 s, got {seconds!r}")
+        self._t += seconds

@@ -1,0 +1,170 @@
+"""Native asv (issue 20): the normalization arithmetic, the timed slot loop with injected clocks, the value
+clock through asv_runner itself, and asv-releases' labels. CPU only; no wall-clock bounds."""
+import timeit
+
+import pytest
+
+from benchmarks import native, normalize
+from launchbench.base.errors import UserError
+from launchbench.commands import asv as asvcmd
+
+
+def test_normalized_value_is_median_of_slot_ratios_times_r0():
+    numba = [12e-6, 13e-6, 24e-6]
+    ref = [4e-6, 4e-6, 4e-6]
+    assert normalize.normalized_us(numba, ref, 3.7) == pytest.approx(3.25 * 3.7)
+    with pytest.raises(ValueError):
+        normalize.normalized_us([1.0], [1.0, 2.0], 3.7)
+    with pytest.raises(ValueError):
+        normalize.normalized_us([], [], 3.7)
+    assert normalize.raw_us([1e-6, 3e-6, 2e-6]) == pytest.approx(2.0)
+
+
+class FakeProcess:
+    """A process in a speed state: every launch, numba-cuda's and the reference's, takes *factor* times
+    as long; slot *s* adds a drift; a fake clock advances by what each launch costs."""
+
+    def __init__(self, factor, numba_us, ref_us, drift=0.0):
+        self.t = 0.0
+        self.factor, self.numba_us, self.ref_us, self.drift = factor, numba_us, ref_us, drift
+        self.calls = []
+
+    def clock(self):
+        return self.t
+
+    def numba_launch(self):
+        self.t += self.numba_us * 1e-6 * self.factor * (1 + self.drift * len(self.calls))
+        self.calls.append("n")
+
+    def ref_launch(self):
+        self.t += self.ref_us * 1e-6 * self.factor * (1 + self.drift * len(self.calls))
+        self.calls.append("r")
+
+
+def _sample(proc, slots=20, delay_s=0.0):
+    numba_run = native.launch_batch(proc.numba_launch, (), lambda: None, delay_s, clock=proc.clock)
+    ref_run = native.launch_batch(proc.ref_launch, (), lambda: None, clock=proc.clock)
+    numba_s, ref_s = native.slot_loop(numba_run, ref_run, slots, numba_batch=5, ref_batch=7)
+    return normalize.normalized_us(numba_s, ref_s, 3.7), normalize.raw_us(numba_s)
+
+
+def test_a_process_speed_state_cancels_in_the_normalized_value():
+    values = {f: _sample(FakeProcess(f, numba_us=11.0, ref_us=3.7)) for f in (1.0, 1.3, 1.8)}
+    raw = [v[1] for v in values.values()]
+    assert raw == pytest.approx([11.0, 14.3, 19.8])  # raw carries the state
+    for norm, _ in values.values():
+        assert norm == pytest.approx(11.0)  # normalized does not
+
+
+def test_slots_alternate_their_order_so_a_drift_favours_neither_side():
+    proc = FakeProcess(1.0, 10.0, 10.0, drift=1e-3)
+    numba_run = native.launch_batch(proc.numba_launch, (), lambda: None, clock=proc.clock)
+    ref_run = native.launch_batch(proc.ref_launch, (), lambda: None, clock=proc.clock)
+    native.slot_loop(numba_run, ref_run, 4, numba_batch=1, ref_batch=1)
+    assert "".join(proc.calls) == "nrrnnrrn"
+    numba_s, ref_s = native.slot_loop(lambda n: 1.0, None, 3)
+    assert numba_s == [1.0, 1.0, 1.0] and ref_s == []
+
+
+def test_launch_batch_returns_seconds_per_launch_and_syncs_once():
+    syncs = []
+    proc = FakeProcess(1.0, 8.0, 1.0)
+    run = native.launch_batch(proc.numba_launch, (), lambda: syncs.append(1), clock=proc.clock)
+    assert run(50) == pytest.approx(8e-6)
+    assert syncs == [1] and len(proc.calls) == 50
+
+
+def test_the_calibration_delay_is_added_per_launch():
+    """A busy-wait of d per launch adds at least d, and overshoots by no more than the clock's own
+    reads (a fake clock that moves 0.1 µs per read: the spin's first read and its last one)."""
+    proc = FakeProcess(1.0, 11.0, 3.7)
+
+    def step():  # each clock read inside spin() moves the fake time on
+        proc.t += 0.1e-6
+        return proc.t
+
+    base = native.launch_batch(proc.numba_launch, (), lambda: None, clock=proc.clock)(10)
+    delayed = native.launch_batch(proc.numba_launch, (), lambda: None, 0.5e-6, clock=step)(10)
+    added = (delayed - base) * 1e6
+    assert 0.5 <= added <= 0.5 + 2 * 0.1 + 1e-9
+    assert normalize.expected_delay_us(0.5, 3.7, 3.7) == pytest.approx(0.5)
+    assert normalize.expected_delay_us(0.5, 3.7, 7.4) == pytest.approx(0.25)
+
+
+def test_value_clock_is_what_timeit_and_asv_runner_record():
+    clock = normalize.ValueClock()
+    timer = timeit.Timer(stmt=lambda: clock.advance(12.5e-6), timer=clock.now)
+    assert timer.timeit(1) == pytest.approx(12.5e-6)
+    with pytest.raises(ValueError):
+        clock.advance(-1.0)
+
+    from asv_runner.benchmarks.time import TimeBenchmark
+
+    class Bench:
+        timer = staticmethod(clock.now)
+        number = 1
+        repeat = 3
+        warmup_time = 0
+        min_run_count = 1
+        values = iter([10e-6, 11e-6, 12e-6])
+
+        def time_it(self):
+            clock.advance(next(Bench.values))
+
+    instance = Bench()
+    bench = TimeBenchmark("m.Bench.time_it", instance.time_it, [instance.time_it, instance])
+    result = bench.run()
+    assert result["number"] == 1
+    assert result["samples"] == pytest.approx([10e-6, 11e-6, 12e-6])
+
+
+@pytest.mark.parametrize("environ, message", [
+    ({normalize.REF_ENV: "cupy"}, "use bindings or none"),
+    ({normalize.REF_US_ENV: "fast"}, "is not a number"),
+    ({normalize.REF_US_ENV: "-1"}, "finite number > 0"),
+    ({normalize.DELAY_ENV: "nan"}, ">= 0"),
+    ({normalize.SLOTS_ENV: "2.5"}, "whole number"),
+])
+def test_bad_settings_name_the_variable_and_the_fix(environ, message):
+    with pytest.raises(normalize.ConfigError, match=message):
+        kind = normalize.reference_kind(environ)
+        normalize.reference_us(kind, environ)
+        normalize.delay_us(environ)
+        normalize.slots(100, environ)
+
+
+def test_settings_defaults_and_overrides():
+    assert normalize.reference_kind({}) == "bindings"
+    assert normalize.reference_us("bindings", {}) == normalize.REFERENCE_US["bindings"]
+    assert normalize.reference_us("bindings", {normalize.REF_US_ENV: "4.1"}) == 4.1
+    assert normalize.reference_us("none", {}) == 1.0
+    assert normalize.delay_us({}) == 0.0 and normalize.delay_us({normalize.DELAY_ENV: "0.5"}) == 0.5
+    assert normalize.slots(100, {}) == 100 and normalize.slots(100, {normalize.SLOTS_ENV: "40"}) == 40
+
+
+def test_release_labels_twin_and_delay():
+    assert asvcmd.release_of("0.30.4+twin") == "0.30.4" and asvcmd.release_of("0.29.0") == "0.29.0"
+    assert asvcmd.label_delay_us("0.30.4+delay0.5us") == 0.5
+    assert asvcmd.label_delay_us("0.30.4+twin") is None
+    with pytest.raises(UserError, match=r"\+delay<µs>us"):
+        asvcmd.label_delay_us("0.30.4+delayhalf")
+    env = asvcmd.label_env("0.30.4+delay0.5us", {"LAUNCHBENCH_ASV_DELAY_US": "9", "X": "1"})
+    assert env["LAUNCHBENCH_ASV_DELAY_US"] == "0.5" and env["X"] == "1"
+    assert "LAUNCHBENCH_ASV_DELAY_US" not in asvcmd.label_env("0.30.4", {"LAUNCHBENCH_ASV_DELAY_US": "9"})
+
+
+def test_env_specs_accept_labels_and_compare_pairs_are_checked(tmp_path):
+    import sys
+
+    envs = asvcmd.parse_env_specs([f"0.30.4={sys.executable}", f"0.30.4+twin={sys.executable}"])
+    assert list(envs) == ["0.30.4", "0.30.4+twin"]
+    with pytest.raises(UserError, match="label like"):
+        asvcmd.parse_env_specs([f"0.30.4+tw-in={sys.executable}"])
+    with pytest.raises(UserError, match=r"\+delay<µs>us"):
+        asvcmd.parse_env_specs([f"0.30.4+delayx={sys.executable}"])
+    names = {"0.30.4": "0.30.4", "0.30.4+twin": "0.30.4+twin", "v2": "0.30.4"}
+    assert asvcmd.parse_compare_specs(["0.30.4:0.30.4+twin"], names) == [("0.30.4", "0.30.4+twin")]
+    with pytest.raises(UserError, match="neither a --branch"):
+        asvcmd.parse_compare_specs(["v2:v3"], names)
+    with pytest.raises(UserError, match="expected A:B"):
+        asvcmd.parse_compare_specs(["v2"], names)
