@@ -168,3 +168,49 @@ def test_env_specs_accept_labels_and_compare_pairs_are_checked(tmp_path):
         asvcmd.parse_compare_specs(["v2:v3"], names)
     with pytest.raises(UserError, match="expected A:B"):
         asvcmd.parse_compare_specs(["v2"], names)
+
+
+_COMPARE = """
+Benchmarks that have got worse:
+
+| Change   | Before [14349d29] <v0.29.0>   | After [0a5a21b4] <v0.30.4>   | Ratio   | Benchmark (Parameter)                                          |
+|----------|-------------------------------|------------------------------|---------|----------------------------------------------------------------|
+| +        | 10.6±0.1μs                    | 11.7±0.08μs                  | 1.10    | bench_launch.TimeLaunchPreconfigured.time_launch(0, '[1, 1]')  |
+
+Benchmarks that have stayed the same:
+
+| Change   | Before [14349d29] <v0.29.0>   | After [0a5a21b4] <v0.30.4>   | Ratio   | Benchmark (Parameter)                                          |
+|----------|-------------------------------|------------------------------|---------|----------------------------------------------------------------|
+|          | 28.1±0.5μs                    | 29.0±1μs                     | ~1.03   | bench_launch.TimeLaunchPreconfigured.time_launch(4, '[1, 1]')  |
+|          | 3.70±0.02μs                   | 3.69±0.03μs                  | 1.00    | bench_launch.TimeReferenceLaunch.time_launch                   |
+|          | failed                        | 1.2±0.1ms                    | n/a     | bench_launch.TimeLaunchRaw.time_launch(1, '[1, 1]')            |
+"""
+
+
+def test_asv_compare_tables_read_back_with_flags_ratios_and_units():
+    from launchbench.output import asvcompare
+
+    rows = asvcompare.parse_table(_COMPARE)
+    assert [r.verdict for r in rows] == ["slower", "same", "same", "same"]
+    first, second, ref, failed = rows
+    assert first.before_us == 10.6 and first.after_us == 11.7 and first.ratio == 1.10 and first.significant
+    assert asvcompare.args_of(first.benchmark) == 0 and asvcompare.args_of(second.benchmark) == 4
+    assert second.ratio == 1.03 and not second.significant
+    assert asvcompare.args_of(ref.benchmark) is None
+    assert failed.before_us is None and failed.after_us == pytest.approx(1200.0) and failed.ratio is None
+    assert asvcompare.parse_value_us("950±3ns") == pytest.approx(0.95)
+
+
+def test_offline_config_makes_every_pip_call_local_and_appends_the_host_site(tmp_path):
+    from launchbench.output.asvtools import offline_config
+
+    base = {"matrix": {"req": {"numpy": "2.3.5"}}, "install_command": ["python -m pip install {wheel_file}[cu13]"]}
+    conf = offline_config(base, tmp_path, host_site=tmp_path / "site", launch_method="forkserver")
+    env = conf["matrix"]["env"]
+    assert env["PIP_NO_INDEX"] == "1" and env["PIP_FIND_LINKS"] == str(tmp_path.resolve())
+    assert conf["matrix"]["req"] == {"numpy": "2.3.5"} and conf["launch_method"] == "forkserver"
+    assert conf["install_command"][0].endswith("pip install --no-deps {wheel_file}")
+    assert "zz_launchbench_host_site.pth" in conf["install_command"][1] and str(tmp_path / "site") in conf["install_command"][1]
+    assert base["install_command"] == ["python -m pip install {wheel_file}[cu13]"]  # the input is not changed
+    plain = offline_config(base, tmp_path)
+    assert plain["install_command"] == base["install_command"] and "launch_method" not in plain

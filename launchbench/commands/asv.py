@@ -21,8 +21,8 @@ from pathlib import Path
 from ..base import atomic
 from ..base.errors import UserError
 from ..output.asvtools import (SMOKE_MACHINE, asv_command, bench_args, check_machine_label, default_machine,
-                               derive_config, ensure_machine, load_config, parse_attributes, resolve_repo, run_asv,
-                               smoke_requested, write_json_atomic)
+                               derive_config, ensure_machine, load_config, offline_config, parse_attributes,
+                               resolve_repo, run_asv, smoke_requested, write_json_atomic)
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout (this module: launchbench/commands/asv.py)
 # An editable install finds the checkout's config; an installed copy
@@ -36,8 +36,17 @@ def cmd_asv_config(args) -> int:
 
     check_writable(args.output, "--output")
     base = load_config(args.config)
+    if args.host_site and not args.offline:
+        raise UserError("--host-site goes with --offline DIR (the wheels the envs install from)")
+    for folder, flag in ((args.offline, "--offline"), (args.host_site, "--host-site")):
+        if folder and not os.path.isdir(folder):
+            raise UserError(f"{flag} {folder} is not a directory")
     conf = derive_config(base, Path(args.config).resolve().parent, repo=args.repo,
                          results_dir=args.results_dir, env_dir=args.env_dir, html_dir=args.html_dir)
+    if args.offline:
+        conf = offline_config(conf, args.offline, args.host_site, args.launch_method)
+    elif args.launch_method:
+        conf["launch_method"] = args.launch_method
     out = write_json_atomic(conf, args.output)
     print(f"wrote {out} (repo {conf['repo']})")
     print(f"use it as: asv --config {out} run baseline..v2   (or continuous/compare/publish)")
@@ -377,6 +386,14 @@ def register(sub) -> None:
     p.add_argument("--results-dir", help="results directory (default: the base config's)")
     p.add_argument("--env-dir", help="environments directory (default: the base config's)")
     p.add_argument("--html-dir", help="site directory (default: the base config's)")
+    p.add_argument("--offline", metavar="WHEELS",
+                   help="build and install every commit from this wheel folder, no index "
+                        "(fill it with `launchbench wheelhouse --asv-builds`)")
+    p.add_argument("--host-site", metavar="SITE",
+                   help="with --offline: install the commit's wheel without its CUDA wheels and append this "
+                        "site-packages (which has cuda-bindings) after the env's own")
+    p.add_argument("--launch-method", choices=("spawn", "forkserver"),
+                   help="asv launch method written into the config (forkserver: numba.cuda imported once)")
     p.set_defaults(func=cmd_asv_config)
 
     p = sub.add_parser("against", help="asv continuous between two numba-cuda refs (each built in its own virtualenv)")

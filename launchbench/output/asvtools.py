@@ -67,6 +67,37 @@ def derive_config(base: dict, base_dir, repo=None, results_dir=None, html_dir=No
     return conf
 
 
+def offline_config(conf: dict, wheels, host_site=None, launch_method=None) -> dict:
+    """*conf* made to build and install every commit from a local wheel folder, no index.
+
+    Why: the GPU machine has no network, and asv's own per-commit builds
+    (``asv run A..B``, ``asv continuous``) are the native path users run.
+    asv sets ``matrix.env`` variables for every install, build and benchmark
+    command, so ``PIP_NO_INDEX``/``PIP_FIND_LINKS`` make each pip call
+    offline (``launchbench wheelhouse --asv-builds DIR`` fills the folder).
+    The ``cu13`` extra's CUDA wheels are big; with *host_site* the commit's
+    wheel installs without them (``--no-deps``) and a ``.pth`` appends the
+    machine's site-packages *after* the env's own, so the env's pins win and
+    cuda-bindings/NVVM come from the host.
+    """
+    out = json.loads(json.dumps(conf))
+    wheels = str(Path(wheels).resolve())
+    matrix = out.setdefault("matrix", {})
+    env = matrix.setdefault("env", {})
+    env.update({"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": wheels, "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    if host_site:
+        site = str(Path(host_site).resolve())
+        pth = ("import os, sysconfig; d = sysconfig.get_paths()['purelib']; "
+               f"open(os.path.join(d, 'zz_launchbench_host_site.pth'), 'w').write({site!r} + chr(10))")
+        out["install_command"] = [
+            "in-dir={env_dir} python -m pip install --no-deps {wheel_file}",
+            f"in-dir={{env_dir}} python -c \"{pth}\"",
+        ]
+    if launch_method:
+        out["launch_method"] = launch_method
+    return out
+
+
 def resolve_repo(repo: str) -> str:
     """A URL unchanged; a local path made absolute after checking it is a git repository."""
     if re.match(r"^[a-z][a-z0-9+.-]*://", repo) or re.match(r"^[\w.-]+@[\w.-]+:", repo):

@@ -1,0 +1,126 @@
+"""Summarize a gpu/asv_native.sh run against issue 20's acceptance.
+
+    python gpu/analyze_asv_native.py DIR
+
+Reads DIR/verdict-compare.txt, DIR/builds-compare.txt (asv compare tables), DIR/lbcompare.json
+(launchbench compare the same hour), DIR/aa-compare.txt (A/A and delay) and DIR/walls.txt, and prints:
+per [1, 1] row the asv ratio and flag next to launchbench's paired % (within 2 pp?), the A/A flags,
+the delay read back against its expected normalized value, and the walls.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from benchmarks import normalize  # noqa: E402
+from launchbench.output import asvcompare  # noqa: E402
+
+LAUNCH = "TimeLaunchPreconfigured.time_launch"
+
+
+def _read(path):
+    if not os.path.exists(path):
+        return None
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        return fh.read()
+
+
+def _sections(text):
+    """``## asv compare A B`` sections of an asv-releases --compare-output file -> {(A, B): rows}."""
+    out = {}
+    for part in re.split(r"^## asv compare ", text or "", flags=re.M)[1:]:
+        head, _, body = part.partition("\n")
+        a, b = head.split()[:2]
+        out[(a, b)] = asvcompare.parse_table(body)
+    if not out and text:
+        out[("before", "after")] = asvcompare.parse_table(text)
+    return out
+
+
+def _launch_rows(rows):
+    return sorted((asvcompare.args_of(r.benchmark), r) for r in rows
+                  if LAUNCH in r.benchmark and "'[1, 1]'" in r.benchmark)
+
+
+def _lb_deltas(d):
+    doc = _read(os.path.join(d, "lbcompare.json"))
+    if not doc:
+        return {}
+    return {x["nargs"]: x for x in json.loads(doc).get("deltas", []) if x.get("variant") == "v2"}
+
+
+def verdict(d, name, pair_hint):
+    text = _read(os.path.join(d, name))
+    if text is None:
+        return
+    sections = _sections(text)
+    rows = next((v for k, v in sections.items() if pair_hint(k)), None) or next(iter(sections.values()), [])
+    lb = _lb_deltas(d)
+    print(f"\n== {name}: asv compare 0.29.0 -> 0.30.4 (normalized µs) vs launchbench compare (paired)")
+    print(f"{'args':>4}  {'asv before':>10} {'asv after':>10} {'ratio':>7} {'asv says':>13}  {'launchbench':>24}  diff pp")
+    flagged, close = 0, 0
+    launch = _launch_rows(rows)
+    for nargs, r in launch:
+        asv_pct = (r.ratio - 1) * 100 if r.ratio else float("nan")
+        x = lb.get(nargs)
+        lb_txt, diff = "n/a", float("nan")
+        if x:
+            lb_txt = f"{x['delta_pct']:+.1f}% [{x['ci_pct'][0]:+.1f}, {x['ci_pct'][1]:+.1f}]"
+            if r.before_us and r.after_us:
+                diff = (r.after_us / r.before_us - 1) * 100 - x["delta_pct"]
+        said = r.verdict + ("" if r.significant else " (~)")
+        flagged += r.verdict == "slower"
+        close += abs(diff) <= 2.0
+        print(f"{nargs:>4}  {r.before_us or float('nan'):>10.2f} {r.after_us or float('nan'):>10.2f} "
+              f"{asv_pct:>+6.1f}% {said:>13}  {lb_txt:>24}  {diff:+.1f}")
+    print(f"flagged slower: {flagged}/{len(launch)}; within 2 pp of launchbench: {close}/{len(launch)}")
+    for r in rows:
+        if "TimeReferenceLaunch" in r.benchmark or "TimeLaunchRaw" in r.benchmark:
+            print(f"  {r.benchmark.split('.', 1)[1]}: {r.before_us} -> {r.after_us} µs ({r.verdict}, ratio {r.ratio})")
+
+
+def aa(d):
+    text = _read(os.path.join(d, "aa-compare.txt"))
+    if text is None:
+        return
+    sections = _sections(text)
+    for (a, b), rows in sections.items():
+        print(f"\n== {a} vs {b}")
+        ref_us = next((r.before_us for r in rows if "TimeReferenceLaunch" in r.benchmark), None)
+        r0 = normalize.REFERENCE_US["bindings"]
+        for nargs, r in _launch_rows(rows):
+            line = f"  {nargs} args: {r.before_us} -> {r.after_us} µs, ratio {r.ratio}, asv says {r.verdict}"
+            if "delay" in b and r.before_us and r.after_us:
+                added = r.after_us - r.before_us
+                want = normalize.expected_delay_us(0.5, r0, ref_us) if ref_us else 0.5
+                line += f"; added {added:+.2f} µs, expected {want:.2f} (0.5 µs wall x R0/ref), off {added - want:+.2f}"
+            print(line)
+        flags = [r for r in rows if r.verdict in ("slower", "faster")]
+        print(f"  flagged: {len(flags)} of {len(rows)} rows")
+
+
+def walls(d):
+    text = _read(os.path.join(d, "walls.txt"))
+    if text:
+        print("\n== walls\n" + text.strip())
+        w = dict(re.findall(r"^(cost-\S+) rc=\d+ wall=([0-9.]+)s", text, flags=re.M))
+        for method in ("forkserver", "spawn"):
+            a, b = w.get(f"cost-{method}-r2"), w.get(f"cost-{method}-r12")
+            if a and b:
+                print(f"per process ({method}): {(float(b) - float(a)) / 10:.2f} s (rounds 12 - rounds 2, / 10)")
+
+
+def main(d):
+    verdict(d, "verdict-compare.txt", lambda k: k == ("baseline", "v2"))
+    verdict(d, "builds-compare.txt", lambda k: True)
+    aa(d)
+    walls(d)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else ".")

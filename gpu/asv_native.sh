@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Native asv on the GPU machine (issue 20): is asv's own path truthful and fast?
+#
+#   ASV_NATIVE_PARTS="cost verdict lbcompare" bash gpu/asv_native.sh DIR
+#
+# Parts (each writes into DIR; run them in calls of <= 10 min):
+#   cost       per-process cost: asv run of one row at rounds=2 and rounds=12, forkserver vs spawn
+#   verdict    asv-releases 0.29.0 vs 0.30.4: the five [1, 1] rows (+ raw, + reference), ASV_PASSES passes
+#              of ASV_ROUNDS processes, asv compare --factor ASV_FACTOR
+#   lbcompare  launchbench compare 0.29.0 vs 0.30.4 the same hour (args 0..4, LB_MAX_TIME s)
+#   aa         A/A (0.30.4 vs 0.30.4+twin) and calibration (0.30.4+delay0.5us) through asv-releases
+#   grid-start the full default grid for 0.30.4, started in the background (setsid: outlives the call)
+#   grid-wait  wait for it (up to GRID_WAIT s), then copy its results and wall time
+#   builds     asv's own per-commit builds of v0.29.0 and v0.30.4 from /tmp/nc, offline (/tmp/wheels),
+#              then asv continuous-style compare: the path the design card names
+#   publish    asv publish of the native results (+ builds) into DIR/html
+#   summary    python gpu/analyze_asv_native.py DIR > DIR/summary.txt
+# Needs: bash gpu/setup_env.sh stage envs base (env029, env030, env-base, /tmp/wheels, /tmp/nc).
+set -u
+D=${1:?usage: bash gpu/asv_native.sh DIR}
+mkdir -p "$D"; D=$(cd "$D" && pwd)
+export PYTHONUNBUFFERED=1
+unset NUMBA_ENABLE_CUDASIM LAUNCHBENCH_SMOKE LAUNCHBENCH_ASV_DELAY_US
+PARTS=${ASV_NATIVE_PARTS:-"cost verdict lbcompare aa summary"}
+ROUNDS=${ASV_ROUNDS:-12}
+PASSES=${ASV_PASSES:-2}
+FACTOR=${ASV_FACTOR:-1.02}
+MACHINE=${LAUNCHBENCH_MACHINE:-h200-native}
+PY=/tmp/env030/bin/python
+E029=/tmp/env029/bin/python
+E030=/tmp/env030/bin/python
+LEDGER=/tmp/lb-native-ledger
+ROWS=(-b "TimeLaunchPreconfigured.time_launch\(\d, '\[1, 1\]'\)" -b "TimeLaunchRaw" -b "TimeReferenceLaunch")
+HOST_SITE=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+"$PY" setup.py -q build_ext --inplace > /dev/null 2>&1 || true
+echo "# $(date -u +%FT%TZ) parts: $PARTS rounds=$ROUNDS passes=$PASSES factor=$FACTOR" >> "$D/command.txt"
+
+log() { echo "$*" >> "$D/command.txt"; echo "+ $*"; }
+timed() {  # timed NAME CMD...: run, log, record wall seconds in DIR/walls.txt
+    local name=$1; shift
+    log "$@"
+    local t0; t0=$(date +%s.%N)
+    "$@" > "$D/$name.log" 2>&1
+    local rc=$?
+    local wall; wall=$(python3 -c "import sys; print(round($(date +%s.%N) - $t0, 1))")
+    echo "$name rc=$rc wall=${wall}s" | tee -a "$D/walls.txt"
+    return $rc
+}
+
+releases() {  # releases NAME ARGS...: launchbench asv-releases into the shared native results
+    local name=$1; shift
+    timed "$name" "$PY" -m launchbench asv-releases --machine "$MACHINE" --ledger "$LEDGER" \
+        --results-dir "$D/asv-results" --html-dir "$D/html" --log "$D/$name-asv-commands.txt" \
+        --compare-output "$D/$name-compare.txt" --factor "$FACTOR" "$@"
+    tail -n 30 "$D/$name.log"
+}
+
+for part in $PARTS; do
+  echo "=== $part $(date -u +%T)"
+  case $part in
+    cost)
+      for method in forkserver spawn; do
+        for r in 2 12; do
+          timed "cost-$method-r$r" "$PY" -m launchbench asv-releases --env "0.30.4=$E030" --machine "$MACHINE-cost" \
+              --ledger /tmp/lb-cost-ledger --results-dir /tmp/lb-cost-results --html-dir /tmp/lb-cost-html \
+              --launch-method "$method" -a rounds=$r -b "TimeLaunchPreconfigured.time_launch\(0, '\[1, 1\]'\)"
+        done
+      done ;;
+    verdict)
+      releases verdict --env "0.29.0=$E029" --env "0.30.4=$E030" --passes "$PASSES" -a rounds="$ROUNDS" \
+          --compare baseline:v2 "${ROWS[@]}" ;;
+    lbcompare)
+      timed lbcompare "$PY" -m launchbench compare --variant baseline=env:/tmp/env029 --variant v2=env:/tmp/env030 \
+          --max-time "${LB_MAX_TIME:-90}" -o "$D/lbcompare.json" --markdown "$D/lbcompare.md" --plot "$D/lbcompare.png"
+      tail -n 15 "$D/lbcompare.log" ;;
+    aa)
+      releases aa --env "0.30.4=$E030" --env "0.30.4+twin=$E030" --env "0.30.4+delay0.5us=$E030" \
+          --passes "${ASV_AA_PASSES:-1}" -a rounds="$ROUNDS" \
+          --compare 0.30.4:0.30.4+twin --compare 0.30.4:0.30.4+delay0.5us "${ROWS[@]}" ;;
+    grid-start)
+      rm -f /tmp/lb-grid.done
+      log "(background) $PY -m launchbench asv-releases --env 0.30.4=$E030 (full default grid)"
+      setsid bash -c "t0=\$(date +%s.%N); '$PY' -m launchbench asv-releases --env '0.30.4=$E030' \
+          --machine '$MACHINE-grid' --ledger /tmp/lb-grid-ledger --results-dir /tmp/lb-grid-results \
+          --html-dir /tmp/lb-grid-html > /tmp/lb-grid.log 2>&1; rc=\$?; \
+          echo \"grid rc=\$rc wall=\$(python3 -c \"print(round(\$(date +%s.%N) - \$t0, 1))\")s\" > /tmp/lb-grid.done" \
+          < /dev/null > /dev/null 2>&1 &
+      sleep 2; echo "grid started" ;;
+    grid-wait)
+      waited=0
+      while [ ! -e /tmp/lb-grid.done ] && [ $waited -lt "${GRID_WAIT:-540}" ]; do sleep 10; waited=$((waited + 10)); done
+      if [ -e /tmp/lb-grid.done ]; then
+        cat /tmp/lb-grid.done | tee -a "$D/walls.txt"
+        cp /tmp/lb-grid.log "$D/grid.log"; rm -rf "$D/grid-results"; cp -r /tmp/lb-grid-results "$D/grid-results"
+      else
+        echo "grid still running after ${waited}s more: $(grep -c 'time_\|track_' /tmp/lb-grid.log) lines so far"
+      fi ;;
+    builds)
+      BPY=/tmp/env-base/bin/python
+      log "$BPY -m launchbench asv-config --repo /tmp/nc --offline /tmp/wheels --host-site $HOST_SITE ..."
+      "$BPY" -m launchbench asv-config --repo /tmp/nc --offline /tmp/wheels --host-site "$HOST_SITE" \
+          --launch-method forkserver --results-dir "$D/asv-builds" --env-dir /tmp/lb-asv-env \
+          --html-dir "$D/html" -o /tmp/lb-builds.asv.json > "$D/builds-config.log" 2>&1 || cat "$D/builds-config.log"
+      "$BPY" -m asv --config /tmp/lb-builds.asv.json machine --yes --machine "$MACHINE" > /dev/null 2>&1
+      timed builds "$BPY" -m asv --config /tmp/lb-builds.asv.json continuous v0.29.0 v0.30.4 \
+          --machine "$MACHINE" --factor "$FACTOR" --record-samples --show-stderr -a rounds="${BUILD_ROUNDS:-10}" \
+          -b "TimeLaunchPreconfigured.time_launch\(\d, '\[1, 1\]'\)" -b "TimeReferenceLaunch"
+      tail -n 40 "$D/builds.log"
+      "$BPY" -m asv --config /tmp/lb-builds.asv.json compare --machine "$MACHINE" --split --factor "$FACTOR" \
+          v0.29.0 v0.30.4 > "$D/builds-compare.txt" 2>&1; cat "$D/builds-compare.txt" ;;
+    publish)
+      "$PY" -m asv --config "$LEDGER.asv.json" publish > "$D/publish.log" 2>&1; tail -n 3 "$D/publish.log"
+      [ -e /tmp/lb-builds.asv.json ] && /tmp/env-base/bin/python -m asv --config /tmp/lb-builds.asv.json publish \
+          > "$D/publish-builds.log" 2>&1
+      (cd "$D" && tar -czf html.tar.gz html 2>/dev/null && rm -rf html) ;;
+    summary)
+      "$PY" gpu/analyze_asv_native.py "$D" | tee "$D/summary.txt" ;;
+    *) echo "unknown part $part" ;;
+  esac
+done
