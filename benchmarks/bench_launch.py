@@ -133,7 +133,7 @@ def _reference(settings):
 def _launch_state(nargs, config, per_launch_configure=False):
     """Kernel, arguments and a warmed-up batch runner for one parameter set."""
     common.quiet_occupancy_warnings()
-    from numba import cuda
+    cuda = common.cuda_module()
 
     kernel = common.cached_kernel(nargs)
     args = common.make_args(nargs)

@@ -14,6 +14,29 @@ ARG_COUNTS = [0, 1, 2, 3, 4]
 SMOKE_ENV = "LAUNCHBENCH_SMOKE"
 
 
+#: Which package's ``cuda`` the suite launches through (issue 21): numba-cuda (default) or
+#: numba-cuda-mlir, which keeps numba-cuda's API as ``from numba_cuda_mlir import cuda``.
+CUDA_MODULE_ENV = "LAUNCHBENCH_CUDA_MODULE"
+_CUDA_IMPORTS = {"numba-cuda": ("numba.cuda", None), "numba-cuda-mlir": ("numba_cuda_mlir", "cuda")}
+
+
+def cuda_module_name():
+    name = (os.environ.get(CUDA_MODULE_ENV) or "numba-cuda").strip()
+    if name not in _CUDA_IMPORTS:
+        raise NotImplementedError(f"{CUDA_MODULE_ENV}={name!r}: use numba-cuda or numba-cuda-mlir")
+    return name
+
+
+def cuda_module():
+    """The asv import shim: ``numba.cuda`` or ``numba_cuda_mlir.cuda``, so the same ``time_*``
+    classes measure either (mirrors launchbench.base.cudamod; the suite must not import launchbench)."""
+    import importlib
+
+    module, attr = _CUDA_IMPORTS[cuda_module_name()]
+    mod = importlib.import_module(module)
+    return getattr(mod, attr) if attr else mod
+
+
 def simulator_enabled():
     return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
 
@@ -32,7 +55,7 @@ def gpu_or_skip():
         if not smoke_mode():
             raise NotImplementedError("CUDA simulator: set LAUNCHBENCH_SMOKE=1 for a smoke run")
         return
-    from numba import cuda
+    cuda = cuda_module()
 
     if not cuda.is_available():
         raise NotImplementedError("no CUDA GPU available")
@@ -47,15 +70,19 @@ def quiet_occupancy_warnings():
     without the cache) would add warnings.warn() and filter matching to
     every launch and distort exactly the [1, 1] numbers we care about.
     """
-    from numba.cuda import config
+    import importlib
 
+    mlir = cuda_module_name() == "numba-cuda-mlir"  # its own config and warning class
+    # ``from numba.cuda import config``: an attribute of numba.cuda (also under the simulator)
+    config = importlib.import_module("numba_cuda_mlir.numba_cuda.core.config") if mlir else \
+        getattr(cuda_module(), "config", None)
     if hasattr(config, "CUDA_LOW_OCCUPANCY_WARNINGS"):
         config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
     try:
-        from numba.core.errors import NumbaPerformanceWarning
+        errors = importlib.import_module("numba_cuda_mlir.numba_cuda.core.errors" if mlir else "numba.core.errors")
     except ImportError:  # pragma: no cover - very old numba
         return
-    warnings.simplefilter("ignore", NumbaPerformanceWarning)
+    warnings.simplefilter("ignore", errors.NumbaPerformanceWarning)
 
 
 def kernel_source(nargs, name="k"):
@@ -70,7 +97,7 @@ def kernel_source(nargs, name="k"):
 
 def make_kernel(nargs, name="k", **jit_options):
     """A @cuda.jit kernel taking *nargs* float32[:] device arrays."""
-    from numba import cuda
+    cuda = cuda_module()
 
     namespace = {}
     exec(compile(kernel_source(nargs, name), f"<launchbench {name}/{nargs}>", "exec"), namespace)
@@ -112,9 +139,10 @@ def cached_kernel(nargs, name="k"):
     import importlib.util
 
     folder = kernel_cache_dir()
-    module = f"lb_kernel_{name}_{nargs}"
+    module = f"lb_kernel_{cuda_module_name().replace('-', '_')}_{name}_{nargs}"
     path = os.path.join(folder, module + ".py")
-    source = "from numba import cuda\n\n\n@cuda.jit(cache=True)\n" + kernel_source(nargs, name)
+    imp = "from numba_cuda_mlir import cuda" if cuda_module_name() == "numba-cuda-mlir" else "from numba import cuda"
+    source = imp + "\n\n\n@cuda.jit(cache=True)\n" + kernel_source(nargs, name)
     try:
         with open(path) as fh:
             current = fh.read()
@@ -141,7 +169,7 @@ def preimport_numba_cuda():
     numba-cuda fails to import is left to ``setup``, which reports it.
     """
     try:
-        from numba import cuda  # noqa: F401
+        cuda_module()
     except Exception:  # noqa: BLE001 - discovery must survive any broken commit
         return False
     return True
@@ -150,15 +178,13 @@ def preimport_numba_cuda():
 def make_args(nargs, size=1):
     """*nargs* distinct float32 device arrays of *size* elements."""
     import numpy as np
-    from numba import cuda
 
+    cuda = cuda_module()
     return [cuda.to_device(np.zeros(size, dtype=np.float32)) for _ in range(nargs)]
 
 
 def synchronize():
-    from numba import cuda
-
-    cuda.synchronize()
+    cuda_module().synchronize()
 
 
 def has_launchconfig():

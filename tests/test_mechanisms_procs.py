@@ -78,7 +78,7 @@ class _FakeWorker:
     dies = None
     spawned: list = []
 
-    def __init__(self, variant, python, overlay, log_path, simulator, cpus=None):
+    def __init__(self, variant, python, overlay, log_path, simulator, cpus=None, module=None):
         self.variant, self.pid = variant, 1000 + len(self.spawned)
         self.index = int(log_path.rsplit("worker-p", 1)[1].split("-")[0])  # the engine's round = the process
         self.killed = self.closed = False

@@ -14,8 +14,8 @@ class FakeWorker:
     fail_on = None  # (round, nargs, variant, exception) raised by that sample request
     instances: list = []
 
-    def __init__(self, variant, python, overlay, log_path, simulator, cpus=None):
-        self.variant, self.cpus = variant, cpus
+    def __init__(self, variant, python, overlay, log_path, simulator, cpus=None, module=None):
+        self.variant, self.cpus, self.module = variant, cpus, module
         self.round = int(log_path.rsplit("worker-r", 1)[1].split("-", 1)[0])
         self.pid = 1000 + len(FakeWorker.instances)
         self.alive, self.pending, self.polls = True, [], 0
@@ -142,6 +142,15 @@ def test_pinned_warmup_moves_the_rest_of_the_warmup_into_setup(fake):
     prepares = [e["req"] for e in FakeWorker.events if e["what"] == "prepare"]
     assert setups and all(req["setup_warmup"] == 900 for req in setups)
     assert prepares and all(req["warmup"] == 100 for req in prepares)
+
+
+def test_each_variant_worker_gets_its_cuda_module(fake):
+    """An mlir variant's workers import numba_cuda_mlir.cuda (launchbench.base.cudamod); the others numba.cuda."""
+    p = plan(fake, rounds=1)
+    p.modules = {"b": "numba-cuda-mlir"}
+    runner.run(p, runner.Progress(1, enabled=False))
+    got = {(w.variant, w.module) for w in FakeWorker.instances}
+    assert got == {("a", None), ("b", "numba-cuda-mlir")}
 
 
 def test_setup_profile_averages_the_workers_phases():

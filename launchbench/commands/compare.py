@@ -303,6 +303,7 @@ def run(args) -> int:
         simulator=args.simulator, affinity=affinity, peers=args.peers, overlay=overlay, log_dir=run_dir,
         prefetch=prefetch, setup_cpus=[c for c in setup if c not in spin] or None, spin_cpus=spin,
         setup={"arg_kind": args.arg_kind} if args.arg_kind != "array" else {},
+        modules={v.name: v.base.module for v in vlist if v.base.module != "numba-cuda"},
         max_time=args.max_time or None, pinned_warmup=min(args.pinned_warmup, args.warmup),
     )
     if args.max_time is not None and not args.max_time >= 0:

@@ -31,6 +31,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from ..base import cudamod
 from ..base.errors import UserError
 
 
@@ -45,7 +46,7 @@ class Worker:
     """One ``python -m launchbench.engine.worker`` process of one variant."""
 
     def __init__(self, variant: str, python: str, overlay: str, log_path: str, simulator: bool,
-                 cpus: list | None = None):
+                 cpus: list | None = None, module: str | None = None):
         self.variant = variant
         self.log_path = log_path
         self.cpus = cpus
@@ -54,6 +55,9 @@ class Worker:
         env["PYTHONNOUSERSITE"] = "1"
         env["PYTHONUNBUFFERED"] = "1"
         env["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"] = "0"
+        env.pop(cudamod.ENV, None)
+        if module and module != "numba-cuda":  # numba-cuda-mlir: launchbench.base.cudamod
+            env[cudamod.ENV] = module
         if simulator:
             env["NUMBA_ENABLE_CUDASIM"] = "1"
         else:
@@ -220,6 +224,7 @@ class Plan:
     max_time: float | None = None  # seconds of measurement wall; no new round starts after it
     log_prefix: str = "worker-r"
     spin_cpus: list | None = None  # CPUs kept busy for the whole run (``Spinners``)
+    modules: dict = field(default_factory=dict)  # variant name -> "numba-cuda-mlir" where not numba-cuda
     pinned_warmup: int | None = None  # of the ``warmup`` launches, those run after pinning (None: all);
     # the rest run during set-up, on the set-up CPUs, where they cost the round nothing
 
@@ -426,7 +431,8 @@ def _spawn_round(plan: Plan, rnd: int) -> dict:
     try:
         for name, python, mech in rotated(list(plan.variants), rnd):
             log = os.path.join(plan.log_dir, f"{plan.log_prefix}{rnd}-{name}.log")
-            worker = Worker(name, python, plan.overlay, log, plan.simulator, cpus=plan.setup_cpus)
+            worker = Worker(name, python, plan.overlay, log, plan.simulator, cpus=plan.setup_cpus,
+                            module=plan.modules.get(name))
             workers[name] = worker
             warm = {"setup_warmup": plan.warmup - plan.pinned_warmup} if plan.pinned_warmup is not None else {}
             worker.send({"cmd": "setup", "arg_counts": plan.arg_counts, "mechanism": mech,

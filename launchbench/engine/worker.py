@@ -36,7 +36,8 @@ import json
 import os
 import sys
 import time
-import warnings
+
+from ..base import cudamod
 
 
 #: launches per kernel during setup: enough to compile and load it; the real warm-up is prepare's
@@ -76,7 +77,7 @@ def _versions() -> dict:
     from importlib import metadata
 
     out = {}
-    for dist in ("numba-cuda", "numba", "llvmlite", "numpy", "cuda-core", "cuda-bindings"):
+    for dist in ("numba-cuda", "numba-cuda-mlir", "numba", "llvmlite", "numpy", "cuda-core", "cuda-bindings"):
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
@@ -170,7 +171,7 @@ class Bench:
             return self.setup_callable(req)
         phases = {"started": time.monotonic()}  # where a worker's set-up time goes, for the JSON
         try:
-            from numba import cuda
+            cuda = cudamod.import_cuda()  # numba.cuda, or numba_cuda_mlir.cuda for an mlir variant
         except Exception as exc:  # noqa: BLE001 - any import failure is an environment problem
             raise Failure("import", device.diagnose_import_error(exc)) from None
         self.cuda = cuda
@@ -235,7 +236,9 @@ class Bench:
         return {
             "pid": os.getpid(),
             "python": sys.version.split()[0],
-            "numba_cuda_version": _versions()["numba-cuda"],
+            # the launching package's version: numba-cuda's, or numba-cuda-mlir's for an mlir variant
+            "numba_cuda_version": _versions()[cudamod.distribution()],
+            "cuda_module": cudamod.choice(),
             "installed": _versions(),
             "mechanism": mech,
             "device": dev,
@@ -308,18 +311,7 @@ class Bench:
 
     def _quiet(self) -> None:
         """No occupancy warnings: a warnings.warn per launch would distort [1, 1] timings."""
-        try:
-            from numba.cuda import config
-
-            config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
-        except Exception:  # noqa: BLE001
-            pass
-        try:
-            from numba.core.errors import NumbaPerformanceWarning
-
-            warnings.simplefilter("ignore", NumbaPerformanceWarning)
-        except ImportError:
-            pass
+        cudamod.quiet_occupancy_warnings()
 
     def stage_loop(self, nargs: int, stage: str):
         """The timed loop of *stage*; a stage this numba-cuda lacks (``lc_bookkeeping`` before

@@ -193,7 +193,12 @@ class EnvManager:
             main = f"{base.target}{extras}"
         else:
             main = f"{base.target}{extras}" if not extras else f"numba-cuda{extras} @ file://{base.target}"
-        return [main] + [f"{k}=={v}" for k, v in sorted(self.pins.items())]
+        pins = sorted(self.pins.items())
+        if base.module == "numba-cuda-mlir":  # no numba dependency: only the pins it shares
+            from .variants import MLIR_PIN_NAMES
+
+            pins = [(k, v) for k, v in pins if k in MLIR_PIN_NAMES]
+        return [main] + [f"{k}=={v}" for k, v in pins]
 
     def _pip(self, python: str, args: list[str], log_path: str) -> int:
         cmd = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]

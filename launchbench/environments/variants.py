@@ -5,6 +5,8 @@ Forms (NAME=SPEC):
 - ``numba-cuda==X.Y.Z``        a released wheel in its own cached virtualenv
 - ``repo:PATH`` (or ``--repo``) a numba-cuda checkout built into its own virtualenv
 - ``env:PATH``                 an existing environment (venv dir or python executable), used as is
+- ``numba-cuda-mlir==X.Y.Z``   numba-cuda-mlir, the successor, in its own virtualenv (no numba pins)
+- ``mlir-env:PATH``            an existing environment measured through ``numba_cuda_mlir.cuda``
 - ``MECH@BASE``                mechanism MECH (launchbench.workloads.mechanisms) installed at run time on
                                BASE, which is any form above or the NAME of another variant
 
@@ -31,7 +33,11 @@ DEFAULT_VARIANTS = (
 
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
 _WHEEL_RE = re.compile(r"^numba[-_]cuda==([0-9][A-Za-z0-9.+!-]*)$")
-FORMS = "numba-cuda==X.Y.Z, repo:PATH, env:PATH or MECH@BASE (e.g. contextvar@numba-cuda==0.29.0)"
+_MLIR_RE = re.compile(r"^numba[-_]cuda[-_]mlir==([0-9][A-Za-z0-9.+!-]*)$")
+FORMS = ("numba-cuda==X.Y.Z, numba-cuda-mlir==X.Y.Z, repo:PATH, env:PATH, mlir-env:PATH or MECH@BASE "
+         "(e.g. contextvar@numba-cuda==0.29.0)")
+#: Pins numba-cuda-mlir envs keep: it has no numba dependency, so numba/llvmlite pins would only add packages.
+MLIR_PIN_NAMES = ("numpy", "cuda-core")
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,7 @@ class Base:
 
     kind: str
     target: str  # "numba-cuda==0.29.0", a checkout's real path, or an env path
+    module: str = "numba-cuda"  # what the worker imports (launchbench.base.cudamod): numba-cuda or numba-cuda-mlir
 
     @property
     def label(self) -> str:
@@ -104,6 +111,12 @@ def parse_base(spec: str, option: str, known: dict | None = None) -> Base:
     m = _WHEEL_RE.match(spec)
     if m:
         return Base("wheel", f"numba-cuda=={m.group(1)}")
+    m = _MLIR_RE.match(spec)
+    if m:
+        return Base("wheel", f"numba-cuda-mlir=={m.group(1)}", module="numba-cuda-mlir")
+    if spec.startswith("mlir-env:"):
+        env_python(spec[9:])
+        return Base("env", os.path.abspath(os.path.expanduser(spec[9:])), module="numba-cuda-mlir")
     if spec.startswith("repo:"):
         return Base("repo", check_repo(spec[5:]))
     if spec.startswith("env:"):

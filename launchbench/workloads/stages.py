@@ -187,9 +187,10 @@ def make_args(nargs: int, kind: str = "array") -> list:
     for i in range(nargs):
         if arg_is_array(kind, i):
             import numpy as np
-            from numba import cuda
 
-            out.append(cuda.to_device(np.zeros(1, dtype=np.float32)))
+            from ..base import cudamod
+
+            out.append(cudamod.import_cuda().to_device(np.zeros(1, dtype=np.float32)))
         else:
             out.append(SCALAR_VALUE)
     return out
