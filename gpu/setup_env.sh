@@ -133,7 +133,7 @@ case "${1:-}" in
         # launchbench package shadows the installed one.
         "$HOST_PY" setup.py -q build_ext --inplace || echo "WARNING: in-place build failed"
         make_env /tmp/env029 0.29.0; make_env /tmp/env030 0.30.4 ;;
-    mlir) mlir_env /tmp/envmlir "${MLIR_VERSION:-0.6.0}" ;;
+    mlir) mlir_env "${MLIR_DIR:-/tmp/envmlir}" "${MLIR_VERSION:-0.6.0}" ;;
     base) base ;;
     *) echo "usage: $0 stage|envs|mlir|base" >&2; exit 2 ;;
 esac

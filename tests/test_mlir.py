@@ -66,3 +66,50 @@ def test_asv_shim_picks_the_module_and_rejects_unknown_ones(monkeypatch):
     from launchbench.base import cudamod
 
     assert set(common._CUDA_IMPORTS) == set(cudamod.MODULES)  # the shim and launchbench agree on the names
+
+
+def test_conformance_map_covers_every_numba_cuda_check_and_names_real_mlir_tests():
+    import ast
+    import pathlib
+
+    from launchbench.workloads import lcs_mlir
+
+    root = pathlib.Path(__file__).parent
+
+    def tests_in(name):
+        tree = ast.parse((root / name).read_text())
+        return {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")}
+
+    upstream, ported = tests_in("test_lcs_conformance.py"), tests_in("test_lcs_conformance_mlir.py")
+    assert set(lcs_mlir.CONFORMANCE_MAP) == upstream  # every check mapped, none invented
+    for name, (status, what) in lcs_mlir.CONFORMANCE_MAP.items():
+        if status == "ported":
+            assert what in ported, f"{name} -> {what} is not in tests/test_lcs_conformance_mlir.py"
+        else:
+            assert len(what) > 20, f"{name}: say why it is {status}"
+    assert sum(lcs_mlir.map_summary().values()) == len(upstream)
+    with pytest.raises(ValueError, match="unknown status"):
+        lcs_mlir.map_summary({"t": ("maybe", "")})
+
+
+def test_baking_replaces_the_launch_config_globals_in_the_ir():
+    """The planner's rewrite, on numba's own IR (mlir uses the same IR classes): globals -> constants."""
+    from numba.core import ir
+    from numba.core.compiler import run_frontend
+
+    from launchbench.workloads import lcs_mlir
+
+    namespace = {g: lcs_mlir.UNBAKED for g in lcs_mlir.BAKED}
+    exec("def probe(out):\n    out[0] = LB_BAKED_GRID\n    out[1] = LB_BAKED_BLOCK\n    out[2] = LB_BAKED_SHMEM\n",
+         namespace)
+    func_ir = run_frontend(namespace["probe"])
+    assert lcs_mlir.reads_baked(func_ir, ir)
+    values = lcs_mlir.baked_values({"grid": (2, 1, 1), "block": (128, 1, 1), "sharedmem": 256, "cluster": None})
+    assert lcs_mlir.bake(func_ir, values, ir) == 3
+    consts = [s.value.value for b in func_ir.blocks.values() for s in b.body
+              if isinstance(s, ir.Assign) and isinstance(s.value, ir.Const)]
+    assert {2, 128, 256} <= set(consts) and not lcs_mlir.reads_baked(func_ir, ir)
+    exec("def twin(out):\n    out[0] = -1\n", namespace)
+    assert not lcs_mlir.reads_baked(run_frontend(namespace["twin"]), ir)
+    assert lcs_mlir.expected("lcs", (2,), (128,), 256) == [2, 128, 256, 2, 128]
+    assert lcs_mlir.expected("twin", (1,), (32,)) == [-1, -1, -1, 1, 32]

@@ -153,7 +153,7 @@ def test_measure_validates_input():
 
 def test_measure_under_the_simulator_is_all_none(monkeypatch):
     monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
-    assert peers.measure(2, 10) == {"cupy": None, "cuda_core": None, "floor": None}
+    assert peers.measure(2, 10) == {"numba_cuda_mlir": None, "cupy": None, "cuda_core": None, "floor": None}
     assert peers.unavailable()["floor"] == "CUDA simulator run"
 
 
@@ -162,7 +162,7 @@ def test_measure_without_a_gpu_returns_none_with_reasons():
 
     if _floor.available():
         pytest.skip("a CUDA driver is present")
-    assert peers.measure(1, 10) == {"cupy": None, "cuda_core": None, "floor": None}
+    assert peers.measure(1, 10) == {"numba_cuda_mlir": None, "cupy": None, "cuda_core": None, "floor": None}
     assert set(peers.unavailable()) == set(peers.PEERS)
 
 

@@ -18,9 +18,12 @@ def simulator_enabled() -> bool:
 
 
 def import_cuda():
-    """Import ``numba.cuda`` or explain in one line why it cannot be imported."""
+    """Import the process's CUDA module (``numba.cuda``, or numba-cuda-mlir's: base/cudamod.py) or explain
+    in one line why it cannot be imported."""
+    from . import cudamod
+
     try:
-        from numba import cuda
+        cuda = cudamod.import_cuda()
     except Exception as exc:  # noqa: BLE001 - any import failure is a user-environment problem
         raise UserError(diagnose_import_error(exc)) from None
     return cuda

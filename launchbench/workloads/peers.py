@@ -33,12 +33,12 @@ import tempfile
 import time
 
 from ..base.errors import UserError
-from .kernels import MAX_ARGS, numba_kernel_and_args
+from .kernels import MAX_ARGS, kernel_source, numba_kernel_and_args
 
 ARG_COUNTS = (0, 1, 2, 3, 4)
-PEERS = ("cupy", "cuda_core", "floor")
+PEERS = ("numba_cuda_mlir", "cupy", "cuda_core", "floor")
 LAUNCHERS = ("numba_cuda",) + PEERS
-LABELS = {"numba_cuda": "numba-cuda", "cupy": "CuPy", "cuda_core": "cuda.core", "floor": "floor (C)"}
+LABELS = {"numba_cuda": "numba-cuda", "numba_cuda_mlir": "numba-cuda-mlir", "cupy": "CuPy", "cuda_core": "cuda.core", "floor": "floor (C)"}
 MAX_PTX_ARGS = MAX_ARGS
 
 #: Lowest PTX ISA version that knows each target (PTX ISA release notes).
@@ -115,6 +115,39 @@ def make_numba_cuda(nargs: int):
     from numba import cuda
 
     cfg, sync, clock = kernel[1, 1], cuda.synchronize, time.perf_counter
+
+    def run(n):
+        t0 = clock()
+        for _ in range(n):
+            cfg(*args)
+        sync()
+        return clock() - t0
+
+    return run
+
+
+def make_numba_cuda_mlir(nargs: int):
+    """numba-cuda-mlir, the successor, launching the same empty kernel with the same arguments.
+
+    It coexists with numba-cuda in one process (seen on the H200), so it sits
+    beside numba-cuda and the floors in the same slots.
+    """
+    import numpy as np
+
+    try:
+        from numba_cuda_mlir import cuda
+    except Exception as exc:  # noqa: BLE001 - not installed, or fails to import here
+        raise PeerUnavailable(f"numba-cuda-mlir is not importable ({type(exc).__name__}: {exc})") from None
+    from ..base import cudamod
+
+    cudamod.quiet_occupancy_warnings({cudamod.ENV: "numba-cuda-mlir"})
+    namespace: dict = {}
+    exec(compile(kernel_source(nargs), f"<launchbench mlir k/{nargs}>", "exec"), namespace)
+    kernel = cuda.jit(namespace["k"])
+    args = [cuda.to_device(np.zeros(1, dtype=np.float32)) for _ in range(nargs)]
+    cfg, sync, clock = kernel[1, 1], cuda.synchronize, time.perf_counter
+    cfg(*args)
+    sync()
 
     def run(n):
         t0 = clock()
@@ -229,7 +262,7 @@ def make_floor(nargs: int):
     return run
 
 
-FACTORIES = {"numba_cuda": make_numba_cuda, "cupy": make_cupy, "cuda_core": make_cuda_core, "floor": make_floor}
+FACTORIES = {"numba_cuda": make_numba_cuda, "numba_cuda_mlir": make_numba_cuda_mlir, "cupy": make_cupy, "cuda_core": make_cuda_core, "floor": make_floor}
 
 
 def build_launchers(names, arg_counts, warmup: int):

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# numba-cuda-mlir on the GPU machine (issue 21): the four-way compare, peers, LC-S conformance.
+#
+#   bash gpu/mlir.sh DIR
+#
+# Needs: bash gpu/setup_env.sh stage envs mlir (and MLIR_VERSION=0.5.4 MLIR_DIR=/tmp/envmlir054 ... mlir for
+# the earlier release; skipped when absent). Knobs: MLIR_MAX_TIME (compare cap, s), MLIR_PARTS.
+set -u
+D=${1:?usage: bash gpu/mlir.sh DIR}
+mkdir -p "$D"; D=$(cd "$D" && pwd)
+export PYTHONUNBUFFERED=1
+unset NUMBA_ENABLE_CUDASIM LAUNCHBENCH_CUDA_MODULE
+PY=/tmp/env030/bin/python
+MPY=/tmp/envmlir/bin/python
+PARTS=${MLIR_PARTS:-"compare peers conformance"}
+"$PY" setup.py -q build_ext --inplace > /dev/null 2>&1 || true
+echo "# $(date -u +%FT%TZ) parts: $PARTS" >> "$D/command.txt"
+for part in $PARTS; do
+  echo "=== $part $(date -u +%T)"
+  case $part in
+    compare)
+      V=(--variant baseline=env:/tmp/env029 --variant v2=env:/tmp/env030 --variant mlir=mlir-env:/tmp/envmlir)
+      [ -x /tmp/envmlir054/bin/python ] && V+=(--variant mlir054=mlir-env:/tmp/envmlir054)
+      cmd=("$PY" -m launchbench compare "${V[@]}" --max-time "${MLIR_MAX_TIME:-150}"
+           -o "$D/compare.json" --markdown "$D/compare.md" --plot "$D/compare.png")
+      echo "${cmd[*]}" >> "$D/command.txt"
+      "${cmd[@]}" > "$D/compare.log" 2> "$D/compare.err"; echo "rc=$?"; cat "$D/compare.log"; tail -n 3 "$D/compare.err" ;;
+    peers)
+      cmd=("$MPY" -m launchbench peers --rounds "${MLIR_PEER_ROUNDS:-3}" -o "$D/peers.json")
+      echo "${cmd[*]}" >> "$D/command.txt"
+      "${cmd[@]}" > "$D/peers.log" 2>&1; echo "rc=$?"; tail -n 25 "$D/peers.log" ;;
+    conformance)
+      for py in "$MPY" /tmp/envmlir054/bin/python; do
+        [ -x "$py" ] || continue
+        tag=$(basename "$(dirname "$(dirname "$py")")")
+        cmd=("$py" -m pytest -p no:cacheprovider -v -rA tests/test_lcs_conformance_mlir.py
+             --junitxml "$D/conformance-$tag.xml")
+        echo "${cmd[*]}" >> "$D/command.txt"
+        timeout 240 "${cmd[@]}" > "$D/conformance-$tag.log" 2>&1; echo "$tag rc=$?"
+        grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed" "$D/conformance-$tag.log" | tail -n 16
+      done ;;
+  esac
+done
