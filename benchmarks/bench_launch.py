@@ -117,12 +117,17 @@ def _settings():
         raise NotImplementedError(str(exc))
 
 
-def _reference(settings):
-    """The reference launcher (None under ``none``), made once per process."""
+def _reference(settings, nargs=0):
+    """The reference launcher (None under ``none``), made once per process and argument count.
+
+    ``bindings``: 0 args, parameters prebuilt (commit- and argument-independent);
+    ``bindings-args``: numba-cuda's argument count, marshalled per launch.
+    """
     if settings["kind"] == "none":
         return None
+    args = nargs if settings["kind"] == "bindings-args" else 0
     try:
-        run = native.bindings_reference()
+        run = native.bindings_reference(args, marshal=settings["kind"] == "bindings-args")
     except native.ReferenceUnavailable as exc:
         raise NotImplementedError(f"reference launch unavailable: {exc}; set {normalize.REF_ENV}=none for raw µs")
     for _ in range(3):
@@ -199,7 +204,12 @@ class _LaunchBase(_Timing):
         key = ("launch", nargs, config, self.per_launch_configure)
         state = _prepared(key, lambda: _launch_state(nargs, config, self.per_launch_configure))
         self.run = state["run"]
-        self.ref = _prepared("reference", lambda: _reference(self.settings)) if self.normalized else None
+        self.ref = _ref_for(self.settings, nargs) if self.normalized else None
+
+
+def _ref_for(settings, nargs):
+    key = ("reference", nargs if settings["kind"] == "bindings-args" else 0)
+    return _prepared(key, lambda: _reference(settings, key[1]))
 
 
 def _gpu_checked():
@@ -236,17 +246,21 @@ class TimeLaunchRaw(_LaunchBase):
 
 
 class TimeReferenceLaunch(_Timing):
-    """The reference launch alone, raw µs: R0's measured counterpart on this machine."""
+    """The reference launch alone, raw µs: R0's measured counterpart on this machine (per argument
+    count: the ``bindings-args`` reference takes numba-cuda's; ``bindings`` always 0)."""
 
-    def setup(self):
+    params = [common.ARG_COUNTS]
+    param_names = ["args"]
+
+    def setup(self, nargs):
         _prepared("gpu", _gpu_checked)
         self.settings = _prepared("settings", _settings)
         if self.settings["kind"] == "none":
             raise NotImplementedError(f"no reference ({normalize.REF_ENV}=none)")
         common.make_args(1)  # numba-cuda makes the CUDA context the reference launches in
-        self.ref = _prepared("reference", lambda: _reference(self.settings))
+        self.ref = _ref_for(self.settings, nargs)
 
-    def time_launch(self):
+    def time_launch(self, nargs):
         self._sample(self.ref, None)
 
 
@@ -267,7 +281,7 @@ class TimeLaunchWithCallback(_Timing):
         self.settings = _prepared("settings", _settings)
         state = _prepared(("callback", nargs), lambda: _callback_state(nargs, self.settings))
         self.run = state["run"]
-        self.ref = _prepared("reference", lambda: _reference(self.settings))
+        self.ref = _ref_for(self.settings, nargs)
 
     def time_launch(self, nargs):
         self._sample(self.run, self.ref)

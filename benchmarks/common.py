@@ -17,7 +17,7 @@ SMOKE_ENV = "LAUNCHBENCH_SMOKE"
 #: Which package's ``cuda`` the suite launches through (issue 21): numba-cuda (default) or
 #: numba-cuda-mlir, which keeps numba-cuda's API as ``from numba_cuda_mlir import cuda``.
 CUDA_MODULE_ENV = "LAUNCHBENCH_CUDA_MODULE"
-_CUDA_IMPORTS = {"numba-cuda": ("numba.cuda", None), "numba-cuda-mlir": ("numba_cuda_mlir", "cuda")}
+_CUDA_IMPORTS = {"numba-cuda": ("numba.cuda", None), "numba-cuda-mlir": ("numba_cuda_mlir.cuda", None)}
 
 
 def cuda_module_name():

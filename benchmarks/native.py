@@ -15,16 +15,17 @@ is a dependency), and it does not depend on the numba-cuda commit.
 """
 import time
 
-#: An empty kernel; the driver JIT-compiles it for the GPU at hand.
-EMPTY_PTX = b"""
-.version 7.8
-.target sm_80
-.address_size 64
-.visible .entry launchbench_empty()
-{
-    ret;
-}
-"""
+MAX_REFERENCE_ARGS = 4
+
+
+def empty_ptx(max_args=MAX_REFERENCE_ARGS) -> bytes:
+    """Empty kernels ``launchbench_empty<n>`` with n u64 params; the driver JIT-compiles them."""
+    entries = []
+    for n in range(max_args + 1):
+        params = ", ".join(f".param .u64 p{i}" for i in range(n))
+        entries.append(f".visible .entry launchbench_empty{n}({params})\n{{\n    ret;\n}}\n")
+    return (".version 7.8\n.target sm_80\n.address_size 64\n" + "".join(entries)).encode()
+
 
 #: Launches per batch: ~1-3 ms per batch at 3.7-30 µs per launch, long
 #: enough for the timer, short enough that a slot sees one machine state.
@@ -36,11 +37,18 @@ class ReferenceUnavailable(RuntimeError):
     pass
 
 
-def bindings_reference():
+def bindings_reference(nargs=0, marshal=False):
     """``run(n)`` -> seconds per launch for *n* cuLaunchKernel calls and one sync.
 
+    ``nargs`` pointer arguments (device buffers of 4 bytes). ``marshal``: the
+    parameter block is built in Python on every launch (a ctypes value per
+    argument and the pointer array), as a Python launch path does -- work
+    that grows with the argument count like numba-cuda's own marshalling, so
+    a process's speed state should move it as it moves numba-cuda's launch.
     Needs a current CUDA context (numba-cuda's, made before this is called).
     """
+    import ctypes
+
     try:
         from cuda.bindings import driver as drv
     except ImportError:
@@ -55,18 +63,36 @@ def bindings_reference():
             raise ReferenceUnavailable(f"{what} failed: {err}")
         return result[1] if isinstance(result, tuple) and len(result) > 1 else None
 
-    module = check(drv.cuModuleLoadData(EMPTY_PTX), "cuModuleLoadData")
-    func = check(drv.cuModuleGetFunction(module, b"launchbench_empty"), "cuModuleGetFunction")
+    if not 0 <= nargs <= MAX_REFERENCE_ARGS:
+        raise ReferenceUnavailable(f"the reference kernel takes 0..{MAX_REFERENCE_ARGS} args, not {nargs}")
+    module = check(drv.cuModuleLoadData(empty_ptx()), "cuModuleLoadData")
+    func = check(drv.cuModuleGetFunction(module, f"launchbench_empty{nargs}".encode()), "cuModuleGetFunction")
+    ptrs = [int(check(drv.cuMemAlloc(4), "cuMemAlloc")) for _ in range(nargs)]
     launch, sync, clock = drv.cuLaunchKernel, drv.cuCtxSynchronize, time.perf_counter
+    u64, addressof, array = ctypes.c_uint64, ctypes.addressof, ctypes.c_void_p * nargs
+    keep = [u64(p) for p in ptrs]
+    fixed_block = array(*[addressof(v) for v in keep]) if nargs else None  # kept alive with run
 
-    def run(n):
-        t0 = clock()
-        for _ in range(n):
-            launch(func, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0)
-        sync()
-        return (clock() - t0) / n
+    if marshal and nargs:
+        def run(n):
+            t0 = clock()
+            for _ in range(n):
+                values = [u64(p) for p in ptrs]
+                block = array(*[addressof(v) for v in values])
+                launch(func, 1, 1, 1, 1, 1, 1, 0, 0, addressof(block), 0)
+            sync()
+            return (clock() - t0) / n
+    else:
+        params = addressof(fixed_block) if nargs else 0
 
-    run.keepalive = module
+        def run(n):
+            t0 = clock()
+            for _ in range(n):
+                launch(func, 1, 1, 1, 1, 1, 1, 0, 0, params, 0)
+            sync()
+            return (clock() - t0) / n
+
+    run.keepalive = (module, ptrs, keep, fixed_block)
     return run
 
 

@@ -91,10 +91,11 @@ def aa(d):
     sections = _sections(text)
     for (a, b), rows in sections.items():
         print(f"\n== {a} vs {b}")
-        ref_us = next((r.before_us for r in rows if "TimeReferenceLaunch" in r.benchmark), None)
+        refs = {asvcompare.args_of(r.benchmark) or 0: r.before_us for r in rows if "TimeReferenceLaunch" in r.benchmark}
         r0 = normalize.REFERENCE_US["bindings"]
         for nargs, r in _launch_rows(rows):
             line = f"  {nargs} args: {r.before_us} -> {r.after_us} µs, ratio {r.ratio}, asv says {r.verdict}"
+            ref_us = refs.get(nargs, refs.get(0))
             if "delay" in b and r.before_us and r.after_us:
                 added = r.after_us - r.before_us
                 want = normalize.expected_delay_us(0.5, r0, ref_us) if ref_us else 0.5

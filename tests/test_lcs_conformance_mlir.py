@@ -23,7 +23,7 @@ _names = itertools.count()
 
 @pytest.fixture(scope="module")
 def mlir():
-    cuda = pytest.importorskip("numba_cuda_mlir", reason="numba-cuda-mlir is not installed").cuda
+    cuda = pytest.importorskip("numba_cuda_mlir.cuda", reason="numba-cuda-mlir is not installed")
     if not cuda.is_available():
         pytest.skip("numba-cuda-mlir sees no CUDA GPU")
     from launchbench.base import cudamod

@@ -39,7 +39,7 @@ def import_cuda(environ=None):
     name = choice(environ)
     if name == "numba-cuda":
         return importlib.import_module("numba.cuda")
-    return getattr(importlib.import_module(MODULES[name][0]), "cuda")
+    return importlib.import_module(MODULES[name][0] + ".cuda")  # a subpackage: the parent does not import it
 
 
 def quiet_occupancy_warnings(environ=None) -> None:
