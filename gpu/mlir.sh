@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# numba-cuda-mlir on the GPU machine (issue 21): the four-way compare, peers, LC-S conformance.
+# numba-cuda-mlir on the GPU machine (issue 21): the four-way compare, peers, LC-S conformance, mlir's
+# launch by stage; then gpu/mlir_summary.py prints the table (with each argument's cost) and writes
+# DIR/results-section.md.
 #
 #   bash gpu/mlir.sh DIR
 #
@@ -12,7 +14,7 @@ export PYTHONUNBUFFERED=1
 unset NUMBA_ENABLE_CUDASIM LAUNCHBENCH_CUDA_MODULE
 PY=/tmp/env030/bin/python
 MPY=/tmp/envmlir/bin/python
-PARTS=${MLIR_PARTS:-"compare peers conformance"}
+PARTS=${MLIR_PARTS:-"compare peers conformance breakdown"}
 "$PY" setup.py -q build_ext --inplace > /dev/null 2>&1 || true
 echo "# $(date -u +%FT%TZ) parts: $PARTS" >> "$D/command.txt"
 for part in $PARTS; do
@@ -39,5 +41,11 @@ for part in $PARTS; do
         timeout 240 "${cmd[@]}" > "$D/conformance-$tag.log" 2>&1; echo "$tag rc=$?"
         grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed" "$D/conformance-$tag.log" | tail -n 16
       done ;;
+    breakdown)
+      cmd=(env LAUNCHBENCH_CUDA_MODULE=numba-cuda-mlir "$MPY" -m launchbench.workloads.stages_mlir
+           --loops "${MLIR_BD_LOOPS:-3000}" --repeats "${MLIR_BD_REPEATS:-5}" -o "$D/breakdown.json")
+      echo "${cmd[*]}" >> "$D/command.txt"
+      timeout 120 "${cmd[@]}" > "$D/breakdown.log" 2>&1; echo "rc=$?"; tail -n 16 "$D/breakdown.log" ;;
   esac
 done
+"$PY" gpu/mlir_summary.py "$D"

@@ -187,3 +187,27 @@ def test_mlir_stage_summary_partitions_full():
                                {}, "0.6.0")
     assert doc["stages"]["0"]["full"] == pytest.approx(10.0)
     assert "full" in stages_mlir.format_table(doc)
+
+
+def test_mlir_summary_fits_each_arguments_cost_and_counts_conformance(tmp_path):
+    import importlib.util
+    import json
+    import os
+
+    path = os.path.join(os.path.dirname(__file__), os.pardir, "gpu", "mlir_summary.py")
+    spec = importlib.util.spec_from_file_location("mlir_summary", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.slope([(0, 10.0), (1, 14.5), (2, 19.0)]) == (10.0, 4.5)
+    stats = [{"variant": v, "nargs": n, "median": base + per * n}
+             for v, base, per in (("v2", 11.0, 4.5), ("mlir", 9.0, 1.0)) for n in range(5)]
+    (tmp_path / "compare.json").write_text(json.dumps({"stats": stats, "reference": "v2", "deltas": []}))
+    (tmp_path / "conformance-envmlir.xml").write_text(
+        '<testsuite><testcase name="a"/><testcase name="b"><failure/></testcase>'
+        '<testcase name="c"><skipped/></testcase></testsuite>')
+    assert mod.main(str(tmp_path)) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["fits"]["mlir"]["per_arg_us"] == pytest.approx(1.0)
+    assert summary["fits"]["v2"]["fixed_us"] == pytest.approx(11.0)
+    assert summary["conformance"]["envmlir"] == {"passed": 1, "failed": 1, "skipped": 1}
+    assert "| per argument (fit) | 4.50 | 1.00 |" in (tmp_path / "results-section.md").read_text()
