@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# numba-cuda-mlir on the GPU machine (issue 21): the four-way compare, peers, LC-S conformance.
+# numba-cuda-mlir on the GPU machine (issue 21): the four-way compare, peers, LC-S conformance, mlir's
+# launch by stage; then gpu/mlir_summary.py prints the table (with each argument's cost) and writes
+# DIR/results-section.md.
 #
 #   bash gpu/mlir.sh DIR
 #
 # Needs: bash gpu/setup_env.sh stage envs mlir (and MLIR_VERSION=0.5.4 MLIR_DIR=/tmp/envmlir054 ... mlir for
-# the earlier release; skipped when absent). Knobs: MLIR_MAX_TIME (compare cap, s), MLIR_PARTS.
+# the earlier release; skipped when absent). Knobs: MLIR_MAX_TIME (compare cap, s, default 120), MLIR_PARTS,
+# MLIR_CONF_TIMEOUT (per conformance run, default 100 s), MLIR_BD_LOOPS, MLIR_BD_REPEATS. Fits in 360 s.
 set -u
 D=${1:?usage: bash gpu/mlir.sh DIR}
 mkdir -p "$D"; D=$(cd "$D" && pwd)
@@ -12,7 +15,7 @@ export PYTHONUNBUFFERED=1
 unset NUMBA_ENABLE_CUDASIM LAUNCHBENCH_CUDA_MODULE
 PY=/tmp/env030/bin/python
 MPY=/tmp/envmlir/bin/python
-PARTS=${MLIR_PARTS:-"compare peers conformance"}
+PARTS=${MLIR_PARTS:-"compare peers conformance breakdown"}
 "$PY" setup.py -q build_ext --inplace > /dev/null 2>&1 || true
 echo "# $(date -u +%FT%TZ) parts: $PARTS" >> "$D/command.txt"
 for part in $PARTS; do
@@ -21,7 +24,7 @@ for part in $PARTS; do
     compare)
       V=(--variant baseline=env:/tmp/env029 --variant v2=env:/tmp/env030 --variant mlir=mlir-env:/tmp/envmlir)
       [ -x /tmp/envmlir054/bin/python ] && V+=(--variant mlir054=mlir-env:/tmp/envmlir054)
-      cmd=("$PY" -m launchbench compare "${V[@]}" --max-time "${MLIR_MAX_TIME:-150}"
+      cmd=("$PY" -m launchbench compare "${V[@]}" --max-time "${MLIR_MAX_TIME:-120}"
            -o "$D/compare.json" --markdown "$D/compare.md" --plot "$D/compare.png")
       echo "${cmd[*]}" >> "$D/command.txt"
       "${cmd[@]}" > "$D/compare.log" 2> "$D/compare.err"; echo "rc=$?"; cat "$D/compare.log"; tail -n 3 "$D/compare.err" ;;
@@ -36,8 +39,14 @@ for part in $PARTS; do
         cmd=("$py" -m pytest -p no:cacheprovider -v -rA tests/test_lcs_conformance_mlir.py
              --junitxml "$D/conformance-$tag.xml")
         echo "${cmd[*]}" >> "$D/command.txt"
-        timeout 240 "${cmd[@]}" > "$D/conformance-$tag.log" 2>&1; echo "$tag rc=$?"
+        timeout "${MLIR_CONF_TIMEOUT:-100}" "${cmd[@]}" > "$D/conformance-$tag.log" 2>&1; echo "$tag rc=$?"
         grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed" "$D/conformance-$tag.log" | tail -n 16
       done ;;
+    breakdown)
+      cmd=(env LAUNCHBENCH_CUDA_MODULE=numba-cuda-mlir "$MPY" -m launchbench.workloads.stages_mlir
+           --loops "${MLIR_BD_LOOPS:-3000}" --repeats "${MLIR_BD_REPEATS:-5}" -o "$D/breakdown.json")
+      echo "${cmd[*]}" >> "$D/command.txt"
+      timeout 90 "${cmd[@]}" > "$D/breakdown.log" 2>&1; echo "rc=$?"; tail -n 16 "$D/breakdown.log" ;;
   esac
 done
+"$PY" gpu/mlir_summary.py "$D"

@@ -33,6 +33,18 @@ def test_mlir_envs_keep_only_the_pins_it_shares(tmp_path):
     assert "numba==0.65.1" in plain and "llvmlite==0.47.0" in plain
 
 
+def test_wheelhouse_fetches_the_mlir_wheel_for_mlir_variants():
+    from launchbench.environments import wheelhouse
+
+    versions = wheelhouse.numba_cuda_versions(["v2=numba-cuda==0.30.4", "mlir=numba-cuda-mlir==0.6.0",
+                                               f"m2=mlir-env:{sys.executable}", "again=mlir"])
+    assert versions == ["0.30.4", "numba-cuda-mlir==0.6.0"]
+    reqs = wheelhouse.requirements(versions, pins={"numpy": "2.3.5"})
+    assert reqs[:3] == ["numpy==2.3.5", "numba-cuda==0.30.4", "numba-cuda-mlir==0.6.0"]
+    with pytest.raises(UserError, match="numba-cuda-mlir==X.Y.Z"):
+        wheelhouse.numba_cuda_versions(["numba-cuda-mlir"])
+
+
 def test_module_choice_and_its_errors():
     assert cudamod.choice({}) == "numba-cuda" and cudamod.distribution({}) == "numba-cuda"
     env = {cudamod.ENV: "numba-cuda-mlir"}
@@ -113,3 +125,89 @@ def test_baking_replaces_the_launch_config_globals_in_the_ir():
     assert not lcs_mlir.reads_baked(run_frontend(namespace["twin"]), ir)
     assert lcs_mlir.expected("lcs", (2,), (128,), 256) == [2, 128, 256, 2, 128]
     assert lcs_mlir.expected("twin", (1,), (32,)) == [-1, -1, -1, 1, 32]
+
+
+class _StandInMarshaller:
+    """The shape of numba-cuda-mlir 0.6.0's ``_ArgMarshaller`` fast path, counting what each layer runs."""
+
+    def __init__(self, nargs):
+        self.calls = {"lock": 0, "impl": 0, "launch": 0, "native": 0}
+        self._sig_cache = {tuple([list] * nargs): ([object] * nargs, True)}
+        self._launcher = self._native
+
+    def _native(self, *args):
+        self.calls["native"] += 1
+
+    def __call__(self, *args):
+        self.calls["lock"] += 1
+        return self._call_impl(*args)
+
+    def _call_impl(self, *args):
+        self.calls["impl"] += 1
+        types, _ = self._sig_cache[tuple(type(a) for a in args)]
+        return self._launch(types, args)
+
+    def _launch(self, argtypes, launch_args):
+        self.calls["launch"] += 1
+        return self._launcher(*launch_args)
+
+
+def test_mlir_stage_loops_stop_each_layer_where_they_say():
+    from launchbench.workloads import stages_mlir
+
+    m = _StandInMarshaller(2)
+    syncs = []
+    loops = stages_mlir.mlir_loops(None, m, [[1], [2]], lambda: syncs.append(1))
+    assert set(loops) == {"loop", "configure", *stages_mlir.STAGES, *stages_mlir.LEVELS}
+    expect = {"full": (1, 1, 1, 1), "marshaller_call": (0, 1, 1, 1), "launch_frame": (0, 0, 1, 1),
+              "native_launch": (0, 0, 0, 1), "lock_frame": (1, 0, 0, 0), "sig_lookup": (0, 1, 0, 0),
+              "launch_bookkeeping": (0, 0, 1, 0)}
+    for name, counts in expect.items():
+        m.calls = dict.fromkeys(m.calls, 0)
+        # the hollow copies count into their own dicts; read the real one and theirs together
+        hollows = [h for h in (loops[name].__globals__.get(x) for x in ("no_lock", "no_launch", "no_native")) if h]
+        for h in hollows:
+            h.calls = m.calls
+        loops[name](3)
+        assert tuple(m.calls[k] // 3 for k in ("lock", "impl", "launch", "native")) == counts, name
+    assert len(syncs) == 4  # the four levels that launch synchronize once per loop; hollow stages never do
+    with pytest.raises(UserError, match="_ArgMarshaller"):
+        stages_mlir.marshaller_of(object())
+
+
+def test_mlir_stage_summary_partitions_full():
+    from launchbench.workloads import stages_mlir
+
+    med = {"full": 10.0, "marshaller_call": 9.0, "launch_frame": 7.5, "lock_frame": 0.5, "sig_lookup": 1.0,
+           "launch_bookkeeping": 1.5, "native_launch": 6.0, "configure": 0.3}
+    s = stages_mlir.summarize(med)
+    assert s["sum_of_stages"] == 9.0 and s["rest"] == 1.0
+    assert s["rest:marshaller_call"] == 0.5 and s["rest:launch_frame"] == 0.0
+    doc = stages_mlir.document({"0": {"loop": [0.1, 0.1], **{k: [v + 0.1] for k, v in med.items()}}}, [0],
+                               {}, "0.6.0")
+    assert doc["stages"]["0"]["full"] == pytest.approx(10.0)
+    assert "full" in stages_mlir.format_table(doc)
+
+
+def test_mlir_summary_fits_each_arguments_cost_and_counts_conformance(tmp_path):
+    import importlib.util
+    import json
+    import os
+
+    path = os.path.join(os.path.dirname(__file__), os.pardir, "gpu", "mlir_summary.py")
+    spec = importlib.util.spec_from_file_location("mlir_summary", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.slope([(0, 10.0), (1, 14.5), (2, 19.0)]) == (10.0, 4.5)
+    stats = [{"variant": v, "nargs": n, "median": base + per * n}
+             for v, base, per in (("v2", 11.0, 4.5), ("mlir", 9.0, 1.0)) for n in range(5)]
+    (tmp_path / "compare.json").write_text(json.dumps({"stats": stats, "reference": "v2", "deltas": []}))
+    (tmp_path / "conformance-envmlir.xml").write_text(
+        '<testsuite><testcase name="a"/><testcase name="b"><failure/></testcase>'
+        '<testcase name="c"><skipped/></testcase></testsuite>')
+    assert mod.main(str(tmp_path)) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["fits"]["mlir"]["per_arg_us"] == pytest.approx(1.0)
+    assert summary["fits"]["v2"]["fixed_us"] == pytest.approx(11.0)
+    assert summary["conformance"]["envmlir"] == {"passed": 1, "failed": 1, "skipped": 1}
+    assert "| per argument (fit) | 4.50 | 1.00 |" in (tmp_path / "results-section.md").read_text()

@@ -8,7 +8,9 @@ explicit Python version, implementation and platforms fetches wheels for
 versions cannot share one pip call).
 
 What: the run pins (``DEFAULT_PINS`` or ``--constraints``), numba-cuda for
-each ``numba-cuda==X`` variant (default 0.29.0 and 0.30.4), the asv tools
+each ``numba-cuda==X`` variant (default 0.29.0 and 0.30.4), numba-cuda-mlir
+for each ``numba-cuda-mlir==X`` variant (its 71 MB wheel is cut into pieces
+by ``--split-mb`` like llvmlite's), the asv tools
 (importlib-metadata 8.5.0: 8.6+ needs ``lazy_importer``, which the GPU
 machine lacks; gpu/README.md), with ``--build-deps`` setuptools and wheel.
 Dependencies are not followed (``--no-deps``): add what the target lacks
@@ -30,7 +32,7 @@ import subprocess
 import sys
 
 from ..base.errors import UserError
-from .variants import _NAME_RE, _WHEEL_RE, DEFAULT_PINS
+from .variants import _MLIR_RE, _NAME_RE, _WHEEL_RE, DEFAULT_PINS
 
 MIB = 1024 * 1024
 DEFAULT_PYTHON_VERSION = "3.12"
@@ -49,7 +51,10 @@ _ASSIGN_RE = re.compile(r"^([A-Za-z][A-Za-z0-9_.-]*)=(?!=)(.*)$")
 def numba_cuda_versions(specs) -> list[str]:
     """numba-cuda versions named by variant specs (``[NAME=][MECH@]numba-cuda==X``), in order.
 
-    ``repo:``/``env:`` bases need nothing downloaded (a checkout is built there:
+    A ``numba-cuda-mlir==X`` spec gives its whole requirement
+    (``"numba-cuda-mlir==X"``) instead of a bare version, so ``requirements``
+    fetches the successor's wheel rather than a numba-cuda of that number.
+    ``repo:``/``env:``/``mlir-env:`` bases need nothing downloaded (a checkout is built there:
     see ``--build-deps``); anything else is an error, before any download.
     """
     if not specs:
@@ -71,16 +76,19 @@ def numba_cuda_versions(specs) -> list[str]:
             except UserError as exc:
                 raise UserError(f"--variant {text!r}: {exc}") from None
             spec = base.strip()
-        wheel = _WHEEL_RE.match(spec)
+        wheel, mlir = _WHEEL_RE.match(spec), _MLIR_RE.match(spec)
         if wheel:
             version = wheel.group(1)
-        elif spec.startswith(("repo:", "env:")) and len(spec) > spec.index(":") + 1:
+        elif mlir:
+            version = f"numba-cuda-mlir=={mlir.group(1)}"
+        elif spec.startswith(("repo:", "env:", "mlir-env:")) and len(spec) > spec.index(":") + 1:
             version = None
         elif spec in known:
             version = known[spec]
         else:
             raise UserError(f"--variant {text!r}: unknown variant spec {spec!r}; wheelhouse takes "
-                            f"[NAME=][MECH@]numba-cuda==X.Y.Z (repo:PATH and env:PATH download nothing)")
+                            f"[NAME=][MECH@]numba-cuda==X.Y.Z or [NAME=]numba-cuda-mlir==X.Y.Z "
+                            f"(repo:PATH, env:PATH and mlir-env:PATH download nothing)")
         if name:
             known[name] = version
         if version and version not in versions:
@@ -91,7 +99,7 @@ def numba_cuda_versions(specs) -> list[str]:
 def requirements(versions, pins: dict | None = None, build_deps: bool = False, packages=()) -> list[str]:
     pins = DEFAULT_PINS if pins is None else pins
     reqs = [f"{name}=={version}" for name, version in pins.items()]
-    reqs += [f"numba-cuda=={v}" for v in versions]
+    reqs += [v if "==" in v else f"numba-cuda=={v}" for v in versions]  # mlir entries are whole requirements
     reqs += list(TOOLS) + (list(BUILD_DEPS) if build_deps else []) + list(packages)
     return list(dict.fromkeys(reqs))
 
