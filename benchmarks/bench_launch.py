@@ -122,7 +122,7 @@ def _reference(settings):
     if settings["kind"] == "none":
         return None
     try:
-        run = native.bindings_reference()
+        run = native.REFERENCES[settings["kind"]]()
     except native.ReferenceUnavailable as exc:
         raise NotImplementedError(f"reference launch unavailable: {exc}; set {normalize.REF_ENV}=none for raw µs")
     for _ in range(3):

@@ -24,12 +24,13 @@ the sample. Pure standard library: asv runs this inside numba-cuda's envs.
 import os
 import statistics
 
-#: The reference launch's µs per launch on the H200 (median of the design
-#: probes' ``bind0``: a Python loop over cuda.bindings' cuLaunchKernel, 0 args).
-REFERENCE_US = {"bindings": 3.70}
+#: The reference launch's µs per launch on the H200 (medians of the design
+#: probes: ``bind0``, a Python loop over cuda.bindings' cuLaunchKernel, 0 args;
+#: ``core0``, cuda.core's ``launch()`` of the same empty kernel).
+REFERENCE_US = {"bindings": 3.70, "core": 3.61}
 
 #: Environment switches (asv passes the environment on to benchmark processes).
-REF_ENV = "LAUNCHBENCH_ASV_REFERENCE"    # bindings (default) | none
+REF_ENV = "LAUNCHBENCH_ASV_REFERENCE"    # bindings (default) | core | none
 REF_US_ENV = "LAUNCHBENCH_REF_US"         # R0 override, µs
 DELAY_ENV = "LAUNCHBENCH_ASV_DELAY_US"    # calibration: busy-wait added after each launch
 SLOTS_ENV = "LAUNCHBENCH_ASV_SLOTS"       # slots per sample
@@ -42,8 +43,8 @@ class ConfigError(ValueError):
 def reference_kind(environ=None) -> str:
     env = os.environ if environ is None else environ
     kind = env.get(REF_ENV, "bindings").strip() or "bindings"
-    if kind not in ("bindings", "none"):
-        raise ConfigError(f"{REF_ENV}={kind!r}: use bindings or none")
+    if kind not in (*REFERENCE_US, "none"):
+        raise ConfigError(f"{REF_ENV}={kind!r}: use {', '.join(REFERENCE_US)} or none")
     return kind
 
 

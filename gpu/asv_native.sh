@@ -30,7 +30,7 @@ PY=/tmp/env030/bin/python
 E029=/tmp/env029/bin/python
 E030=/tmp/env030/bin/python
 LEDGER=/tmp/lb-native-ledger
-ROWS=(-b "TimeLaunchPreconfigured.time_launch\(\d, '\[1, 1\]'\)" -b "TimeLaunchRaw" -b "TimeReferenceLaunch")
+ROWS=(-b "TimeLaunchPreconfigured.time_launch\(\d, '\[1, 1\]'\)" -b "TimeLaunchRaw.time_launch\((0|4)," -b "TimeReferenceLaunch")
 HOST_SITE=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 "$PY" setup.py -q build_ext --inplace > /dev/null 2>&1 || true
 echo "# $(date -u +%FT%TZ) parts: $PARTS rounds=$ROUNDS passes=$PASSES factor=$FACTOR" >> "$D/command.txt"
