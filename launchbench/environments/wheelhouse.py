@@ -42,7 +42,8 @@ BUILD_DEPS = ("setuptools", "wheel")
 #: What asv's own per-commit builds need offline (``asv run A..B`` with ``launchbench asv-config --offline``),
 #: beyond the pins and TOOLS: the build backend inside each virtualenv, pip (asv upgrades it there),
 #: cuda-core's one hard dependency, and virtualenv with its dependencies for the host side that creates the envs.
-ASV_BUILD_DEPS = BUILD_DEPS + ("pip", "cuda-pathfinder", "virtualenv", "distlib", "platformdirs", "filelock")
+ASV_BUILD_DEPS = BUILD_DEPS + ("pip", "cuda-pathfinder", "virtualenv", "distlib", "platformdirs", "filelock",
+                                "python-discovery")
 JOIN_SCRIPT = "JOIN.sh"
 _PART_DIR_RE = re.compile(r"^part-[0-9]+$")
 _ASSIGN_RE = re.compile(r"^([A-Za-z][A-Za-z0-9_.-]*)=(?!=)(.*)$")
