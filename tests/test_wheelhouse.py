@@ -196,7 +196,7 @@ def test_asv_builds_fetches_what_the_offline_asv_envs_install(fake_pip, tmp_path
     names = {r.split("==")[0] for r in reqs_of(fake_pip)}
     matrix = load_config(Path(__file__).resolve().parent.parent / "asv.conf.json")["matrix"]["req"]
     assert set(matrix) <= names
-    for name in ("setuptools", "wheel", "pip", "asv-runner", "cuda-pathfinder", "virtualenv"):
+    for name in ("setuptools", "wheel", "packaging", "pip", "asv-runner", "cuda-pathfinder", "virtualenv"):
         assert name in names
     fake_pip.clear()
     assert main(["wheelhouse", str(tmp_path / "wh2"), "--quiet"]) == 0

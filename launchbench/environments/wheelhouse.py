@@ -39,11 +39,12 @@ DEFAULT_PLATFORMS = tuple(f"manylinux_2_{minor}_x86_64" for minor in range(17, 2
 DEFAULT_RELEASES = ("0.29.0", "0.30.4")
 TOOLS = ("asv", "asv-runner", "json5", "pympler", "importlib-metadata==8.5.0")
 BUILD_DEPS = ("setuptools", "wheel")
-#: What asv's own per-commit builds need offline (``asv run A..B`` with ``launchbench asv-config --offline``),
-#: beyond the pins and TOOLS: the build backend inside each virtualenv, pip (asv upgrades it there),
-#: cuda-core's one hard dependency, and virtualenv with its dependencies for the host side that creates the envs.
-ASV_BUILD_DEPS = BUILD_DEPS + ("pip", "cuda-pathfinder", "virtualenv", "distlib", "platformdirs", "filelock",
-                                "python-discovery")
+#: What asv's own per-commit builds need offline (``asv run A..B`` with ``launchbench asv-config
+#: --offline``), beyond the pins and TOOLS: the build backend inside each virtualenv (wheel needs
+#: packaging), pip (asv upgrades it there), cuda-core's one hard dependency, and virtualenv with its
+#: dependencies for the host side that creates the envs.
+ASV_BUILD_DEPS = BUILD_DEPS + ("packaging", "pip", "cuda-pathfinder",
+                               "virtualenv", "distlib", "platformdirs", "filelock", "python-discovery")
 JOIN_SCRIPT = "JOIN.sh"
 _PART_DIR_RE = re.compile(r"^part-[0-9]+$")
 _ASSIGN_RE = re.compile(r"^([A-Za-z][A-Za-z0-9_.-]*)=(?!=)(.*)$")
