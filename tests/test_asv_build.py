@@ -133,8 +133,9 @@ def test_asv_builds_each_commit_offline_from_a_wheel_folder(tmp_path):
     heads = [git(repo, "rev-parse", "HEAD~1"), git(repo, "rev-parse", "HEAD")]
     machine = tmp_path / "results" / "SIMULATOR-SMOKE"
     for sha in heads:
-        (result_file,) = machine.glob(f"{sha[:8]}-virtualenv-*.json")
-        results = json.loads(result_file.read_text())["results"]
+        found = sorted(machine.glob(f"{sha[:8]}-*.json"))
+        assert len(found) == 1, f"{sorted(p.name for p in machine.glob('*'))}\n{log[-4000:]}"
+        results = json.loads(found[0].read_text())["results"]
         assert results["bench_launch.TrackRunKind.track_cuda_simulator"][0] == [1]
         timings = results["bench_launch.TimeLaunchPreconfigured.time_launch"][0]
         assert [t for t in timings if t is not None and t == t], timings
