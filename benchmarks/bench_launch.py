@@ -127,7 +127,10 @@ def _reference(settings, nargs=0):
         return None
     args = nargs if settings["kind"] == "bindings-args" else 0
     try:
-        run = native.bindings_reference(args, marshal=settings["kind"] == "bindings-args")
+        if settings["kind"] == "core":
+            run = native.REFERENCES["core"]()
+        else:
+            run = native.bindings_reference(args, marshal=settings["kind"] == "bindings-args")
     except native.ReferenceUnavailable as exc:
         raise NotImplementedError(f"reference launch unavailable: {exc}; set {normalize.REF_ENV}=none for raw µs")
     for _ in range(3):

@@ -96,6 +96,33 @@ def bindings_reference(nargs=0, marshal=False):
     return run
 
 
+def core_reference():
+    """``run(n)`` -> seconds per launch through cuda.core's ``launch()`` (``LAUNCHBENCH_ASV_REFERENCE=core``).
+
+    The launcher is ``launchbench peers``' own (launchbench.workloads.peers), so
+    it needs launchbench installed in the environment (the release envs have
+    it; asv's per-commit virtualenvs do not: use the bindings reference there).
+    """
+    try:
+        from launchbench.workloads import peers
+    except ImportError as exc:
+        raise ReferenceUnavailable(f"launchbench is not installed in this environment ({exc})") from None
+    try:
+        total = peers.make_cuda_core(0)
+    except peers.PeerUnavailable as exc:
+        raise ReferenceUnavailable(str(exc)) from None
+
+    def run(n):
+        return total(n) / n
+
+    run.keepalive = total
+    return run
+
+
+#: The reference launchers by ``LAUNCHBENCH_ASV_REFERENCE`` value.
+REFERENCES = {"bindings": bindings_reference, "core": core_reference}
+
+
 def spin(seconds, clock=time.perf_counter):
     """Busy-wait: the calibration delay (a sleep would yield the CPU)."""
     end = clock() + seconds

@@ -24,16 +24,17 @@ the sample. Pure standard library: asv runs this inside numba-cuda's envs.
 import os
 import statistics
 
-#: R0: the reference launch's µs per launch on the H200 (median of the design
-#: probes' ``bind0``: a Python loop over cuda.bindings' cuLaunchKernel, 0 args).
+#: R0: the reference launch's µs per launch on the H200 (medians of the design
+#: probes: ``bind0``, a Python loop over cuda.bindings' cuLaunchKernel, 0 args;
+#: ``core0``, cuda.core's ``launch()`` of the same empty kernel).
 #: ``bindings-args`` (the reference takes numba-cuda's argument count and
-#: marshals it per launch) is scaled by the same R0: its values are
+#: marshals it per launch) is scaled by bind0's R0: its values are
 #: numba/reference ratios times 3.70 µs, comparable between commits, not
 #: wall µs (docs/asv.md).
-REFERENCE_US = {"bindings": 3.70, "bindings-args": 3.70}
+REFERENCE_US = {"bindings": 3.70, "bindings-args": 3.70, "core": 3.61}
 
 #: Environment switches (asv passes the environment on to benchmark processes).
-REF_ENV = "LAUNCHBENCH_ASV_REFERENCE"    # bindings (default) | bindings-args | none
+REF_ENV = "LAUNCHBENCH_ASV_REFERENCE"    # bindings (default) | bindings-args | core | none
 REF_US_ENV = "LAUNCHBENCH_REF_US"         # R0 override, µs
 DELAY_ENV = "LAUNCHBENCH_ASV_DELAY_US"    # calibration: busy-wait added after each launch
 SLOTS_ENV = "LAUNCHBENCH_ASV_SLOTS"       # slots per sample
@@ -46,8 +47,8 @@ class ConfigError(ValueError):
 def reference_kind(environ=None) -> str:
     env = os.environ if environ is None else environ
     kind = env.get(REF_ENV, "bindings").strip() or "bindings"
-    if kind not in ("bindings", "bindings-args", "none"):
-        raise ConfigError(f"{REF_ENV}={kind!r}: use bindings, bindings-args or none")
+    if kind not in (*REFERENCE_US, "none"):
+        raise ConfigError(f"{REF_ENV}={kind!r}: use {', '.join(REFERENCE_US)} or none")
     return kind
 
 

@@ -16,13 +16,18 @@
 #   publish    asv publish of the native results (+ builds) into DIR/html
 #   summary    python gpu/analyze_asv_native.py DIR > DIR/summary.txt
 # Needs: bash gpu/setup_env.sh stage envs base (env029, env030, env-base, /tmp/wheels, /tmp/nc).
+# Expected walls (about 2 s per forked process, design probes): verdict 8 parameter sets x 12 processes
+# x 2 releases ~ 6-7 min; lbcompare ~2 min; aa 3 labels x 8 x 6 ~ 5 min; cost ~3 min; builds ~6-8 min
+# (two C-extension builds, then 10 rounds of 6 parameter sets per commit); grid ~12 min in the background.
+# Calls for run_steps.sh (each <= 9 min, ~25 min in all): "cost lbcompare", "verdict summary",
+#   "grid-start aa" (the grid overlaps the A/A: 16 cores, one launch thread each), "builds grid-wait publish summary".
 set -u
 D=${1:?usage: bash gpu/asv_native.sh DIR}
 mkdir -p "$D"; D=$(cd "$D" && pwd)
 export PYTHONUNBUFFERED=1
 unset NUMBA_ENABLE_CUDASIM LAUNCHBENCH_SMOKE LAUNCHBENCH_ASV_DELAY_US
 PARTS=${ASV_NATIVE_PARTS:-"cost verdict lbcompare aa summary"}
-ROUNDS=${ASV_ROUNDS:-12}
+ROUNDS=${ASV_ROUNDS:-6}   # x PASSES processes per parameter set and release (12 with the default 2 passes)
 PASSES=${ASV_PASSES:-2}
 FACTOR=${ASV_FACTOR:-1.02}
 MACHINE=${LAUNCHBENCH_MACHINE:-h200-native}

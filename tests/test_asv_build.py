@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 import tarfile
 from pathlib import Path
 
@@ -96,5 +97,48 @@ def test_asv_builds_each_commit_and_runs(tmp_path):
         assert len(measured) == 1 and measured[0] > 0
 
     out = subprocess.run([*asv, "compare", "--machine", "SIMULATOR-SMOKE", heads[0], heads[1]],
+                         env=env, capture_output=True, text=True, check=True).stdout
+    assert "TimeLaunchPreconfigured.time_launch(1, '[1, 1]')" in out
+
+
+@pytest.mark.slow
+def test_asv_builds_each_commit_offline_from_a_wheel_folder(tmp_path):
+    """The GPU machine's path (no network): ``launchbench wheelhouse --asv-builds`` fills a folder once,
+    then asv builds and runs each commit with every pip call local (``asv-config --offline``), the commit's
+    wheel installed without its CUDA wheels and the host site appended (``--host-site``). A package
+    missing from the folder fails the env creation or the build here."""
+    repo = numba_cuda_source_repo(tmp_path)
+    wheels = tmp_path / "wheels"
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    fill = subprocess.run([PY, "-m", "launchbench", "wheelhouse", str(wheels), "--asv-builds", "--quiet",
+                           "--python-version", version, "--variant", f"repo:{repo}"],
+                          capture_output=True, text=True)
+    assert fill.returncode == 0, f"wheelhouse needs the package index once: {fill.stderr[-2000:]}"
+    host_site = sysconfig.get_paths()["purelib"]
+    config = tmp_path / "asv.json"
+    made = subprocess.run([PY, "-m", "launchbench", "asv-config", "--repo", str(repo), "--offline", str(wheels),
+                           "--host-site", host_site, "--results-dir", str(tmp_path / "results"),
+                           "--env-dir", str(tmp_path / "env"), "--html-dir", str(tmp_path / "html"),
+                           "-o", str(config)], capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    env = {**os.environ, "HOME": str(tmp_path), "NUMBA_ENABLE_CUDASIM": "1", "LAUNCHBENCH_SMOKE": "1",
+           "PATH": f"{Path(PY).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    asv = [PY, "-m", "asv", "--config", str(config)]
+    subprocess.run([*asv, "machine", "--yes", "--machine", "SIMULATOR-SMOKE"], env=env, check=True, capture_output=True)
+    proc = subprocess.run([*asv, "run", "--machine", "SIMULATOR-SMOKE", "--show-stderr", "--record-samples",
+                           "-b", r"TimeLaunchPreconfigured.time_launch\(1, '\[1, 1\]'\)", "-b", "TrackRunKind", "ALL"],
+                          env=env, capture_output=True, text=True, timeout=900)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0, log[-4000:]
+    heads = [git(repo, "rev-parse", "HEAD~1"), git(repo, "rev-parse", "HEAD")]
+    machine = tmp_path / "results" / "SIMULATOR-SMOKE"
+    for sha in heads:
+        found = sorted(machine.glob(f"{sha[:8]}-*.json"))
+        assert len(found) == 1, f"{sorted(p.name for p in machine.glob('*'))}\n{log[-4000:]}"
+        results = json.loads(found[0].read_text())["results"]
+        assert results["bench_launch.TrackRunKind.track_cuda_simulator"][0] == [1]
+        timings = results["bench_launch.TimeLaunchPreconfigured.time_launch"][0]
+        assert [t for t in timings if t is not None and t == t], timings
+    out = subprocess.run([*asv, "compare", "--machine", "SIMULATOR-SMOKE", "--factor", "1.02", heads[0], heads[1]],
                          env=env, capture_output=True, text=True, check=True).stdout
     assert "TimeLaunchPreconfigured.time_launch(1, '[1, 1]')" in out

@@ -7,6 +7,7 @@ import pytest
 from benchmarks import native, normalize
 from launchbench.base.errors import UserError
 from launchbench.commands import asv as asvcmd
+from launchbench.workloads import peers
 
 
 def test_normalized_value_is_median_of_slot_ratios_times_r0():
@@ -119,7 +120,7 @@ def test_value_clock_is_what_timeit_and_asv_runner_record():
 
 
 @pytest.mark.parametrize("environ, message", [
-    ({normalize.REF_ENV: "cupy"}, "use bindings, bindings-args or none"),
+    ({normalize.REF_ENV: "cupy"}, "use bindings, bindings-args, core or none"),
     ({normalize.REF_US_ENV: "fast"}, "is not a number"),
     ({normalize.REF_US_ENV: "-1"}, "finite number > 0"),
     ({normalize.DELAY_ENV: "nan"}, ">= 0"),
@@ -138,6 +139,8 @@ def test_settings_defaults_and_overrides():
     assert normalize.reference_us("bindings", {}) == normalize.REFERENCE_US["bindings"]
     assert normalize.reference_us("bindings", {normalize.REF_US_ENV: "4.1"}) == 4.1
     assert normalize.reference_us("none", {}) == 1.0
+    assert normalize.reference_kind({normalize.REF_ENV: "core"}) == "core"
+    assert normalize.reference_us("core", {}) == normalize.REFERENCE_US["core"] == 3.61
     assert normalize.delay_us({}) == 0.0 and normalize.delay_us({normalize.DELAY_ENV: "0.5"}) == 0.5
     assert normalize.slots(100, {}) == 100 and normalize.slots(100, {normalize.SLOTS_ENV: "40"}) == 40
 
@@ -214,3 +217,19 @@ def test_offline_config_makes_every_pip_call_local_and_appends_the_host_site(tmp
     assert base["install_command"] == ["python -m pip install {wheel_file}[cu13]"]  # the input is not changed
     plain = offline_config(base, tmp_path)
     assert plain["install_command"] == base["install_command"] and "launch_method" not in plain
+
+
+def test_core_reference_is_peers_cuda_core_launcher_per_launch(monkeypatch):
+    """The core reference reuses ``launchbench peers``' launcher (total seconds) and reports per launch;
+    a launcher that cannot be made becomes ReferenceUnavailable (the benchmark then skips with the message)."""
+    made = []
+    monkeypatch.setattr(peers, "make_cuda_core", lambda nargs: made.append(nargs) or (lambda n: n * 3.6e-6))
+    assert native.REFERENCES["core"] is native.core_reference
+    assert native.core_reference()(300) == pytest.approx(3.6e-6) and made == [0]
+
+    def unavailable(nargs):
+        raise peers.PeerUnavailable("cuda.core not importable")
+
+    monkeypatch.setattr(peers, "make_cuda_core", unavailable)
+    with pytest.raises(native.ReferenceUnavailable, match="cuda.core not importable"):
+        native.core_reference()

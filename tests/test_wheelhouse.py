@@ -2,12 +2,14 @@
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from launchbench.environments import wheelhouse
 from launchbench.cli import main
 from launchbench.environments.variants import DEFAULT_PINS
+from launchbench.output.asvtools import load_config
 
 MIB = wheelhouse.MIB
 
@@ -185,3 +187,17 @@ def test_split_through_cli(fake_pip, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "part-1" in out and "JOIN.sh" in out
     assert (dest / "part-1" / "JOIN.sh").exists()
+
+
+def test_asv_builds_fetches_what_the_offline_asv_envs_install(fake_pip, tmp_path):
+    """Every package the config's matrix installs, the build backend, cuda-core's hard dependency
+    and the host's virtualenv: with any one missing, asv's offline per-commit build fails on the GPU machine."""
+    assert main(["wheelhouse", str(tmp_path / "wh"), "--quiet", "--asv-builds"]) == 0
+    names = {r.split("==")[0] for r in reqs_of(fake_pip)}
+    matrix = load_config(Path(__file__).resolve().parent.parent / "asv.conf.json")["matrix"]["req"]
+    assert set(matrix) <= names
+    for name in ("setuptools", "wheel", "packaging", "pip", "asv-runner", "cuda-pathfinder", "virtualenv"):
+        assert name in names
+    fake_pip.clear()
+    assert main(["wheelhouse", str(tmp_path / "wh2"), "--quiet"]) == 0
+    assert "virtualenv" not in {r.split("==")[0] for r in reqs_of(fake_pip)}

@@ -43,7 +43,7 @@ def run(args) -> int:
     split_mb = parse_split_mb(args.split_mb)
     versions = numba_cuda_versions(args.variant)
     pins = parse_pins(args.constraints)
-    reqs = requirements(versions, pins, args.build_deps, args.package or ())
+    reqs = requirements(versions, pins, args.build_deps, args.package or (), asv_builds=args.asv_builds)
     dest = os.path.abspath(os.path.expanduser(args.dir))
     if os.path.exists(dest) and not os.path.isdir(dest):
         raise UserError(f"{args.dir} is a file; pass a folder for the wheels")
@@ -80,6 +80,9 @@ def register(sub) -> None:
     p.add_argument("--constraints", metavar="FILE", help="pins to fetch (default: constraints.txt's)")
     p.add_argument("--build-deps", action="store_true",
                    help="also setuptools and wheel, to build numba-cuda commits (repo: variants) there")
+    p.add_argument("--asv-builds", action="store_true",
+                   help="also what asv's own per-commit virtualenvs need offline (build backend, pip, "
+                        "cuda-pathfinder, virtualenv): for `launchbench asv-config --offline DIR`")
     p.add_argument("--package", action="append", metavar="REQ",
                    help="one more requirement to fetch, e.g. packaging (repeatable; no dependencies are followed)")
     p.add_argument("--split-mb", metavar="N",

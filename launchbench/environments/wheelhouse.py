@@ -41,6 +41,12 @@ DEFAULT_PLATFORMS = tuple(f"manylinux_2_{minor}_x86_64" for minor in range(17, 2
 DEFAULT_RELEASES = ("0.29.0", "0.30.4")
 TOOLS = ("asv", "asv-runner", "json5", "pympler", "importlib-metadata==8.5.0")
 BUILD_DEPS = ("setuptools", "wheel")
+#: What asv's own per-commit builds need offline (``asv run A..B`` with ``launchbench asv-config
+#: --offline``), beyond the pins and TOOLS: the build backend inside each virtualenv (wheel needs
+#: packaging), pip (asv upgrades it there), cuda-core's one hard dependency, and virtualenv with its
+#: dependencies for the host side that creates the envs.
+ASV_BUILD_DEPS = BUILD_DEPS + ("packaging", "pip", "cuda-pathfinder",
+                               "virtualenv", "distlib", "platformdirs", "filelock", "python-discovery")
 JOIN_SCRIPT = "JOIN.sh"
 _PART_DIR_RE = re.compile(r"^part-[0-9]+$")
 _ASSIGN_RE = re.compile(r"^([A-Za-z][A-Za-z0-9_.-]*)=(?!=)(.*)$")
@@ -96,11 +102,13 @@ def numba_cuda_versions(specs) -> list[str]:
     return versions
 
 
-def requirements(versions, pins: dict | None = None, build_deps: bool = False, packages=()) -> list[str]:
+def requirements(versions, pins: dict | None = None, build_deps: bool = False, packages=(),
+                 asv_builds: bool = False) -> list[str]:
     pins = DEFAULT_PINS if pins is None else pins
     reqs = [f"{name}=={version}" for name, version in pins.items()]
     reqs += [v if "==" in v else f"numba-cuda=={v}" for v in versions]  # mlir entries are whole requirements
-    reqs += list(TOOLS) + (list(BUILD_DEPS) if build_deps else []) + list(packages)
+    reqs += list(TOOLS) + (list(BUILD_DEPS) if build_deps else []) + (list(ASV_BUILD_DEPS) if asv_builds else [])
+    reqs += list(packages)
     return list(dict.fromkeys(reqs))
 
 
