@@ -10,6 +10,7 @@ outcome. ``diff`` and ``summarize`` are pure.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -19,6 +20,8 @@ from .conformance_plugin import OUT_ENV
 PLUGIN = "launchbench.engine.conformance_plugin"
 BAD = ("failed", "error")
 DEFAULT_TIMEOUT_S = 600.0
+# pytest and what it imports, lent to an env that lacks them (pytest_overlay)
+PYTEST_MODULES = ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "pygments", "py", "exceptiongroup", "tomli")
 # The kinds of change the report names, in the order it names them.
 CHANGES = ("broken", "fixed", "xfail_to_xpass", "xpass_to_xfail", "newly_skipped", "newly_run",
            "added", "removed")
@@ -51,6 +54,8 @@ def run_suite(python: str, overlay: str, work_dir: str, suite: str | None = None
     child_env = dict(os.environ, **(env or {}))
     child_env[OUT_ENV] = out_json
     child_env["PYTHONPATH"] = overlay
+    if not _has_pytest(python, child_env):
+        child_env["PYTHONPATH"] += os.pathsep + pytest_overlay(os.path.join(work_dir, "pytest-overlay"))
     child_env.pop("PYTEST_ADDOPTS", None)
     cmd = [python, "-m", "pytest", suite, "-p", PLUGIN, "-p", "no:cacheprovider", "-c", ini,
            "--rootdir", os.path.dirname(suite), "-rsxX", "-q"]
@@ -75,6 +80,29 @@ def run_suite(python: str, overlay: str, work_dir: str, suite: str | None = None
         reason = f"pytest exit {rc} before reporting tests (see {log_path})"
     return {"ok": ok, "returncode": rc, "reason": reason, "tests": tests, "counts": summarize(tests),
             "log": log_path, "command": cmd}
+
+
+def _has_pytest(python: str, env: dict) -> bool:
+    return subprocess.run([python, "-c", "import pytest"], env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL).returncode == 0
+
+
+def pytest_overlay(root: str) -> str:
+    """A folder holding links to this interpreter's pytest and its dependencies, and nothing else.
+
+    Why: a per-commit env made without --system-site-packages has no pytest, and
+    putting our whole site-packages on its path would shadow its own numba-cuda.
+    """
+    os.makedirs(root, exist_ok=True)
+    for name in PYTEST_MODULES:
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.origin:
+            continue
+        src = os.path.dirname(spec.origin) if spec.submodule_search_locations else spec.origin
+        link = os.path.join(root, os.path.basename(src))
+        if not os.path.lexists(link):
+            os.symlink(src, link)
+    return root
 
 
 def _name(nodeid: str) -> str:
