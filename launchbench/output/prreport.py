@@ -50,8 +50,11 @@ def _cost_line(doc: dict) -> str:
     ds = _head_deltas(doc)
     if not ds:
         return "cost: not measured"
-    span = f"{min(d['delta_us'] for d in ds):+.2f} to {max(d['delta_us'] for d in ds):+.2f} us per launch " \
-           f"({min(d['delta_pct'] for d in ds):+.1f} to {max(d['delta_pct'] for d in ds):+.1f} %)"
+    us = sorted(d["delta_us"] for d in ds)
+    pct = sorted(d["delta_pct"] for d in ds)
+    span = (f"{us[0]:+.2f} us per launch ({pct[0]:+.1f} %)" if len(ds) == 1 else
+            f"{us[0]:+.2f} to {us[-1]:+.2f} us per launch ({pct[0]:+.1f} to {pct[-1]:+.1f} %) over "
+            f"{ds[0]['nargs']}..{ds[-1]['nargs']} args")
     gate = doc.get("gate")
     if not gate:
         return f"cost: {span} vs the base (no gate)"
