@@ -22,8 +22,8 @@ RESULTS=$(cd "$RESULTS" && pwd)
 PY=${LB_PY:-/tmp/env-base/bin/python}
 CLONE=${PR_CLONE:-/tmp/nc}
 ENVS=(--python "$PY" --system-site-packages --wheels /tmp/wheels --wheel-cache /tmp/wcache --env-dir /tmp/lbenvs)
-# measurement: the gate at 5 %, at most 100 s of rounds (conformance and env set-up come on top)
-read -r -a MEAS <<< "${PR_ARGS:---fail-if-slower 5 --rounds 60 --max-time 100}"
+# the gate at 5 %, at most 80 s of rounds; each conformance run at most 90 s (env set-up on top)
+read -r -a MEAS <<< "${PR_ARGS:---fail-if-slower 5 --rounds 60 --max-time 80 --conformance-timeout 90}"
 touch "$RESULTS/command.txt"
 
 case_run() {  # case_run NAME ARGS...
