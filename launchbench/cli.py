@@ -19,6 +19,7 @@ from .base.errors import UserError
 SUBCOMMAND_MODULES = (
     "launchbench.commands.compare",
     "launchbench.commands.history",
+    "launchbench.commands.pr",
     "launchbench.commands.asv",
     "launchbench.commands.refs",
     "launchbench.commands.mechanisms_procs",  # the mechanisms command (its parser: mechanisms_cli)

@@ -46,7 +46,9 @@ def _clone_arg(p) -> None:
     p.add_argument("clone", help="a local numba-cuda clone (git)")
 
 
-def _common(p, default_output: str) -> None:
+def _common(p, default_output: str | None) -> None:
+    """The build, env and measurement options history, bisect and pr share (no --output when
+    *default_output* is None: pr writes a folder)."""
     e = p.add_argument_group("builds and environments")
     e.add_argument("--wheel-cache", metavar="DIR",
                    help="where per-commit wheels are cached by SHA (default ~/.cache/launchbench/wheels)")
@@ -71,7 +73,8 @@ def _common(p, default_output: str) -> None:
     m.add_argument("--simulator", action="store_true", help="smoke mode under the CUDA simulator; NOT a measurement")
     m.add_argument("--target", metavar="MODULE:FUNC", help=argparse.SUPPRESS)  # time a Python callable per commit (tests on CPU)
     o = p.add_argument_group("output")
-    o.add_argument("--output", "-o", default=default_output, help=f"JSON results (default {default_output})")
+    if default_output:
+        o.add_argument("--output", "-o", default=default_output, help=f"JSON results (default {default_output})")
     o.add_argument("--quiet", action="store_true", help="no progress output")
 
 

@@ -113,6 +113,25 @@ def resolve(clone: str, rev: str) -> Commit:
     return _commit(clone, sha)
 
 
+MAIN_LINES = ("main", "origin/main", "upstream/main", "master", "origin/master")
+
+
+def merge_base(clone: str, head: Commit, main: str | None = None) -> Commit:
+    """Where *head* left the main line (``git merge-base``): the commit a pull request is judged against.
+
+    *main* names the main line; by default the first of MAIN_LINES the clone has.
+    """
+    _check_git_repo(clone)
+    names = [main] if main else [m for m in MAIN_LINES if _rev_sha(clone, m)]
+    if not names or _rev_sha(clone, names[0]) is None:
+        raise UserError(f"no main line in {clone} (tried {', '.join([main] if main else MAIN_LINES)}); "
+                        "pass --base REF")
+    out = _git(clone, "merge-base", head.sha, names[0])
+    if out.returncode != 0 or not out.stdout.strip():
+        raise UserError(f"{head.short} shares no history with {names[0]} in {clone}; pass --base REF")
+    return _commit(clone, out.stdout.strip())
+
+
 def first_parent_commits(clone: str, a: str, b: str) -> list[Commit]:
     """``[A] + A..B`` along B's first parents, oldest first.
 

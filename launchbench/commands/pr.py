@@ -1,0 +1,189 @@
+"""``launchbench pr``: is this pull request right, and what does it cost?
+
+Builds the pull request's head and its base (its merge base with the main
+line, or ``--base``) through history's wheel cache (offline with
+``--wheels``), runs the LC-S conformance suite under each and diffs the
+outcomes test by test (fixed, broken, xfail -> xpass, newly skipped), then
+measures the pair with compare's method (fresh interleaved workers per round,
+paired deltas, intervals over rounds) and, with ``--fail-if-slower``, compare's
+gate. Writes one Markdown report for a PR comment and the JSON into ``--out``.
+
+Exit codes: 0 conformance holds and the cost is not shown slower than the
+gate (or no gate, or the gate is undecided); 1 slower than the gate;
+3 conformance broken (a test that did not fail on the base fails on the head,
+or the head does not build); 4 both; 2 a usage error; 130 interrupted.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+from ..base.errors import UserError
+from . import history
+
+SCHEMA = "launchbench.pr"
+SCHEMA_VERSION = 1
+DEFAULT_ROUNDS = 60
+DEFAULT_OUT = "launchbench-pr"
+EXIT_SLOWER, EXIT_BROKEN, EXIT_BOTH = 1, 3, 4
+
+
+def register(sub) -> None:
+    p = sub.add_parser("pr", help="a pull request's LC-S conformance vs its base, and its launch cost",
+                       description=__doc__.split("\n\n")[1].replace("\n", " "))
+    history._clone_arg(p)
+    p.add_argument("ref", help="the pull request's head: a branch (e.g. pull-request/897), tag or SHA")
+    p.add_argument("--base", metavar="REF", help="the commit to judge against (default: the merge base of REF "
+                                                 "with --main)")
+    p.add_argument("--main", metavar="REF", help="the main line for the merge base (default: the first of "
+                                                 "main, origin/main, upstream/main, master, origin/master)")
+    p.add_argument("--fail-if-slower", type=float, default=None, metavar="PCT",
+                   help="compare's gate: exit 1 (4 with broken conformance) when a delta's interval lies "
+                        "wholly above PCT %%; rounds stop once every delta is decided")
+    p.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
+                   help=f"rounds of fresh processes, a cap when gated (default {DEFAULT_ROUNDS})")
+    p.add_argument("--min-rounds", type=int, default=10, help="never stop the gate before this many rounds (default 10)")
+    p.add_argument("--no-measure", action="store_true", help="conformance only")
+    p.add_argument("--no-conformance", action="store_true", help="cost only")
+    p.add_argument("--build-only", action="store_true",
+                   help="only build (and cache) the two wheels, e.g. on a CPU machine for an offline GPU one")
+    p.add_argument("--conformance-timeout", type=float, default=600.0, metavar="S",
+                   help="seconds per conformance run (default 600)")
+    p.add_argument("--suite", help=argparse.SUPPRESS)  # another pytest file instead of the LC-S suite (tests on CPU)
+    p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
+                   help=f"folder for pr.md (the PR comment), pr.json and the logs (default {DEFAULT_OUT})")
+    history._common(p, None)
+    p.set_defaults(func=run)
+
+
+# ---------------------------------------------------------------- options
+
+def _check(args) -> tuple[str, str]:
+    """Every option checked before anything is built: (clone, out dir)."""
+    from ..base import outputs
+
+    if args.fail_if_slower is not None and not args.fail_if_slower >= 0:
+        raise UserError("--fail-if-slower must be a percentage >= 0, e.g. 5")
+    if args.rounds < 2:
+        raise UserError("--rounds must be at least 2 (intervals are over rounds)")
+    if args.min_rounds < 2:
+        raise UserError("--min-rounds must be at least 2 (intervals are over rounds)")
+    if args.max_time is not None and not args.max_time > 0:
+        raise UserError("--max-time must be a positive number of seconds, e.g. 100")
+    if not args.conformance_timeout > 0:
+        raise UserError("--conformance-timeout must be a positive number of seconds, e.g. 600")
+    if args.no_measure and args.no_conformance:
+        raise UserError("--no-measure and --no-conformance leave nothing to do; drop one")
+    if args.suite and not os.path.isfile(args.suite):
+        raise UserError(f"--suite {args.suite} does not exist")
+    out = os.path.abspath(os.path.expanduser(args.out))
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise UserError(f"--out {args.out} is a file; give a folder, e.g. --out pr-results")
+    outputs.check_writable(os.path.join(out, "pr.json"), "--out")
+    return history._clone(args.clone), out
+
+
+def exit_code(conformance: str | None, gate: dict | None, head_built: bool = True) -> int:
+    """0, 1 (slower), 3 (broken) or 4 (both); an undecided gate or unknown conformance is not a failure."""
+    broken = conformance == "broken" or not head_built
+    slower = bool(gate) and gate.get("verdict") == "fail"
+    return EXIT_BOTH if broken and slower else EXIT_BROKEN if broken else EXIT_SLOWER if slower else 0
+
+
+# ---------------------------------------------------------------- command
+
+def run(args) -> int:
+    from ..base.atomic import write_json_atomic, write_text_atomic
+    from ..environments import builds, envs
+    from ..engine import conformance
+    from ..output import prreport
+
+    clone, out_dir = _check(args)
+    head = builds.resolve(clone, args.ref)
+    base = builds.resolve(clone, args.base) if args.base else builds.merge_base(clone, head, args.main)
+    if base.sha == head.sha:
+        raise UserError(f"{args.ref} is its own base ({head.short}); pass --base REF or a ref ahead of the main line")
+    session = history.Session(args, clone)
+    session.say(f"launchbench: pr {head.short} ({head.subject[:60]}) vs base {base.short}")
+    if args.build_only:
+        for c in (base, head):
+            print(f"{c.short} {session.cache.build(clone, c)}")
+        return 0
+    os.makedirs(out_dir, exist_ok=True)
+    records = history.commit_records(clone, [base, head], aa=1)
+    session.build(records)
+    base_rec, head_rec = records
+    doc = {"schema": f"{SCHEMA}/{SCHEMA_VERSION}", "schema_version": SCHEMA_VERSION,
+           "command": history.command_line(), "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "simulator": bool(args.simulator), "clone": clone,
+           "head": _commit_json(head, head_rec), "base": _commit_json(base, base_rec),
+           "same_code": head_rec.get("aa", False), "conformance": None, "measurement": None, "gate": None}
+    if not base_rec.get("variant"):
+        raise UserError(f"the base {base.short} does not build ({base_rec['build']['error']}); pass --base REF")
+    if not head_rec.get("variant"):  # the pull request does not build: a verdict, not a usage error
+        doc["verdicts"] = {"build": "head does not build"}
+        return _finish(doc, out_dir, write_json_atomic, write_text_atomic, prreport, session)
+    overlay = envs.make_overlay(os.path.join(out_dir, "logs", "overlay"))
+    if not args.no_conformance:
+        runs = {}
+        for side, rec in (("base", base_rec), ("head", head_rec)):
+            session.say(f"launchbench: conformance suite under {side} {rec['short']}")
+            runs[side] = conformance.run_suite(rec["python"], overlay, os.path.join(out_dir, "logs", f"conformance-{side}"),
+                                               suite=args.suite, timeout=args.conformance_timeout)
+        changes = conformance.diff(runs["base"]["tests"], runs["head"]["tests"])
+        doc["conformance"] = {"verdict": conformance.verdict(runs["base"], runs["head"], changes),
+                              "base": runs["base"], "head": runs["head"], "changes": changes,
+                              "suite": os.path.abspath(args.suite) if args.suite else conformance.suite_path()}
+    outcome = None
+    if not args.no_measure:
+        outcome = _measure(args, session, records, out_dir, doc)
+    return _finish(doc, out_dir, write_json_atomic, write_text_atomic, prreport, session, outcome)
+
+
+def _commit_json(commit, rec) -> dict:
+    return {"sha": commit.sha, "short": commit.short, "subject": commit.subject, "date": commit.date,
+            "variant": rec.get("variant"), "wheel": rec.get("wheel"), "build": rec.get("build")}
+
+
+def _measure(args, session, records, out_dir, doc):
+    """compare's method over (base, head); with the gate, rounds stop once every delta is decided."""
+    from ..engine import analysis, sequential
+
+    names = [r["variant"] for r in records]
+    rule = None
+    stop = None
+    if args.fail_if_slower is not None:
+        rule = sequential.Rule(target_pct=None, threshold_pct=args.fail_if_slower, min_rounds=args.min_rounds)
+
+        def stop(outcome):
+            series = analysis.round_series(outcome.samples, names, names[0], session.arg_counts)
+            done, why = sequential.should_stop({k: v[1] for k, v in series.items()}, rule,
+                                               outcome.rounds_completed)
+            return why if done else None
+    out, prefetch = session.measure(records, args.rounds, os.path.join(out_dir, "logs", "measure"), stop=stop)
+    mdoc = session.document(records, out, f"{records[0]['sha']}..{records[1]['sha']}", prefetch, args.rounds, "pr")
+    if rule is not None:
+        analysis.apply_rule(mdoc["deltas"], analysis.round_series(out.samples, names, names[0], session.arg_counts),
+                            rule, names[0])
+        doc["gate"] = analysis.gate_result(mdoc["deltas"], args.fail_if_slower)
+    doc["measurement"] = mdoc
+    return out
+
+
+def _finish(doc, out_dir, write_json_atomic, write_text_atomic, prreport, session, outcome=None) -> int:
+    conf = doc.get("conformance")
+    head_built = bool(doc["head"]["variant"])
+    doc.setdefault("verdicts", {})
+    doc["verdicts"].update({"conformance": conf["verdict"] if conf else None,
+                            "cost": doc["gate"]["verdict"] if doc.get("gate") else None})
+    code = exit_code(conf and conf["verdict"], doc.get("gate"), head_built)
+    if outcome is not None and outcome.interrupted:
+        code = 130 if outcome.reason == "KeyboardInterrupt" else code
+    doc["exit_code"] = code
+    write_json_atomic(os.path.join(out_dir, "pr.json"), doc)
+    md = write_text_atomic(os.path.join(out_dir, "pr.md"), prreport.render(doc))
+    print(prreport.render_text(doc), end="")
+    session.say(f"launchbench: wrote {md} and {os.path.join(out_dir, 'pr.json')}")
+    return code
+

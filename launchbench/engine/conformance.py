@@ -1,0 +1,163 @@
+"""Run the LC-S conformance suite in an environment and diff two runs' outcomes.
+
+``launchbench pr`` asks "is this pull request right" by running the same suite
+(launchbench/workloads/lcs_conformance.py, shipped in the package) under the
+base's and the head's numba-cuda and comparing test by test. The suite runs in
+a subprocess with the env's Python, launchbench reached through the overlay
+(the runner's: only ``launchbench`` on PYTHONPATH), an empty ini so no project
+config leaks in, and a plugin (conformance_plugin.py) that writes each test's
+outcome. ``diff`` and ``summarize`` are pure.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+
+from .conformance_plugin import OUT_ENV
+
+PLUGIN = "launchbench.engine.conformance_plugin"
+BAD = ("failed", "error")
+DEFAULT_TIMEOUT_S = 600.0
+# pytest and what it imports, lent to an env that lacks them (pytest_overlay)
+PYTEST_MODULES = ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "pygments", "py", "exceptiongroup", "tomli")
+# The kinds of change the report names, in the order it names them.
+CHANGES = ("broken", "fixed", "xfail_to_xpass", "xpass_to_xfail", "newly_skipped", "newly_run",
+           "added", "removed")
+
+
+def suite_path() -> str:
+    from ..workloads import lcs_conformance
+
+    return lcs_conformance.__file__
+
+
+def run_suite(python: str, overlay: str, work_dir: str, suite: str | None = None,
+              timeout: float = DEFAULT_TIMEOUT_S, env: dict | None = None) -> dict:
+    """Run *suite* (default: the LC-S suite) with *python*; {"ok", "returncode", "tests", "log", ...}.
+
+    ``ok`` is False when pytest did not get to report tests (import error in the
+    env, timeout): that is not a conformance verdict, and the report says so.
+    """
+    suite = os.path.abspath(suite or suite_path())
+    os.makedirs(work_dir, exist_ok=True)
+    out_json = os.path.join(work_dir, "outcomes.json")
+    log_path = os.path.join(work_dir, "pytest.log")
+    ini = os.path.join(work_dir, "pytest.ini")
+    with open(ini, "w") as fh:
+        fh.write("[pytest]\n")
+    try:
+        os.unlink(out_json)
+    except FileNotFoundError:
+        pass
+    child_env = dict(os.environ, **(env or {}))
+    child_env[OUT_ENV] = out_json
+    child_env["PYTHONPATH"] = overlay
+    if not _has_pytest(python, child_env):
+        child_env["PYTHONPATH"] += os.pathsep + pytest_overlay(os.path.join(work_dir, "pytest-overlay"))
+    child_env.pop("PYTEST_ADDOPTS", None)
+    cmd = [python, "-m", "pytest", suite, "-p", PLUGIN, "-p", "no:cacheprovider", "-c", ini,
+           "--rootdir", os.path.dirname(suite), "-rsxX", "-q"]
+    with open(log_path, "w") as log:
+        log.write("$ " + " ".join(cmd) + "\n")
+        log.flush()
+        try:
+            rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                env=child_env, cwd=work_dir, timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            rc = None
+    try:
+        with open(out_json) as fh:
+            tests = {_name(k): v for k, v in json.load(fh)["tests"].items()}
+    except (OSError, ValueError, KeyError):
+        tests = {}
+    ok = rc is not None and rc in (0, 1, 5) and (bool(tests) or rc == 5)
+    reason = None
+    if rc is None:
+        reason = f"timed out after {timeout:g} s"
+    elif not ok:
+        reason = f"pytest exit {rc} before reporting tests (see {log_path})"
+    return {"ok": ok, "returncode": rc, "reason": reason, "tests": tests, "counts": summarize(tests),
+            "log": log_path, "command": cmd}
+
+
+def _has_pytest(python: str, env: dict) -> bool:
+    return subprocess.run([python, "-c", "import pytest"], env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL).returncode == 0
+
+
+def pytest_overlay(root: str) -> str:
+    """A folder holding links to this interpreter's pytest and its dependencies, and nothing else.
+
+    Why: a per-commit env made without --system-site-packages has no pytest, and
+    putting our whole site-packages on its path would shadow its own numba-cuda.
+    """
+    os.makedirs(root, exist_ok=True)
+    for name in PYTEST_MODULES:
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.origin:
+            continue
+        src = os.path.dirname(spec.origin) if spec.submodule_search_locations else spec.origin
+        link = os.path.join(root, os.path.basename(src))
+        if not os.path.lexists(link):
+            os.symlink(src, link)
+    return root
+
+
+def _name(nodeid: str) -> str:
+    """The test's name without the file part, so runs from different paths line up."""
+    return nodeid.split("::", 1)[1] if "::" in nodeid else nodeid
+
+
+def summarize(tests: dict) -> dict:
+    counts: dict = {}
+    for rec in tests.values():
+        counts[rec["outcome"]] = counts.get(rec["outcome"], 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def classify(base: str | None, head: str | None) -> str | None:
+    """The kind of change from a test's base outcome to its head outcome (None: no change worth naming)."""
+    if base is None:
+        return "broken" if head in BAD else "added"
+    if head is None:
+        return "removed"
+    if base == head:
+        return None
+    if head in BAD:
+        return "broken"
+    if base in BAD and head in ("passed", "xfailed", "xpassed"):
+        return "fixed"
+    if base == "xfailed" and head == "xpassed":
+        return "xfail_to_xpass"
+    if base == "xpassed" and head == "xfailed":
+        return "xpass_to_xfail"
+    if head == "skipped":
+        return "newly_skipped"
+    if base == "skipped":
+        return "newly_run"
+    return None
+
+
+def diff(base_tests: dict, head_tests: dict) -> dict:
+    """{kind: [{"test", "base", "head", "text"}]} for every kind of CHANGES (empty lists kept)."""
+    out: dict = {k: [] for k in CHANGES}
+    for name in sorted(set(base_tests) | set(head_tests)):
+        b, h = base_tests.get(name), head_tests.get(name)
+        kind = classify(b and b["outcome"], h and h["outcome"])
+        if kind is None:
+            continue
+        text = (h or {}).get("text") if kind in ("broken", "newly_skipped") else (b or {}).get("text")
+        out[kind].append({"test": name, "base": b and b["outcome"], "head": h and h["outcome"],
+                          "text": text or ""})
+    return out
+
+
+def verdict(base_run: dict, head_run: dict, changes: dict) -> str:
+    """"broken", "ok" or "unknown" (a run did not report tests)."""
+    if not head_run["ok"]:
+        return "unknown"
+    if changes["broken"]:
+        return "broken"
+    return "ok" if base_run["ok"] else "unknown"
