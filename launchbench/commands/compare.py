@@ -18,7 +18,7 @@ import sys
 import time
 
 from ..base.errors import NoGPUError, UserError
-from ..engine.analysis import analyze, apply_rule, gate_result, peer_stats, round_series
+from ..engine.analysis import analyze, apply_rule, gate_result, per_arg, peer_stats, round_series
 from ..engine.runner import parse_prefetch, timing_json
 from ..workloads.argkinds import add_argument_options, argument_setup
 
@@ -196,6 +196,8 @@ def build_document(*, argv, simulator, host, settings, reference, variants, outc
         "partial_samples": outcome.partial_samples,
         "stats": stat_recs,
         "deltas": delta_recs,
+        # µs per added argument (slope over the arg counts, 95% interval over rounds): issue 22
+        "per_arg": per_arg(outcome.samples, names, reference, settings["arg_counts"], confidence),
         "confidence": confidence,
         "method": stats.METHOD,
         "peers": ({"samples": outcome.peer_samples, "stats": peer_stats(outcome.peer_samples)}
