@@ -204,7 +204,7 @@ class Bench:
                 kernel = argkinds.build_kernel(cuda, nargs, kind, dispatch)
                 args = argkinds.make_args(nargs, kind, cuda)
             except argkinds.ArgKindUnavailable as exc:
-                raise Failure("import", str(exc)) from None
+                raise Failure("error", str(exc)) from None  # "variant v: --arg-kind cupy needs cupy ..."
             launcher = kernel[1, 1]
             if req.get("simulator"):
                 launcher = _SimulatorLaunch(SimulatorDispatcher(launcher))
