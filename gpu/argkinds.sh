@@ -6,8 +6,8 @@
 #
 #   bash gpu/argkinds.sh "$RESULTS"          # about 6 min wall in all (AK_TOTAL_S, default 345)
 #
-# Six compares of AK_COMPARE_S seconds of measurement each (default 28) and three breakdowns of
-# AK_BREAKDOWN_S (default 28) at 0,8,26 args over a dozen stages; each run's cap shrinks to what
+# Six compares of AK_COMPARE_S seconds of measurement each (default 22) and three breakdowns of
+# AK_BREAKDOWN_S (default 25) at 0,8,26 args over a dozen stages; each run's cap shrinks to what
 # is left of AK_TOTAL_S, and a run that cannot get AK_MIN_S (12) is skipped and says so.
 # Variants are the prepared envs (AK_V029=/tmp/env029, AK_V030=/tmp/env030): their .pth appends
 # the host's site-packages after their own pins, which is how they see the host's CuPy and torch
@@ -74,11 +74,11 @@ run() {  # run NAME COMMAND SECONDS ARGS...
 
 for k in $KINDS; do
     for d in lazy eager; do
-        run "compare-$k-$d" compare "${AK_COMPARE_S:-28}" --args "$ARGS" --arg-kind "$k" --dispatch "$d"
+        run "compare-$k-$d" compare "${AK_COMPARE_S:-22}" --args "$ARGS" --arg-kind "$k" --dispatch "$d"
     done
 done
 for k in $KINDS; do
-    run "breakdown-$k" breakdown "${AK_BREAKDOWN_S:-28}" --args "$BD_ARGS" --arg-kind "$k" --stages "$BD_STAGES"
+    run "breakdown-$k" breakdown "${AK_BREAKDOWN_S:-25}" --args "$BD_ARGS" --arg-kind "$k" --stages "$BD_STAGES"
 done
 
 "$PY" -m launchbench.output.argkinds "$RESULTS" | tee "$RESULTS/summary.txt"
