@@ -2,6 +2,7 @@
 the per-argument slope with its interval. CuPy and torch are replaced by stand-in modules (or
 made unimportable) with monkeypatch, so these run on any CPU machine."""
 import json
+import os
 import random
 import subprocess
 import sys
@@ -120,7 +121,7 @@ def test_simulator_kernels_of_every_numba_kind_launch():
         "            k = argkinds.build_kernel(cuda, n, kind, dispatch)\n"
         "            k[1, 1](*argkinds.make_args(n, kind, cuda))\n"
         "print('ok')\n")
-    env = dict(__import__("os").environ, NUMBA_ENABLE_CUDASIM="1")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
 
@@ -245,3 +246,35 @@ def test_summary_reads_the_step_outputs_and_reports_missing_runs(tmp_path):
     saved = json.loads((tmp_path / "argkinds-summary.json").read_text())
     assert saved["breakdown"]["torch"]["v030"]["stages"][0]["stage"] == "typeof"
     assert 0.4 < saved["compare"]["cupy/lazy"]["per_arg"]["v030-v029"]["us"] < 0.6
+
+
+# ---------------------------------------------------------------- asv: benchmarks/bench_argkinds.py
+
+def test_asv_benchmark_smoke_under_the_simulator():
+    code = (
+        "from benchmarks import bench_argkinds as b\n"
+        "t = b.TimeArgKindLaunch()\n"
+        "for n in b.ARG_COUNTS:\n"
+        "    for d in b.DISPATCHES:\n"
+        "        t.setup('array', n, d); t.time_launch('array', n, d); t.teardown('array', n, d)\n"
+        "for kind in ('cupy', 'torch'):\n"
+        "    try:\n"
+        "        t.setup(kind, 1, 'lazy')\n"
+        "    except NotImplementedError as exc:\n"
+        "        print('skip', kind, exc)\n"
+        "print('ok')\n")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", LAUNCHBENCH_SMOKE="1")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines()[-1] == "ok"
+    assert "skip cupy" in proc.stdout and "skip torch" in proc.stdout
+
+
+def test_asv_benchmark_skips_when_the_package_is_missing(monkeypatch):
+    from benchmarks import bench_argkinds
+
+    monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
+    monkeypatch.setitem(sys.modules, "torch", None)
+    with pytest.raises(NotImplementedError, match="torch is not importable"):
+        bench_argkinds._one_array("torch")
