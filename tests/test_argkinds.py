@@ -278,3 +278,14 @@ def test_asv_benchmark_skips_when_the_package_is_missing(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)
     with pytest.raises(NotImplementedError, match="torch is not importable"):
         bench_argkinds._one_array("torch")
+
+
+def test_too_many_arguments_is_a_one_line_error_before_any_env_is_built(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "launchbench", "compare", "--simulator", "--args", "0,40",
+                           "--variant", f"a=env:{sys.prefix}", "--variant", "b=passthrough@a",
+                           "-o", str(tmp_path / "r.json")], capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == "launchbench: error: --args '0,40': a kernel takes at most 32 arguments here"
+    assert cli.build_parser().parse_args(["breakdown", "--args", "0,8,26"]).args == "0,8,26"
+    with pytest.raises(UserError, match="0..32"):
+        argkinds.parse_counts("0,8,26,33")

@@ -20,7 +20,7 @@ import time
 from ..base.errors import NoGPUError, UserError
 from ..engine.analysis import analyze, apply_rule, gate_result, per_arg, peer_stats, round_series
 from ..engine.runner import parse_prefetch, timing_json
-from ..workloads.argkinds import add_argument_options, argument_setup
+from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS, add_argument_options, argument_setup
 
 ARG_COUNTS = [0, 1, 2, 3, 4]
 OLD_SCRIPT_LOOPS = {0: 100_000, 1: 100_000, 2: 100_000, 3: 100_000, 4: 10_000}
@@ -277,6 +277,8 @@ def run(args) -> int:
         raise UserError(f"--pinned-warmup must be >= 1 launch (got {args.pinned_warmup}); "
                         "it warms the measuring CPU's caches for the round")
     arg_counts = variants.parse_int_list(args.args, "--args")
+    if max(arg_counts) > MAX_KERNEL_ARGS:
+        raise UserError(f"--args {args.args!r}: a kernel takes at most {MAX_KERNEL_ARGS} arguments here")
     loops = None
     if args.loops:
         loops = dict(zip(arg_counts, variants.parse_int_list(args.loops, "--loops", len(arg_counts))))
