@@ -289,3 +289,25 @@ def test_too_many_arguments_is_a_one_line_error_before_any_env_is_built(tmp_path
     assert cli.build_parser().parse_args(["breakdown", "--args", "0,8,26"]).args == "0,8,26"
     with pytest.raises(UserError, match="0..32"):
         argkinds.parse_counts("0,8,26,33")
+
+
+# ---------------------------------------------------------------- peers: numba-cuda's launcher with other arguments
+
+def test_peers_numba_launcher_takes_kind_and_dispatch_under_the_simulator():
+    code = (
+        "import sys\n"
+        "from launchbench.workloads import peers, argkinds\n"
+        "runs, reasons = peers.build_launchers(['numba_cuda'], [0, 3], 5, ('mixed', 'eager'))\n"
+        "assert not reasons and runs['numba_cuda'][3](10) > 0, reasons\n"
+        "sys.modules['cupy'] = None\n"
+        "try:\n"
+        "    peers.build_launchers(['numba_cuda'], [1], 1, ('cupy', 'lazy'))\n"
+        "except argkinds.ArgKindUnavailable as exc:\n"
+        "    print('refused:', exc)\n"
+        "print('ok')\n")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0 and proc.stdout.splitlines()[-1] == "ok", proc.stderr[-2000:]
+    assert "refused: --arg-kind cupy needs cupy" in proc.stdout
+    a = cli.build_parser().parse_args(["peers", "--arg-kind", "torch", "--dispatch", "eager"])
+    assert argkinds.argument_setup(a) == {"arg_kind": "torch", "dispatch": "eager"}

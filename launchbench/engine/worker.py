@@ -230,7 +230,8 @@ class Bench:
             from ..workloads import peers
 
             self.peer_runs, self.peer_reasons = peers.build_launchers(
-                req["launchers"], req["arg_counts"], warmup=int(req.get("peer_warmup", 1000)))
+                req["launchers"], req["arg_counts"], warmup=int(req.get("peer_warmup", 1000)),
+                numba_args=(kind, dispatch))
             phases["peers"] = time.monotonic()
         try:
             dev = device.device_info()
