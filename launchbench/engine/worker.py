@@ -98,11 +98,6 @@ def _dist_version(module_name: str) -> str | None:
         return None
 
 
-def kernel_source(nargs: int) -> str:
-    params = ", ".join(f"a{i}" for i in range(nargs))
-    return f"def k({params}):\n    pass\n"
-
-
 class SimulatorDispatcher:
     """Smoke-run stand-in for ``CUDADispatcher``: the simulator's kernels never reach
     ``CUDADispatcher.call``, so under ``--simulator`` every timed launch goes through this

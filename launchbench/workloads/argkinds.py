@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib
 
 from ..base.errors import UserError
+from .kernels import kernel_source
 
 KINDS = ("array", "scalar", "mixed", "cupy", "torch")
 DISPATCHES = ("lazy", "eager")
@@ -109,12 +110,6 @@ def signature(nargs: int, kind: str = "array") -> str:
     kind = check_kind(kind)
     types = ["float32[::1]" if is_array(kind, i) else "float64" for i in range(nargs)]
     return f"void({', '.join(types)})"
-
-
-def kernel_source(nargs: int, name: str = "k") -> str:
-    """Source of an empty kernel with *nargs* parameters."""
-    params = ", ".join(f"a{i}" for i in range(nargs))
-    return f"def {name}({params}):\n    pass\n"
 
 
 def build_kernel(cuda, nargs: int, kind: str = "array", dispatch: str = "lazy"):
