@@ -391,8 +391,8 @@ def format_text(doc: dict) -> str:
     out = []
     if doc.get("simulator"):
         out.append("CUDA SIMULATOR smoke run on a stand-in launch path: NOT A MEASUREMENT")
-    out.append(f"Launch breakdown, {doc['rounds_completed']} rounds, arguments: {doc['settings']['arg_kind']}, "
-               f"{doc['settings'].get('dispatch', 'lazy')} dispatch "
+    out.append(f"Launch breakdown, {doc['rounds_completed']} rounds, arguments: {doc['settings']['arg_kind']}"
+               f"{', eager dispatch' if doc['settings'].get('dispatch') == 'eager' else ''} "
                f"(us per launch, mean over rounds ± 95% half-width)")
     for v in doc["variants"]:
         name = v["name"]
