@@ -18,8 +18,9 @@ import sys
 import time
 
 from ..base.errors import NoGPUError, UserError
-from ..engine.analysis import analyze, apply_rule, gate_result, peer_stats, round_series
+from ..engine.analysis import analyze, apply_rule, gate_result, per_arg, peer_stats, round_series
 from ..engine.runner import parse_prefetch, timing_json
+from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS, add_argument_options, argument_setup
 
 ARG_COUNTS = [0, 1, 2, 3, 4]
 OLD_SCRIPT_LOOPS = {0: 100_000, 1: 100_000, 2: 100_000, 3: 100_000, 4: 10_000}
@@ -63,9 +64,7 @@ def register(sub) -> None:
     add_env_arguments(p.add_argument_group("environments"))
     m = p.add_argument_group("measurement")
     m.add_argument("--args", default="0,1,2,3,4", help="kernel argument counts (default 0,1,2,3,4)")
-    m.add_argument("--arg-kind", default="array", choices=("array", "scalar", "mixed"),
-                   help="kernel arguments: float32[1] device arrays (default), Python floats, or "
-                        "both alternating (arrays first)")
+    add_argument_options(m)
     m.add_argument("--loops", help="launches per sample, one value or one per arg count "
                                    "(default: calibrated to --sample-time; the old script's: 100000,100000,100000,100000,10000)")
     m.add_argument("--sample-time", type=float, default=DEFAULT_SAMPLE_TIME,
@@ -197,6 +196,8 @@ def build_document(*, argv, simulator, host, settings, reference, variants, outc
         "partial_samples": outcome.partial_samples,
         "stats": stat_recs,
         "deltas": delta_recs,
+        # µs per added argument (slope over the arg counts, 95% interval over rounds): issue 22
+        "per_arg": per_arg(outcome.samples, names, reference, settings["arg_counts"], confidence),
         "confidence": confidence,
         "method": stats.METHOD,
         "peers": ({"samples": outcome.peer_samples, "stats": peer_stats(outcome.peer_samples)}
@@ -256,6 +257,7 @@ def _settings(args, arg_counts, loops, calibrated, affinity, prefetch=0, spin=No
                   "variant (order rotated every repeat); deltas pair the samples of each repeat slot"),
         "peers": bool(args.peers),
         "arg_kind": getattr(args, "arg_kind", "array"),
+        "dispatch": getattr(args, "dispatch", "lazy"),
     }
 
 
@@ -275,6 +277,8 @@ def run(args) -> int:
         raise UserError(f"--pinned-warmup must be >= 1 launch (got {args.pinned_warmup}); "
                         "it warms the measuring CPU's caches for the round")
     arg_counts = variants.parse_int_list(args.args, "--args")
+    if max(arg_counts) > MAX_KERNEL_ARGS:
+        raise UserError(f"--args {args.args!r}: a kernel takes at most {MAX_KERNEL_ARGS} arguments here")
     loops = None
     if args.loops:
         loops = dict(zip(arg_counts, variants.parse_int_list(args.loops, "--loops", len(arg_counts))))
@@ -302,7 +306,7 @@ def run(args) -> int:
         rounds=args.rounds, warmup=args.warmup, sample_target_s=args.sample_time,
         simulator=args.simulator, affinity=affinity, peers=args.peers, overlay=overlay, log_dir=run_dir,
         prefetch=prefetch, setup_cpus=[c for c in setup if c not in spin] or None, spin_cpus=spin,
-        setup={"arg_kind": args.arg_kind} if args.arg_kind != "array" else {},
+        setup=argument_setup(args),
         modules={v.name: v.base.module for v in vlist if v.base.module != "numba-cuda"},
         max_time=args.max_time or None, pinned_warmup=min(args.pinned_warmup, args.warmup),
     )

@@ -12,6 +12,7 @@ import time
 
 from ..base.atomic import write_json_atomic
 from ..base.errors import UserError
+from ..workloads import argkinds
 from ..workloads.kernels import check_counts, parse_arg_counts
 from ..workloads.peers import LABELS, LAUNCHERS
 
@@ -155,7 +156,8 @@ def measure_on_engine(args, names: list, counts: list) -> tuple[dict, dict]:
     from ..engine import runner
 
     out = runner.rounds_here(
-        {"workload": "peers", "launchers": names, "peer_warmup": max(10, min(args.loops, 2000))}, counts,
+        {"workload": "peers", "launchers": names, "peer_warmup": max(10, min(args.loops, 2000)),
+         **argkinds.argument_setup(args)}, counts,
         {"cmd": "peers_round", "arg_counts": counts, "loops": args.loops, "repeats": args.repeats, "warmup": 100},
         args.rounds, getattr(args, "affinity", "auto"), "peers")
     samples, reasons = merge_rounds(out.units, names, counts)
@@ -180,7 +182,8 @@ def run_peers(args) -> int:
     settings = {"loops": args.loops, "repeats": args.repeats, "rounds": args.rounds,
                 "round": "a fresh worker process, set up ahead and pinned (launchbench.engine.runner)",
                 "grid": 1, "block": 1, "stream": "legacy default (0)",
-                "timed_region": "loops launches + one synchronize, divided by loops"}
+                "timed_region": "loops launches + one synchronize, divided by loops",
+                "numba_cuda_args": {"kind": args.arg_kind, "dispatch": args.dispatch}}
     context = {
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "elapsed_s": round(time.time() - started, 1),
@@ -219,5 +222,6 @@ def register(sub) -> None:
     p.add_argument("--args", default="0,1,2,3,4", help="comma-separated argument counts (default 0..4)")
     p.add_argument("--only", help=f"comma-separated launchers (default all: {','.join(LAUNCHERS)})")
     p.add_argument("--breakdown", action="store_true", help="also time numba-cuda's launch stage by stage")
+    argkinds.add_argument_options(p)  # numba-cuda's launcher only: the peers launch raw pointers
     p.add_argument("--output", "-o", help="write the JSON document here (atomically)")
     p.set_defaults(func=run_peers)

@@ -30,7 +30,7 @@ import sys
 import time
 
 from ..engine import runner
-from ..workloads import stages
+from ..workloads import argkinds, stages
 from ..base.errors import UserError
 
 SCHEMA = "launchbench.breakdown/2"
@@ -56,8 +56,7 @@ def add_arguments(p) -> None:
     v.add_argument("--reference", help="variant the deltas are taken against (default: the first)")
     add_env_arguments(p.add_argument_group("paired mode: environments"))
     m = p.add_argument_group("paired mode: measurement")
-    m.add_argument("--arg-kind", default="array", choices=stages.ARG_KINDS,
-                   help="kernel arguments: float32[1] device arrays (default), Python floats, or both alternating")
+    argkinds.add_argument_options(m)
     m.add_argument("--stages", help="comma-separated stages to time (default: all of launchbench.workloads.stages)")
     m.add_argument("--no-insitu", action="store_true", help="skip the X+launch (in-situ) stages")
     m.add_argument("--sample-time", type=float, default=DEFAULT_SAMPLE_TIME,
@@ -392,7 +391,8 @@ def format_text(doc: dict) -> str:
     out = []
     if doc.get("simulator"):
         out.append("CUDA SIMULATOR smoke run on a stand-in launch path: NOT A MEASUREMENT")
-    out.append(f"Launch breakdown, {doc['rounds_completed']} rounds, arguments: {doc['settings']['arg_kind']} "
+    out.append(f"Launch breakdown, {doc['rounds_completed']} rounds, arguments: {doc['settings']['arg_kind']}"
+               f"{', eager dispatch' if doc['settings'].get('dispatch') == 'eager' else ''} "
                f"(us per launch, mean over rounds ± 95% half-width)")
     for v in doc["variants"]:
         name = v["name"]
@@ -455,13 +455,12 @@ def run(args) -> int:
     from ..environments import envs, variants
     from ..base import device
     from ..base.outputs import check_outputs
-    from ..workloads.kernels import parse_arg_counts
 
     if (args.repeats or DEFAULT_REPEATS) < 1 or (args.rounds or DEFAULT_ROUNDS) < 1:
         raise UserError("--repeats and --rounds must be at least 1")
     if args.sample_time <= 0 or (args.max_time is not None and args.max_time <= 0):
         raise UserError("--sample-time and --max-time must be positive, e.g. --sample-time 0.002")
-    arg_counts = parse_arg_counts(args.args)
+    arg_counts = argkinds.parse_counts(args.args)  # up to 32 arguments (issue 22), not peers' 8
     stage_list = parse_stages(args.stages, insitu=not args.no_insitu)
     affinity = runner.parse_affinity(args.affinity)
     # a smoke or stand-in run without variants times this interpreter's environment twice (an A/A pair)
@@ -487,7 +486,7 @@ def run(args) -> int:
         if args.loops < 1:
             raise UserError("--loops must be at least 1 per sample")
         loops = {runner.key_id(k): args.loops for k in keys}
-    setup = {"workload": "stages", "arg_kind": args.arg_kind}
+    setup = {"workload": "stages", "arg_kind": args.arg_kind, **argkinds.argument_setup(args)}
     if args.target:
         setup["target"] = args.target
     rounds, repeats = args.rounds or DEFAULT_ROUNDS, args.repeats or DEFAULT_REPEATS
@@ -510,7 +509,7 @@ def run(args) -> int:
                          "numba_cuda_version": info.get("numba_cuda_version"), "env": resolved[v.base].path,
                          "installed": info.get("installed", {}), "stages": info.get("stages"),
                          "affinity": info.get("affinity"), "pins": pins if v.base.kind != "env" else {}})
-        settings = {"arg_counts": arg_counts, "arg_kind": args.arg_kind, "stages": stage_list,
+        settings = {"arg_counts": arg_counts, "arg_kind": args.arg_kind, "dispatch": args.dispatch, "stages": stage_list,
                     "loops": {str(k): n for k, n in outcome.loops.items()}, "calibrated": loops is None,
                     "sample_target_s": args.sample_time if loops is None else None, "repeats": repeats,
                     "rounds": rounds, "max_time_s": args.max_time, "warmup": args.warmup,

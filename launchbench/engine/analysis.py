@@ -81,6 +81,42 @@ def analyze(samples: list, names: list, reference: str, arg_counts: list, keys: 
     return stat_recs, delta_recs
 
 
+def per_arg(samples: list, names: list, reference: str, arg_counts: list, confidence: float = 0.95) -> dict:
+    """µs per added kernel argument: the slope of launch time over the arg counts, with its interval.
+
+    ``{variant: slope, "variant-reference": slope}``: a variant's slope from the median of its
+    repeats per round and arg count; a delta's from the median of the paired (same repeat slot)
+    differences, so the slope of the difference keeps the rounds' pairing (stats.slope_ci).
+    Empty with fewer than two arg counts."""
+    import statistics
+
+    from . import stats
+
+    if len(arg_counts) < 2:
+        return {}
+    by = group_rounds(samples, [{"nargs": n} for n in arg_counts])
+    out = {}
+    for name in names:
+        per_n = [by.get((name, n), {}) for n in arg_counts]
+        common = sorted(set.intersection(*(set(p) for p in per_n)))
+        if common:
+            out[name] = stats.slope_ci(arg_counts, [[statistics.median(p[r]) for p in per_n] for r in common], confidence)
+    for name in names:
+        if name == reference:
+            continue
+        rounds: dict = {}
+        for n in arg_counts:
+            ref_r, var_r = by.get((reference, n), {}), by.get((name, n), {})
+            for r in set(ref_r) & set(var_r):
+                diffs = stats.paired_differences(ref_r[r], var_r[r])
+                if diffs:
+                    rounds.setdefault(r, {})[n] = statistics.median(diffs)
+        full = [[cells[n] for n in arg_counts] for _r, cells in sorted(rounds.items()) if len(cells) == len(arg_counts)]
+        if full:
+            out[f"{name}-{reference}"] = stats.slope_ci(arg_counts, full, confidence)
+    return out
+
+
 def round_series(samples: list, names: list, reference: str, arg_counts: list) -> dict:
     """(variant, nargs) -> (per-round us deltas, per-round % deltas) vs the reference."""
     from . import stats

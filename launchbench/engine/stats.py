@@ -134,6 +134,50 @@ def mean_ci(values, confidence: float = CONFIDENCE) -> tuple[float, float, float
     return mean, mean - half, mean + half
 
 
+# ---------------------------------------------------------------- per-argument slopes (issue 22)
+
+def lsq_line(xs, ys) -> tuple[float, float]:
+    """(slope, intercept) of the least-squares line through (xs, ys); needs two distinct xs."""
+    xs, ys = [float(x) for x in xs], [float(y) for y in ys]
+    if len(xs) != len(ys) or len(set(xs)) < 2:
+        raise ValueError("lsq_line() needs as many ys as xs and at least two distinct xs")
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    return slope, my - slope * mx
+
+
+def slope_ci(xs, rounds, confidence: float = CONFIDENCE) -> dict:
+    """The cost per added argument with its interval: ``{"us", "ci", "n", "intercept", "method"}``.
+
+    *rounds* holds one list of ys (one per x) per round. With two or more rounds the slope is
+    fitted per round and the t interval is taken over the rounds' slopes: rounds are the
+    independent units (fresh processes), and for a paired delta each round's ys are already
+    variant-minus-reference differences, so the pairing carries into the slope. With a single
+    round the interval is the ordinary least-squares one (residuals, n - 2 degrees of freedom),
+    which assumes independent points and is marked so in ``method``."""
+    xs = [float(x) for x in xs]
+    rounds = [list(r) for r in rounds if len(r) == len(xs)]
+    if not rounds:
+        raise ValueError("slope_ci() needs at least one round with one y per x")
+    fits = [lsq_line(xs, r) for r in rounds]
+    if len(fits) >= 2:
+        m, lo, hi = mean_ci([f[0] for f in fits], confidence)
+        intercept = statistics.fmean(f[1] for f in fits)
+        return {"us": m, "ci": [lo, hi], "n": len(fits), "intercept": intercept, "method": "per-round slopes, t over rounds"}
+    slope, intercept = fits[0]
+    ys = rounds[0]
+    n = len(xs)
+    if n <= 2:
+        return {"us": slope, "ci": [slope, slope], "n": 1, "intercept": intercept, "method": "one round, two points: no interval"}
+    mx = statistics.fmean(xs)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    rss = sum((y - (intercept + slope * x)) ** 2 for x, y in zip(xs, ys))
+    half = t_quantile(0.5 + confidence / 2.0, n - 2) * math.sqrt(rss / (n - 2) / sxx)
+    return {"us": slope, "ci": [slope - half, slope + half], "n": 1, "intercept": intercept,
+            "method": "one round: least-squares interval over the points"}
+
+
 # ---------------------------------------------------------------- medians
 
 def _binom_cdf_half(k: int, n: int) -> float:

@@ -38,6 +38,7 @@ import sys
 import time
 
 from ..base import cudamod
+from ..workloads import argkinds
 
 
 #: launches per kernel during setup: enough to compile and load it; the real warm-up is prepare's
@@ -95,11 +96,6 @@ def _dist_version(module_name: str) -> str | None:
         return metadata.version(names[0])
     except Exception:  # noqa: BLE001
         return None
-
-
-def kernel_source(nargs: int) -> str:
-    params = ", ".join(f"a{i}" for i in range(nargs))
-    return f"def k({params}):\n    pass\n"
 
 
 class SimulatorDispatcher:
@@ -197,11 +193,13 @@ class Bench:
         self._quiet()
         from ..workloads import stages
 
+        kind, dispatch = req.get("arg_kind") or "array", req.get("dispatch") or "lazy"
         for nargs in req["arg_counts"]:
-            namespace: dict = {}
-            exec(compile(kernel_source(nargs), f"<launchbench k/{nargs}>", "exec"), namespace)
-            kernel = cuda.jit(namespace["k"])
-            args = stages.make_args(nargs, req.get("arg_kind") or "array")
+            try:  # CuPy/torch arguments, eager signatures: launchbench.workloads.argkinds
+                kernel = argkinds.build_kernel(cuda, nargs, kind, dispatch)
+                args = argkinds.make_args(nargs, kind, cuda)
+            except argkinds.ArgKindUnavailable as exc:
+                raise Failure("error", str(exc)) from None  # "variant v: --arg-kind cupy needs cupy ..."
             launcher = kernel[1, 1]
             if req.get("simulator"):
                 launcher = _SimulatorLaunch(SimulatorDispatcher(launcher))
@@ -217,7 +215,7 @@ class Bench:
         if req.get("workload") == "stages":  # each stage of the launch on its own (breakdown --variant)
             for nargs, kernel in self.kernels.items():
                 style, self.stage_loops[nargs] = stages.worker_loops(kernel, self.args[nargs])
-            self.stage_info = {"style": style, "arg_kind": req.get("arg_kind") or "array"}
+            self.stage_info = {"style": style, "arg_kind": kind, "dispatch": dispatch}
         if req.get("workload") == "breakdown_single":
             from ..workloads import breakdown
 
@@ -227,7 +225,8 @@ class Bench:
             from ..workloads import peers
 
             self.peer_runs, self.peer_reasons = peers.build_launchers(
-                req["launchers"], req["arg_counts"], warmup=int(req.get("peer_warmup", 1000)))
+                req["launchers"], req["arg_counts"], warmup=int(req.get("peer_warmup", 1000)),
+                numba_args=(kind, dispatch))
             phases["peers"] = time.monotonic()
         try:
             dev = device.device_info()
@@ -241,6 +240,7 @@ class Bench:
             "cuda_module": cudamod.choice(),
             "installed": _versions(),
             "mechanism": mech,
+            "arguments": {"kind": kind, "dispatch": dispatch},
             "device": dev,
             "launchbench": os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # the package
             "setup_state": process_state(),

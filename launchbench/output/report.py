@@ -230,6 +230,9 @@ def build_blocks(result: dict, plot_ref: str | None) -> list[Block]:
         blocks.append(Block("table", rows=rows))
         blocks.append(Block("p", f"Method: {result['method']}."))
 
+    if result.get("per_arg"):
+        blocks.extend(per_arg_blocks(result, conf_pct))
+
     if result.get("peers"):
         pl = peer_levels(result)
         peers = [p for p in peer_names(result) if p not in unavailable_peers(result)]
@@ -250,6 +253,19 @@ def build_blocks(result: dict, plot_ref: str | None) -> list[Block]:
     blocks.append(Block("h2", "Settings"))
     blocks.append(Block("p", settings_text(result)))
     return blocks
+
+
+def per_arg_blocks(result: dict, conf_pct: int) -> list[Block]:
+    """The "Per added argument" table: the fitted µs/argument per variant and per delta (issue 22)."""
+    settings = result["settings"]
+    kind = f"{settings.get('arg_kind', 'array')} arguments, {settings.get('dispatch', 'lazy')} dispatch"
+    rows = [["variant / delta", "µs per argument", f"{conf_pct}% CI (µs)", "rounds", "fit"]]
+    for name, rec in result["per_arg"].items():
+        rows.append([name, _signed(rec["us"], 3), f"[{_signed(rec['ci'][0], 3)}, {_signed(rec['ci'][1], 3)}]",
+                     str(rec["n"]), rec["method"]])
+    return [Block("h2", "Per added argument"), Block("table", rows=rows),
+            Block("p", f"Least-squares slope of launch time over the arg counts ({kind}); a delta's slope is "
+                       "fitted to the paired per-round differences, so it keeps the rounds' pairing.")]
 
 
 # ----------------------------------------------------------------- renderers

@@ -33,7 +33,8 @@ import tempfile
 import time
 
 from ..base.errors import UserError
-from .kernels import MAX_ARGS, kernel_source, numba_kernel_and_args
+from . import argkinds
+from .kernels import MAX_ARGS, kernel_source, numba_kernel_and_args, quiet_occupancy_warnings
 
 ARG_COUNTS = (0, 1, 2, 3, 4)
 PEERS = ("numba_cuda_mlir", "cupy", "cuda_core", "floor")
@@ -110,8 +111,20 @@ def _ptx() -> str:
     return empty_kernels_ptx(_device_cc())
 
 
-def make_numba_cuda(nargs: int):
-    kernel, args = numba_kernel_and_args(nargs)
+def make_numba_cuda(nargs: int, kind: str = "array", dispatch: str = "lazy"):
+    """numba-cuda's ``k[1, 1](*args)``; *kind*/*dispatch* (``peers --arg-kind/--dispatch``, issue 22)
+    give it CuPy or torch arguments or an eager signature -- the other launchers keep raw pointers."""
+    if (kind, dispatch) == ("array", "lazy"):
+        kernel, args = numba_kernel_and_args(nargs)
+    else:
+        from ..base import cudamod
+
+        cuda_mod = cudamod.import_cuda()
+        quiet_occupancy_warnings()
+        kernel = argkinds.build_kernel(cuda_mod, nargs, kind, dispatch)
+        args = argkinds.make_args(nargs, kind, cuda_mod)
+        kernel[1, 1](*args)
+        cuda_mod.synchronize()
     from numba import cuda
 
     cfg, sync, clock = kernel[1, 1], cuda.synchronize, time.perf_counter
@@ -265,7 +278,7 @@ def make_floor(nargs: int):
 FACTORIES = {"numba_cuda": make_numba_cuda, "numba_cuda_mlir": make_numba_cuda_mlir, "cupy": make_cupy, "cuda_core": make_cuda_core, "floor": make_floor}
 
 
-def build_launchers(names, arg_counts, warmup: int):
+def build_launchers(names, arg_counts, warmup: int, numba_args: tuple = ("array", "lazy")):
     """{name: {nargs: run}} and {name: reason} for launchers that cannot run here.
 
     Each launcher is warmed up (module load, JIT, first-launch costs) before
@@ -278,7 +291,7 @@ def build_launchers(names, arg_counts, warmup: int):
         try:
             per = {}
             for nargs in arg_counts:
-                run = FACTORIES[name](nargs)
+                run = make_numba_cuda(nargs, *numba_args) if name == "numba_cuda" else FACTORIES[name](nargs)
                 run(warmup)
                 per[nargs] = run
             runs[name] = per

@@ -51,6 +51,8 @@ from __future__ import annotations
 import inspect
 import time
 
+from . import argkinds
+
 #: The partition of ``full``: (level, its children). level - sum(children) is that level's rest.
 TREE = (
     ("full", ("configured_call", "dispatcher_call")),
@@ -161,39 +163,17 @@ def baseline_of(stage: str) -> str:
 
 # ---------------------------------------------------------------- kernel arguments
 
-ARG_KINDS = ("array", "scalar", "mixed")
+# the kinds and their factories live in launchbench.workloads.argkinds (issue 22: CuPy, torch, eager signatures)
+ARG_KINDS = argkinds.KINDS
 #: The scalar argument: a Python float, typed float64 (what ``k[g, b](x, alpha)`` passes).
-SCALAR_VALUE = 1.5
-
-
-def check_arg_kind(kind: str | None) -> str:
-    from ..base.errors import UserError
-
-    kind = (kind or "array").strip().lower()
-    if kind not in ARG_KINDS:
-        raise UserError(f"--arg-kind {kind!r}: use one of {', '.join(ARG_KINDS)}")
-    return kind
-
-
-def arg_is_array(kind: str, index: int) -> bool:
-    """array: every argument a float32[1] device array; scalar: every one a Python float;
-    mixed: arrays at even positions, scalars at odd ones."""
-    return kind == "array" or (kind == "mixed" and index % 2 == 0)
+SCALAR_VALUE = argkinds.SCALAR_VALUE
+check_arg_kind = argkinds.check_kind
+arg_is_array = argkinds.is_array
 
 
 def make_args(nargs: int, kind: str = "array") -> list:
     """The kernel arguments of one arg count (device arrays need numba-cuda and a GPU or the simulator)."""
-    out = []
-    for i in range(nargs):
-        if arg_is_array(kind, i):
-            import numpy as np
-
-            from ..base import cudamod
-
-            out.append(cudamod.import_cuda().to_device(np.zeros(1, dtype=np.float32)))
-        else:
-            out.append(SCALAR_VALUE)
-    return out
+    return argkinds.make_args(nargs, kind)
 
 
 # ---------------------------------------------------------------- breakdown's seven stages
