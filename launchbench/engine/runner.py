@@ -429,8 +429,8 @@ def _spawn_round(plan: Plan, rnd: int) -> dict:
     try:
         for name, python, mech in rotated(list(plan.variants), rnd):
             log = os.path.join(plan.log_dir, f"{plan.log_prefix}{rnd}-{name}.log")
-            worker = Worker(name, python, plan.overlay, log, plan.simulator, cpus=plan.setup_cpus,
-                            extra_env=plan.worker_env)
+            lane_env = {"extra_env": plan.worker_env} if plan.worker_env else {}  # only lanes set one
+            worker = Worker(name, python, plan.overlay, log, plan.simulator, cpus=plan.setup_cpus, **lane_env)
             workers[name] = worker
             warm = {"setup_warmup": plan.warmup - plan.pinned_warmup} if plan.pinned_warmup is not None else {}
             worker.send({"cmd": "setup", "arg_counts": plan.arg_counts, "mechanism": mech,
