@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -150,6 +151,89 @@ def test_merge_pools_rounds_with_distinct_ids_and_keeps_lanes_apart():
     from launchbench.engine.analysis import analyze
     _stats, deltas = analyze(merged.samples, ["ref", "v"], "ref", [0])
     assert deltas[0]["rounds"] == 5  # one interval over every lane's rounds
+
+
+def test_pool_renumbers_only_new_samples_and_matches_a_fresh_merge():
+    plan = lanes.plan_lanes(["0", "1"], "auto", range(4), no_smt)
+    a, b = outcome(samples_for(0, 2), 2, 1.0), outcome(samples_for(0, 1), 1, 1.0)
+    pool = lanes.Pool(plan)
+    lanes.merge([a, b], plan, pool)
+    a.samples.extend({**x, "round": 2} for x in samples_for(0, 1))  # lane 0 finishes another round
+    a.rounds_completed = 3
+    assert lanes.merge([a, b], plan, pool).samples == lanes.merge([a, b], plan).samples
+    assert len(pool.done[0]) == len(a.samples)
+
+
+class LaneWorker:
+    """A thread-safe stand-in for runner.Worker: remembers its lane's environment; the variant
+    'b' is 0.5 us slower; a worker of the GPU in ``fail_gpu`` dies at its first sample."""
+
+    envs: list = []
+    fail_gpu = None
+
+    def __init__(self, variant, python, overlay, log_path, simulator, cpus=None, extra_env=None):
+        self.variant, self.env, self.pending = variant, dict(extra_env or {}), []
+        self.pid, self.spawned = 1, 0.0
+        self.proc = type("P", (), {"poll": staticmethod(lambda: 0)})()
+        LaneWorker.envs.append(self.env)
+
+    def send(self, req):
+        self.pending.append(req)
+
+    def receive(self):
+        req = self.pending.pop(0)
+        if req["cmd"] == "setup":
+            return {"ok": True, "info": {"device": {"name": "fake"}}}
+        if req["cmd"] == "prepare":
+            return {"ok": True, "affinity": req["affinity"]}
+        if req["cmd"] == "calibrate":
+            return {"ok": True, "loops": 5}
+        if self.env.get("CUDA_VISIBLE_DEVICES") == LaneWorker.fail_gpu:
+            raise runner.WorkerError(self.variant, "died", "worker exited")
+        time.sleep(0.05)  # rounds last long enough for the pooled on_round to see some
+        return {"ok": True, "us": 10.0 + (0.5 if self.variant == "b" else 0.0)}
+
+    def request(self, req):
+        self.send(req)
+        return self.receive()
+
+    def retire(self):
+        pass
+
+    close = kill = retire
+
+
+@pytest.fixture
+def lane_workers(monkeypatch, tmp_path):
+    monkeypatch.setattr(runner, "Worker", LaneWorker)
+    monkeypatch.setattr(LaneWorker, "envs", [])
+    monkeypatch.setattr(LaneWorker, "fail_gpu", None)
+    return runner.Plan(variants=[("a", "py", None), ("b", "py", None)], reference="a", arg_counts=[0],
+                       loops=None, repeats=3, rounds=40, warmup=1, sample_target_s=0.001, simulator=True,
+                       affinity=None, peers=False, overlay="o", log_dir=str(tmp_path), prefetch=1)
+
+
+def test_a_pooled_stop_rule_ends_every_lane(lane_workers):
+    plan = lane_workers
+    plan.stop = lambda out: "enough" if out.rounds_completed >= 6 else None
+    seen = []
+    two = lanes.plan_lanes(["0", "1"], "none", range(4), no_smt)
+    out = lanes.run(plan, two, runner.Progress(1, enabled=False), on_round=lambda o: seen.append(o.rounds_completed))
+    assert 6 <= out.rounds_completed <= 8 and out.stopped == "enough" and not out.interrupted
+    assert all(lane["stopped"] == "enough" for lane in out.lanes)
+    assert {e["CUDA_VISIBLE_DEVICES"] for e in LaneWorker.envs} == {"0", "1"}
+    assert seen == sorted(seen) and seen[-1] <= out.rounds_completed
+    from launchbench.engine.analysis import analyze
+    _stats, deltas = analyze(out.samples, ["a", "b"], "a", [0])
+    assert deltas[0]["delta_us"] == pytest.approx(0.5) and deltas[0]["rounds"] == out.rounds_completed
+
+
+def test_a_failing_lane_stops_the_others_and_is_reported(lane_workers):
+    LaneWorker.fail_gpu = "1"
+    two = lanes.plan_lanes(["0", "1"], "none", range(4), no_smt)
+    out = lanes.run(lane_workers, two, runner.Progress(1, enabled=False))
+    assert out.interrupted and out.reason.startswith("lane 1: ") and "worker exited" in out.reason
+    assert out.lanes[1]["rounds_completed"] == 0 and out.lanes[0]["rounds_completed"] < 20
 
 
 # ---------------------------------------------------------------- the per-lane check

@@ -174,16 +174,35 @@ def _renumber(records: list, lane: Lane, n_lanes: int) -> list:
             for r in records]
 
 
-def merge(outcomes: list, lanes: list) -> runner.Outcome:
+class Pool:
+    """The lanes' finished samples, renumbered once: a lane's ``Outcome.samples`` only grows, so
+    each merge renumbers just what arrived since the last (the stopping rule merges after every
+    round of every lane; copying every sample each time grew with the run)."""
+
+    def __init__(self, lanes: list):
+        self.lanes = lanes
+        self.done: list = [[] for _ in lanes]
+        self.sources: list = [None] * len(lanes)
+
+    def samples(self, k: int, outcome: runner.Outcome) -> list:
+        if self.sources[k] is not outcome:  # a new outcome object: start this lane over
+            self.sources[k], self.done[k] = outcome, []
+        new = outcome.samples[len(self.done[k]):]
+        self.done[k].extend(_renumber(new, self.lanes[k], len(self.lanes)))
+        return self.done[k]
+
+
+def merge(outcomes: list, lanes: list, pool: Pool | None = None) -> runner.Outcome:
     """The lanes' outcomes as one: their rounds pooled (renumbered, each record tagged with its
     lane), lane 0's set-up facts and loops, timing summed except the wall (the longest lane's),
     and ``lanes``: one record per lane."""
     n = len(lanes)
+    pool = pool or Pool(lanes)
     out = runner.Outcome()
     first = outcomes[0]
     out.infos, out.round_infos, out.loops = first.infos, first.round_infos, dict(first.loops)
-    for lane, o in zip(lanes, outcomes):
-        out.samples.extend(_renumber(o.samples, lane, n))
+    for k, (lane, o) in enumerate(zip(lanes, outcomes)):
+        out.samples.extend(pool.samples(k, o))
         out.partial_samples.extend(_renumber(o.partial_samples, lane, n))
         out.peer_samples.extend(_renumber(o.peer_samples, lane, n))
         out.units.extend(o.units)
@@ -220,19 +239,19 @@ class _LaneProgress(runner.Progress):
 def run(plan: runner.Plan, lanes: list, progress: runner.Progress, on_round=None) -> runner.Outcome:
     """``runner.run`` in every lane at once; returns the merged outcome (``merge``).
 
-    *on_round* and ``plan.stop`` see the pooled outcome of all lanes (under one lock): a stop
-    rule met by the pooled rounds, a lane's failure or a Ctrl-C ends every lane after its current
-    round."""
+    ``plan.stop`` sees the pooled outcome of all lanes after every round of any lane: a stop rule
+    met by the pooled rounds, a lane's failure or a Ctrl-C ends every lane after its current
+    round. *on_round* (the JSON writes) gets the pooled outcome from this thread, not from the
+    lanes, so no lane waits for a write; this thread and the lanes' threads run on the lanes'
+    set-up CPUs, never on a measuring one."""
     n = len(lanes)
     if n > 1 and plan.spin_cpus:
         raise UserError("--spin cannot be combined with more than one GPU (--gpus); leave it 'none'")
     current: list = [runner.Outcome() for _ in lanes]
     results: list = [None] * n
     lock = threading.Lock()
+    pool = Pool(lanes)
     halt: list = []  # the reason every lane stops, once there is one
-
-    def pooled() -> runner.Outcome:
-        return merge(current, lanes)
 
     def lane_stop(k):
         def stop(out):
@@ -241,7 +260,7 @@ def run(plan: runner.Plan, lanes: list, progress: runner.Progress, on_round=None
                 if halt:
                     return halt[0]
                 if plan.stop is not None:
-                    reason = plan.stop(pooled())
+                    reason = plan.stop(merge(current, lanes, pool))
                     if reason:
                         halt.append(reason)
                         return reason
@@ -252,11 +271,11 @@ def run(plan: runner.Plan, lanes: list, progress: runner.Progress, on_round=None
         def hook(out):
             with lock:
                 current[k] = out
-                if on_round:
-                    on_round(pooled())
         return hook
 
     def work(k, lane):
+        if n > 1 and lane.setup_cpus:  # this thread's bookkeeping (the pooled stop rule) off every
+            runner.pin(lane.setup_cpus)  # lane's measuring CPU; its workers start from here too
         lp = lane_plan(plan, lane, n)
         lp.stop = lane_stop(k)
         total = lp.rounds * lp.repeats * max(1, len(lp.sample_keys())) * len(lp.variants)
@@ -270,21 +289,34 @@ def run(plan: runner.Plan, lanes: list, progress: runner.Progress, on_round=None
                 if not halt:
                     halt.append(f"lane {k} stopped: {results[k].reason}")
 
+    home = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    setup_union = sorted({c for lane in lanes for c in (lane.setup_cpus or [])})
+    if n > 1 and setup_union:
+        runner.pin(setup_union)
     threads = [threading.Thread(target=work, args=(k, lane), name=f"lane{k}", daemon=True)
                for k, lane in enumerate(lanes)]
     for t in threads:
         t.start()
     interrupted = False
+    written = 0  # pooled rounds the last on_round saw
     try:
-        for t in threads:
-            while t.is_alive():
-                t.join(0.2)
+        while any(t.is_alive() for t in threads):
+            next(t for t in threads if t.is_alive()).join(0.2)
+            with lock:
+                done = sum(c.rounds_completed for c in current)
+                snapshot = merge(current, lanes, pool) if on_round and done > written else None
+            if snapshot is not None:
+                written = done
+                on_round(snapshot)
     except KeyboardInterrupt:  # only this thread sees it: every lane ends after its current round
         interrupted = True
         with lock:
             halt.append("KeyboardInterrupt")
         for t in threads:
             t.join()
+    finally:
+        if n > 1 and setup_union and home:
+            runner.pin(home)
     progress.finish()
     out = merge([r if r is not None else runner.Outcome() for r in results], lanes)
     if interrupted:
