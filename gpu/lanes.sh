@@ -14,7 +14,9 @@
 #    (--gpus 0,1): the measurement's wall time (timing.wall_s) of each.
 # Needs `bash gpu/setup_env.sh stage envs base` (/tmp/env029, /tmp/env030, /tmp/env-base, /tmp/wheels,
 # /tmp/wcache, /tmp/nc). The compare runs use the prepared envs directly (env:PATH variants), so
-# nothing is built for them. Wall: about 2.5 + 1.2 + 2 x 1.5 min; every run has its own time limit
+# nothing is built for them. hist1 builds the per-commit envs (from the cached wheels) before it
+# measures; hist2 reuses them. Limits 160 + 80 + 150 + 80 s (<= 8 min with set-up; typically about
+# 5.5 min); every run has its own time limit
 # (SIGINT first: the finished rounds are written). Writes <run>.json(.gz), .log, .err, command.txt,
 # status.txt and summary.txt into DIR; prints the summary. Never exits non-zero on a failed run.
 set -u
@@ -42,17 +44,17 @@ HIST_ENVS="--python $HPY --system-site-packages --wheels /tmp/wheels --wheel-cac
 for what in ${LANES_RUNS:-default trust hist1 hist2}; do
     start=$(date +%s)
     case $what in
-        default) run 170 "$RESULTS/default.log" "$PY" -m launchbench compare --gpus "$GPUS" $X \
+        default) run 160 "$RESULTS/default.log" "$PY" -m launchbench compare --gpus "$GPUS" $X \
                      --variant baseline=env:$E29 --variant contextvar=contextvar@baseline \
                      --variant v2=env:$E30 --no-report -o "$RESULTS/default.json" ;;
-        trust) run 90 "$RESULTS/trust.log" "$PY" -m launchbench compare --gpus "$GPUS" $X --max-time 50 \
+        trust) run 80 "$RESULTS/trust.log" "$PY" -m launchbench compare --gpus "$GPUS" $X --max-time 45 \
                    --target-ci 0 --variant ref=passthrough@env:$E29 \
                    --variant twin=passthrough@env:$E29 --variant cal=delay:0.5us@env:$E29 \
                    --no-report -o "$RESULTS/trust.json" ;;
-        hist1) run 130 "$RESULTS/hist1.log" "$HPY" -m launchbench history /tmp/nc v0.29.0..v0.30.4 $HIST_ENVS \
-                   --gpus 0 --rounds "$HIST_ROUNDS" --warmup 300 --max-time 90 --no-report -o "$RESULTS/hist1.json" ;;
-        hist2) run 130 "$RESULTS/hist2.log" "$HPY" -m launchbench history /tmp/nc v0.29.0..v0.30.4 $HIST_ENVS \
-                   --gpus "$GPUS" --rounds "$HIST_ROUNDS" --warmup 300 --max-time 90 --no-report -o "$RESULTS/hist2.json" ;;
+        hist1) run 150 "$RESULTS/hist1.log" "$HPY" -m launchbench history /tmp/nc v0.29.0..v0.30.4 $HIST_ENVS \
+                   --gpus 0 --rounds "$HIST_ROUNDS" --warmup 300 --max-time 60 --no-report -o "$RESULTS/hist1.json" ;;
+        hist2) run 80 "$RESULTS/hist2.log" "$HPY" -m launchbench history /tmp/nc v0.29.0..v0.30.4 $HIST_ENVS \
+                   --gpus "$GPUS" --rounds "$HIST_ROUNDS" --warmup 300 --max-time 60 --no-report -o "$RESULTS/hist2.json" ;;
         *) echo "unknown run $what (default, trust, hist1, hist2)"; continue ;;
     esac
     echo "$what: process wall $(( $(date +%s) - start )) s" | tee -a "$RESULTS/status.txt"
@@ -111,13 +113,14 @@ walls = {}
 for name in ("hist1", "hist2"):
     doc = load(name)
     if doc:
-        walls[name] = doc["timing"]["wall_s"]
+        per = walls[name] = doc["timing"]["wall_s"] / max(1, doc["rounds_completed"])
         print(f"history v0.29.0..v0.30.4 {name[-1]} lane(s): {doc['rounds_completed']} rounds, measurement wall "
-              f"{doc['timing']['wall_s']} s, culprits {doc.get('culprits')}")
+              f"{doc['timing']['wall_s']} s ({per:.2f} s per round; stopped: {doc.get('stopped')}), "
+              f"culprits {doc.get('culprits')}")
         if doc.get("lanes"):
             print(lanes_line(doc))
-if len(walls) == 2 and walls["hist2"]:
-    print(f"history speed-up 1 -> 2 lanes: {walls['hist1'] / walls['hist2']:.2f}x")
+if len(walls) == 2 and all(walls.values()):
+    print(f"history speed-up 1 -> 2 lanes (seconds per round): {walls['hist1'] / walls['hist2']:.2f}x")
 PY
 gzip -kf "$RESULTS"/*.json 2>/dev/null
 rm -f "$RESULTS"/*.json  # the .gz copies come back; logs stay
