@@ -150,6 +150,23 @@ def test_bisect_finds_the_slow_commit(standin, tmp_path, capsys):
     assert "culprit: g" + shas[3][:8] in capsys.readouterr().out
 
 
+@pytest.mark.slow
+def test_history_on_two_lanes_pools_their_rounds(standin, tmp_path, capsys):
+    """--gpus 0,1 (lanes.py): each lane's rounds on its own GPU and CPUs, one interval over all."""
+    repo, shas = standin
+    out = tmp_path / "h.json"
+    rc = cli.main(["history", str(repo), f"{shas[0]}..{shas[3]}", "--rounds", "4", "--aa", "0", "--gpus", "0,1",
+                   "--affinity", "none", "-o", str(out), "--no-report", *_common(tmp_path)])
+    assert rc == 0
+    from launchbench.base.atomic import read_json
+
+    doc = read_json(out)
+    assert doc["culprits"] == [shas[3]] and doc["rounds_completed"] == 4
+    assert doc["lanes"]["n"] == 2 and [lane["rounds_completed"] for lane in doc["lanes"]["lanes"]] == [2, 2]
+    assert {(s["lane"], s["round"]) for s in doc["samples"]} == {(0, 0), (1, 1), (0, 2), (1, 3)}
+    assert "Lane check" in capsys.readouterr().out
+
+
 def test_bad_ranges_and_clones_are_one_line_errors(standin, tmp_path, capsys):
     repo, shas = standin
     for argv in (["history", str(repo), "nope..also-nope"], ["history", str(tmp_path / "missing"), "a..b"],

@@ -19,6 +19,7 @@ import time
 
 from ..base.errors import NoGPUError, UserError
 from ..engine.analysis import analyze, apply_rule, gate_result, per_arg, peer_stats, round_series
+from ..engine import lanes as lanes_mod
 from ..engine.runner import parse_prefetch, timing_json
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS, add_argument_options, argument_setup
 
@@ -86,6 +87,10 @@ def register(sub) -> None:
     m.add_argument("--affinity", metavar="CPUS", default="auto",
                    help="pin every worker to these CPUs while timing, e.g. 7 or 6,7; 'auto' (default): the "
                         "highest-numbered CPU this process may use; 'none': no pinning")
+    m.add_argument("--gpus", metavar="IDS", default=None,
+                   help="spread the rounds over these GPUs, one lane each with its own share of the CPUs, "
+                        "e.g. 0,1, or 'all'; the rounds pool into one interval, with a per-lane check "
+                        "(engine/lanes.py). Default: one GPU, as before")
     m.add_argument("--spin", metavar="CPUS", default="none",
                    help="keep these CPUs busy for the whole run, e.g. 0; 'auto': the lowest set-up CPU; "
                         "'none' (default). A busy CPU holds a VM's CPUs in one speed state (runner.Spinners)")
@@ -284,7 +289,9 @@ def run(args) -> int:
         loops = dict(zip(arg_counts, variants.parse_int_list(args.loops, "--loops", len(arg_counts))))
         if min(loops.values()) < 1:
             raise UserError("--loops must be at least 1 per sample")
-    affinity = runner.parse_affinity(args.affinity)
+    gpus = lanes_mod.parse_gpus(args.gpus, lanes_mod.visible_gpus())
+    lanes = lanes_mod.plan_lanes(gpus, args.affinity) if gpus else None
+    affinity = lanes[0].affinity if lanes else runner.parse_affinity(args.affinity)
     vlist, reference = variants.parse_variants(args.items or [], args.reference)
     prefetch = parse_prefetch(args.prefetch, len(vlist), affinity)
     setup = runner.setup_cpus(affinity) or []
@@ -352,6 +359,8 @@ def run(args) -> int:
                                      "max_time_s": args.max_time or None}
         if args.fail_if_slower is not None:
             doc["gate"] = gate_result(doc["deltas"], args.fail_if_slower)
+        if lanes:
+            doc["lanes"] = lanes_mod.report(outcome, [v.name for v in vlist], reference, arg_counts)
         return doc
 
     last_write = [0.0]
@@ -367,11 +376,15 @@ def run(args) -> int:
     progress = runner.Progress(total, enabled=not args.quiet)
     if args.simulator:
         progress.line("launchbench: CUDA SIMULATOR smoke run -- the numbers are NOT a measurement")
-    outcome = runner.run(plan, progress, on_round=on_round)
+    if lanes:
+        outcome = lanes_mod.run(plan, lanes, progress, on_round=on_round)
+    else:
+        outcome = runner.run(plan, progress, on_round=on_round)
     runner.raise_setup_failure(outcome)
     doc = document(outcome)
     schema.write(output, doc)
     print(tables.render(doc), end="")
+    print(lanes_mod.render(doc.get("lanes")), end="")
     written = [output]
     if not args.no_report:
         written += export_reports(doc, output, markdown=args.markdown, plot=args.plot)

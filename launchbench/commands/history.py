@@ -28,6 +28,7 @@ import sys
 import time
 
 from ..base.errors import UserError
+from ..engine import lanes as lanes_mod
 from ..engine.runner import timing_json
 
 DEFAULT_THRESHOLD_US = 0.2
@@ -67,6 +68,9 @@ def _common(p, default_output: str | None) -> None:
     m.add_argument("--warmup", type=int, default=1000, help="launches per arg count before timing (default 1000)")
     m.add_argument("--affinity", metavar="CPUS", default="auto", help="measuring CPU(s) (default: the highest)")
     m.add_argument("--prefetch", default="auto", help="rounds set up ahead (default auto)")
+    m.add_argument("--gpus", metavar="IDS", default=None,
+                   help="spread the rounds over these GPUs (e.g. 0,1 or 'all'), one lane each with its own "
+                        "CPUs; rounds pool, lanes are checked against each other (default: one GPU)")
     m.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD_US,
                    help=f"a step counts when its 95%% interval lies wholly beyond +/- this many us (default {DEFAULT_THRESHOLD_US})")
     m.add_argument("--max-time", type=float, default=None, help="cap on seconds of measurement (no new round after it)")
@@ -217,7 +221,9 @@ class Session:
             raise UserError("--sample-time must be positive, e.g. 0.004")
         if args.threshold < 0:
             raise UserError("--threshold must be >= 0 us, e.g. 0.2")
-        self.affinity = runner.parse_affinity(args.affinity)
+        gpus = lanes_mod.parse_gpus(args.gpus, lanes_mod.visible_gpus())
+        self.lanes = lanes_mod.plan_lanes(gpus, args.affinity) if gpus else None
+        self.affinity = self.lanes[0].affinity if self.lanes else runner.parse_affinity(args.affinity)
         python = args.python or sys.executable
         pins = {} if args.target else variants.parse_pins(args.constraints)
         extras = args.extras if args.extras is not None else (
@@ -272,7 +278,10 @@ class Session:
         progress = runner.Progress(total, enabled=not self.args.quiet)
         if self.args.simulator:
             progress.line("launchbench: CUDA SIMULATOR smoke run -- the numbers are NOT a measurement")
-        out = runner.run(plan, progress, on_round=on_round)
+        if self.lanes:
+            out = lanes_mod.run(plan, self.lanes, progress, on_round=on_round)
+        else:
+            out = runner.run(plan, progress, on_round=on_round)
         runner.raise_setup_failure(out)
         self.gpu_seconds += out.timing["wall_s"]
         return out, prefetch
@@ -310,6 +319,7 @@ class Session:
             "rounds_planned": rounds, "rounds_completed": out.rounds_completed,
             "interrupted": out.interrupted, "interrupt_reason": out.reason, "stopped": out.stopped,
             "timing": timing_json(out.timing),
+            **({"lanes": lanes_mod.report(out, names, reference, self.arg_counts)} if self.lanes else {}),
         }
 
 
@@ -381,6 +391,7 @@ def run_history(args) -> int:
 
         written += asvresults.write_history(args.asv_results, doc)
     print(render(doc), end="")
+    print(lanes_mod.render(doc.get("lanes")), end="")
     if not args.no_report:
         written += export(doc, output)
     session.say("launchbench: wrote " + ", ".join(written))

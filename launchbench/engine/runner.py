@@ -46,7 +46,7 @@ class Worker:
     """One ``python -m launchbench.engine.worker`` process of one variant."""
 
     def __init__(self, variant: str, python: str, overlay: str, log_path: str, simulator: bool,
-                 cpus: list | None = None, module: str | None = None):
+                 cpus: list | None = None, module: str | None = None, extra_env: dict | None = None):
         self.variant = variant
         self.log_path = log_path
         self.cpus = cpus
@@ -58,6 +58,7 @@ class Worker:
         env.pop(cudamod.ENV, None)
         if module and module != "numba-cuda":  # numba-cuda-mlir: launchbench.base.cudamod
             env[cudamod.ENV] = module
+        env.update(extra_env or {})  # a lane's CUDA_VISIBLE_DEVICES (lanes.py)
         if simulator:
             env["NUMBA_ENABLE_CUDASIM"] = "1"
         else:
@@ -227,6 +228,7 @@ class Plan:
     modules: dict = field(default_factory=dict)  # variant name -> "numba-cuda-mlir" where not numba-cuda
     pinned_warmup: int | None = None  # of the ``warmup`` launches, those run after pinning (None: all);
     # the rest run during set-up, on the set-up CPUs, where they cost the round nothing
+    worker_env: dict = field(default_factory=dict)  # added to every worker's environment (a lane's GPU)
 
     def sample_keys(self) -> list:
         return list(self.keys) if self.keys is not None else launch_keys(self.arg_counts)
@@ -246,6 +248,7 @@ class Outcome:
     reason: str | None = None
     stopped: str | None = None  # why the run ended before its planned rounds (stop rule, time cap)
     error: WorkerError | None = None
+    lanes: list = field(default_factory=list)  # one record per lane (lanes.merge); empty without lanes
     timing: dict = field(default_factory=lambda: {"setup_wait_s": 0.0, "measure_s": 0.0, "teardown_s": 0.0,
                                                   "wall_s": 0.0})
 
@@ -431,8 +434,9 @@ def _spawn_round(plan: Plan, rnd: int) -> dict:
     try:
         for name, python, mech in rotated(list(plan.variants), rnd):
             log = os.path.join(plan.log_dir, f"{plan.log_prefix}{rnd}-{name}.log")
+            lane_env = {"extra_env": plan.worker_env} if plan.worker_env else {}  # only lanes set one
             worker = Worker(name, python, plan.overlay, log, plan.simulator, cpus=plan.setup_cpus,
-                            module=plan.modules.get(name))
+                            module=plan.modules.get(name), **lane_env)
             workers[name] = worker
             warm = {"setup_warmup": plan.warmup - plan.pinned_warmup} if plan.pinned_warmup is not None else {}
             worker.send({"cmd": "setup", "arg_counts": plan.arg_counts, "mechanism": mech,

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from . import schema
 from ..engine import stats
+from ..engine.lanes import render as render_lanes
 from ..base.atomic import write_bytes_atomic
 
 SMOKE_BANNER = "SMOKE RUN under the CUDA simulator: NOT A MEASUREMENT of GPU launch cost"
@@ -247,6 +248,9 @@ def build_blocks(result: dict, plot_ref: str | None) -> list[Block]:
         if missing:
             blocks.append(Block("p", "Not available on this machine: " + ", ".join(missing) + "."))
 
+    if result.get("lanes"):  # rounds spread over GPUs (engine/lanes.py)
+        blocks.append(Block("h2", "Lanes (one GPU each)"))
+        blocks.append(Block("code", render_lanes(result["lanes"]).rstrip()))
     blocks.append(Block("h2", "Environment"))
     blocks.append(Block("table", rows=environment_rows(result)))
     blocks.append(Block("table", rows=variant_rows(result)))

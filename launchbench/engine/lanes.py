@@ -1,0 +1,430 @@
+"""Lanes: the rounds of one run spread over the GPUs of one host.
+
+Why: on one GPU a run's rounds are bounded by worker set-up and exit (seconds per round, see
+runner.py), and most of a delta's variance is between rounds, which only more rounds reduce
+(docs/methodology.md). Two runs side by side on one GPU and one CPU pool each got about half
+the rounds, with wider intervals: the GPU and the CPUs are shared. A lane therefore owns one
+GPU (its workers see only it, through ``CUDA_VISIBLE_DEVICES``) and its own share of the CPUs
+(whole cores, so no two lanes measure on SMT siblings): it measures on the highest CPU of its
+share and sets up on the rest.
+
+Each lane runs the ordinary engine (``runner.run``) in its own thread with its own rounds; a
+round's paired samples stay inside one lane (its workers, its GPU, its measuring CPU), so
+pairing is untouched. The lanes' finished rounds pool into one set of rounds (lane ``k``'s
+round ``r`` becomes round ``r * n + k``), so every interval is over all lanes' rounds, and a
+stopping rule sees the pooled rounds. Pooling assumes the lanes measure the same deltas:
+``lane_check`` tests it per delta (Welch's t test of each lane's per-round deltas against
+the other lanes', Holm over lanes) and every command reports it beside the per-lane deltas.
+
+With one GPU named (``--gpus 0``) it is the same code path with one lane, whose CPUs and
+``--affinity`` are exactly those of a run without lanes.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import statistics
+import threading
+
+from ..base.errors import UserError
+from . import runner, stats
+
+PROC_GPUS = "/proc/driver/nvidia/gpus"  # one folder per GPU (its PCI bus id), no CUDA needed
+
+
+@dataclasses.dataclass
+class Lane:
+    """One GPU and its share of the CPUs."""
+
+    index: int
+    gpu: str            # the CUDA_VISIBLE_DEVICES entry its workers get
+    cpus: list          # its share of this process's CPUs
+    affinity: list | None    # measuring CPU(s); None: no pinning
+    setup_cpus: list | None  # where its workers set up
+
+    def env(self) -> dict:
+        return {"CUDA_VISIBLE_DEVICES": self.gpu}
+
+    def record(self) -> dict:
+        return {"lane": self.index, "gpu": self.gpu, "cpus": self.cpus, "affinity": self.affinity,
+                "setup_cpus": self.setup_cpus}
+
+
+# ---------------------------------------------------------------- planning
+
+def visible_gpus(environ=None, proc_dir: str = PROC_GPUS) -> list | None:
+    """The GPUs this process may use, as CUDA_VISIBLE_DEVICES entries: the parent's own
+    CUDA_VISIBLE_DEVICES if set, else one per folder of the driver's /proc listing; None where
+    neither says (no NVIDIA driver here)."""
+    environ = os.environ if environ is None else environ
+    text = environ.get("CUDA_VISIBLE_DEVICES")
+    if text is not None:
+        return [part.strip() for part in text.split(",") if part.strip()]
+    try:
+        count = len([d for d in os.listdir(proc_dir) if not d.startswith(".")])
+    except OSError:
+        return None
+    return [str(i) for i in range(count)]
+
+
+def parse_gpus(text: str | None, visible: list | None) -> list | None:
+    """``--gpus``: None -> None (no lanes: the run as it always was); "all" -> every visible
+    GPU; "0,1" -> those (indices into the visible GPUs, each a lane). Returns the
+    CUDA_VISIBLE_DEVICES entry of each lane."""
+    if text is None:
+        return None
+    text = str(text).strip().lower()
+    if text == "all":
+        if visible is None:
+            raise UserError("--gpus all: cannot count this host's GPUs (no CUDA_VISIBLE_DEVICES and no "
+                            f"{PROC_GPUS}); name them, e.g. --gpus 0,1")
+        if not visible:
+            raise UserError("--gpus all: no GPU is visible to this process (CUDA_VISIBLE_DEVICES is empty)")
+        return list(visible)
+    try:
+        ids = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        ids = []
+    if not ids or min(ids) < 0:
+        raise UserError(f"bad --gpus {text!r}; give GPU numbers like 0 or 0,1, or 'all'")
+    if len(set(ids)) != len(ids):
+        raise UserError(f"--gpus {text}: a GPU named twice; each lane needs its own GPU")
+    if visible is not None:
+        missing = [i for i in ids if i >= len(visible)]
+        if missing:
+            raise UserError(f"--gpus {text}: GPU(s) {missing} not visible ({len(visible)} visible: "
+                            f"0..{len(visible) - 1}); choose among those or use --gpus all")
+        return [visible[i] for i in ids]
+    return [str(i) for i in ids]
+
+
+def core_groups(available, siblings=runner.smt_siblings) -> list:
+    """*available* CPUs grouped by physical core (SMT siblings together), lowest CPU first."""
+    available = set(available)
+    groups, seen = [], set()
+    for cpu in sorted(available):
+        if cpu in seen:
+            continue
+        group = sorted(siblings([cpu]) & available) or [cpu]
+        seen.update(group)
+        groups.append(group)
+    return groups
+
+
+def split_cpus(available, n: int, siblings=runner.smt_siblings) -> list:
+    """*available* split into *n* shares of whole cores, as equal as the cores allow, in CPU
+    order (lane 0 gets the lowest)."""
+    groups = core_groups(available, siblings)
+    if len(groups) < n:
+        raise UserError(f"{n} lanes need at least {n} CPU cores; this process may use "
+                        f"{len(groups)} ({sorted(set(available))}); name fewer GPUs with --gpus")
+    shares, start = [], 0
+    for k in range(n):
+        size = len(groups) // n + (1 if k < len(groups) % n else 0)
+        shares.append(sorted(c for g in groups[start:start + size] for c in g))
+        start += size
+    return shares
+
+
+def plan_lanes(gpus: list, affinity_text: str | None, available=None, siblings=runner.smt_siblings) -> list:
+    """One Lane per GPU. One lane: every CPU, and ``--affinity`` as without lanes. More: each a
+    share of whole cores (``split_cpus``), measuring on its highest CPU ('auto') or unpinned
+    ('none'), setting up on the rest of its share."""
+    if available is None:
+        available = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else {0}
+    available = sorted(set(available))
+    if len(gpus) == 1:
+        affinity = runner.parse_affinity(affinity_text, available)
+        return [Lane(0, gpus[0], available, affinity, runner.setup_cpus(affinity, available, siblings))]
+    text = "auto" if affinity_text is None else str(affinity_text).strip().lower()
+    if text not in ("auto", "none"):
+        raise UserError(f"--affinity {affinity_text} with {len(gpus)} GPUs: use 'auto' (each lane measures "
+                        "on the highest CPU of its share) or 'none'")
+    lanes = []
+    for k, (gpu, share) in enumerate(zip(gpus, split_cpus(available, len(gpus), siblings))):
+        affinity = runner.parse_affinity(text, share)
+        lanes.append(Lane(k, gpu, share, affinity, runner.setup_cpus(affinity, share, siblings)))
+    return lanes
+
+
+def lane_plan(plan: runner.Plan, lane: Lane, n_lanes: int, siblings=runner.smt_siblings) -> runner.Plan:
+    """*plan* for one lane: its GPU, CPUs, share of the rounds and logs; with more than one lane,
+    no more rounds set up ahead than its share of CPUs can host."""
+    rounds = plan.rounds // n_lanes + (1 if lane.index < plan.rounds % n_lanes else 0)
+    prefetch = plan.prefetch
+    if n_lanes > 1:
+        n_var = len(plan.variants)
+        prefetch = min(prefetch, runner.default_prefetch(n_var, lane.affinity, lane.cpus, siblings))
+    return dataclasses.replace(
+        plan, rounds=max(1, rounds), affinity=lane.affinity, setup_cpus=lane.setup_cpus, prefetch=prefetch,
+        worker_env={**plan.worker_env, **lane.env()},
+        log_prefix=plan.log_prefix if n_lanes == 1 else f"lane{lane.index}-{plan.log_prefix}")
+
+
+# ---------------------------------------------------------------- pooling
+
+def global_round(rnd: int, lane: int, n_lanes: int) -> int:
+    """Lane *lane*'s round *rnd* in the pooled numbering (rounds of all lanes interleaved)."""
+    return rnd * n_lanes + lane
+
+
+def _renumber(records: list, lane: Lane, n_lanes: int) -> list:
+    return [{**r, "round": global_round(r["round"], lane.index, n_lanes), "lane": lane.index}
+            for r in records]
+
+
+class Pool:
+    """The lanes' finished samples, renumbered once: a lane's ``Outcome.samples`` only grows, so
+    each merge renumbers just what arrived since the last (the stopping rule merges after every
+    round of every lane; copying every sample each time grew with the run)."""
+
+    def __init__(self, lanes: list):
+        self.lanes = lanes
+        self.done: list = [[] for _ in lanes]
+        self.sources: list = [None] * len(lanes)
+
+    def samples(self, k: int, outcome: runner.Outcome) -> list:
+        if self.sources[k] is not outcome:  # a new outcome object: start this lane over
+            self.sources[k], self.done[k] = outcome, []
+        new = outcome.samples[len(self.done[k]):]
+        self.done[k].extend(_renumber(new, self.lanes[k], len(self.lanes)))
+        return self.done[k]
+
+
+def merge(outcomes: list, lanes: list, pool: Pool | None = None) -> runner.Outcome:
+    """The lanes' outcomes as one: their rounds pooled (renumbered, each record tagged with its
+    lane), lane 0's set-up facts and loops, timing summed except the wall (the longest lane's),
+    and ``lanes``: one record per lane."""
+    n = len(lanes)
+    pool = pool or Pool(lanes)
+    out = runner.Outcome()
+    first = outcomes[0]
+    out.infos, out.round_infos, out.loops = first.infos, first.round_infos, dict(first.loops)
+    for k, (lane, o) in enumerate(zip(lanes, outcomes)):
+        out.samples.extend(pool.samples(k, o))
+        out.partial_samples.extend(_renumber(o.partial_samples, lane, n))
+        out.peer_samples.extend(_renumber(o.peer_samples, lane, n))
+        out.units.extend(o.units)
+        out.rounds_completed += o.rounds_completed
+        for key in ("setup_wait_s", "measure_s", "teardown_s"):
+            out.timing[key] += o.timing.get(key, 0.0)
+        out.timing["wall_s"] = max(out.timing["wall_s"], o.timing.get("wall_s", 0.0))
+        out.timing.setdefault("rounds", []).extend(_renumber(o.timing.get("rounds", []), lane, n))
+        if o.interrupted and not out.interrupted:
+            out.interrupted, out.reason, out.error = True, f"lane {lane.index}: {o.reason}", o.error
+        if o.stopped and not out.stopped:
+            out.stopped = o.stopped
+        ref_info = next(iter(o.infos.values()), {}) if o.infos else {}
+        out.lanes.append({**lane.record(), "rounds_completed": o.rounds_completed, "stopped": o.stopped,
+                          "interrupted": o.interrupted, "wall_s": round(o.timing.get("wall_s", 0.0), 3),
+                          "loops": {str(k): v for k, v in o.loops.items()},
+                          "device": (ref_info.get("device") or {}).get("name")})
+    out.timing["rounds"].sort(key=lambda r: r["round"])
+    return out
+
+
+class _LaneProgress(runner.Progress):
+    """A lane's progress: its lines prefixed with the lane, no bar (lanes share the terminal)."""
+
+    def __init__(self, parent: runner.Progress, lane: Lane, total: int):
+        super().__init__(total, stream=parent.stream, enabled=parent.enabled)
+        self.tty = False
+        self.prefix = f"[lane {lane.index} gpu {lane.gpu}] "
+
+    def line(self, text: str) -> None:
+        super().line(self.prefix + text)
+
+
+def run(plan: runner.Plan, lanes: list, progress: runner.Progress, on_round=None) -> runner.Outcome:
+    """``runner.run`` in every lane at once; returns the merged outcome (``merge``).
+
+    ``plan.stop`` sees the pooled outcome of all lanes after every round of any lane: a stop rule
+    met by the pooled rounds, a lane's failure or a Ctrl-C ends every lane after its current
+    round. *on_round* (the JSON writes) gets the pooled outcome from this thread, not from the
+    lanes, so no lane waits for a write; this thread and the lanes' threads run on the lanes'
+    set-up CPUs, never on a measuring one."""
+    n = len(lanes)
+    if n > 1 and plan.spin_cpus:
+        raise UserError("--spin cannot be combined with more than one GPU (--gpus); leave it 'none'")
+    current: list = [runner.Outcome() for _ in lanes]
+    results: list = [None] * n
+    lock = threading.Lock()
+    pool = Pool(lanes)
+    halt: list = []  # the reason every lane stops, once there is one
+
+    def lane_stop(k):
+        def stop(out):
+            with lock:
+                current[k] = out
+                if halt:
+                    return halt[0]
+                if plan.stop is not None:
+                    reason = plan.stop(merge(current, lanes, pool))
+                    if reason:
+                        halt.append(reason)
+                        return reason
+            return None
+        return stop
+
+    def lane_on_round(k):
+        def hook(out):
+            with lock:
+                current[k] = out
+        return hook
+
+    def work(k, lane):
+        if n > 1 and lane.setup_cpus:  # this thread's bookkeeping (the pooled stop rule) off every
+            runner.pin(lane.setup_cpus)  # lane's measuring CPU; its workers start from here too
+        lp = lane_plan(plan, lane, n)
+        lp.stop = lane_stop(k)
+        total = lp.rounds * lp.repeats * max(1, len(lp.sample_keys())) * len(lp.variants)
+        try:
+            results[k] = runner.run(lp, _LaneProgress(progress, lane, total), on_round=lane_on_round(k))
+        except BaseException as exc:  # noqa: BLE001 - reported as this lane's interruption
+            results[k] = current[k]
+            results[k].interrupted, results[k].reason = True, f"{type(exc).__name__}: {exc}"
+        if results[k].interrupted:
+            with lock:
+                if not halt:
+                    halt.append(f"lane {k} stopped: {results[k].reason}")
+
+    home = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    setup_union = sorted({c for lane in lanes for c in (lane.setup_cpus or [])})
+    if n > 1 and setup_union:
+        runner.pin(setup_union)
+    threads = [threading.Thread(target=work, args=(k, lane), name=f"lane{k}", daemon=True)
+               for k, lane in enumerate(lanes)]
+    for t in threads:
+        t.start()
+    interrupted = False
+    written = 0  # pooled rounds the last on_round saw
+    try:
+        while any(t.is_alive() for t in threads):
+            next(t for t in threads if t.is_alive()).join(0.2)
+            with lock:
+                done = sum(c.rounds_completed for c in current)
+                snapshot = merge(current, lanes, pool) if on_round and done > written else None
+            if snapshot is not None:
+                written = done
+                on_round(snapshot)
+    except KeyboardInterrupt:  # only this thread sees it: every lane ends after its current round
+        interrupted = True
+        with lock:
+            halt.append("KeyboardInterrupt")
+        for t in threads:
+            t.join()
+    finally:
+        if n > 1 and setup_union and home:
+            runner.pin(home)
+    progress.finish()
+    out = merge([r if r is not None else runner.Outcome() for r in results], lanes)
+    if interrupted:
+        out.interrupted, out.reason = True, "KeyboardInterrupt"
+    return out
+
+
+# ---------------------------------------------------------------- the per-lane check
+
+def welch(a: list, b: list) -> tuple[float, float] | None:
+    """Welch's t test of mean(a) = mean(b): (t, two-sided p); None with fewer than 2 values in a
+    group or no spread at all."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    if va + vb <= 0:
+        return None
+    t = (statistics.fmean(a) - statistics.fmean(b)) / math.sqrt(va + vb)
+    df = (va + vb) ** 2 / ((va ** 2 / (len(a) - 1) if va else 0.0) + (vb ** 2 / (len(b) - 1) if vb else 0.0))
+    return t, min(1.0, 2.0 * (1.0 - stats.t_cdf(abs(t), df)))
+
+
+def holm(pvalues: list) -> list:
+    """Holm's step-down adjustment (None entries stay None)."""
+    order = sorted((p, i) for i, p in enumerate(pvalues) if p is not None)
+    m = len(order)
+    adjusted: list = [None] * len(pvalues)
+    running = 0.0
+    for rank, (p, i) in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p))
+        adjusted[i] = running
+    return adjusted
+
+
+def lane_check(samples: list, names: list, reference: str, arg_counts: list, n_lanes: int,
+               alpha: float = 0.05) -> list:
+    """Per delta (variant, arg count): each lane's mean per-round % delta and Welch's test of it
+    against the other lanes' rounds, Holm-adjusted over the lanes; ``differs`` when any adjusted
+    p is below *alpha* (then the pooled interval mixes lanes that measure different things)."""
+    from .analysis import round_series
+
+    by_lane = {k: [s for s in samples if s.get("lane", 0) == k] for k in range(n_lanes)}
+    series = {k: round_series(by_lane[k], names, reference, arg_counts) for k in range(n_lanes)}
+    out = []
+    for name in names:
+        if name == reference:
+            continue
+        for nargs in arg_counts:
+            per = [series[k].get((name, nargs), ([], []))[1] for k in range(n_lanes)]
+            tests = [welch(per[k], [x for j in range(n_lanes) if j != k for x in per[j]]) for k in range(n_lanes)]
+            raw = [t[1] if t else None for t in tests]
+            adj = holm(raw)
+            out.append({"variant": name, "nargs": nargs,
+                        "lane_mean_pct": [statistics.fmean(p) if p else None for p in per],
+                        "lane_rounds": [len(p) for p in per], "p": raw, "p_holm": adj,
+                        "differs": any(p is not None and p < alpha for p in adj)})
+    return out
+
+
+def lane_deltas(samples: list, names: list, reference: str, arg_counts: list, n_lanes: int) -> list:
+    """Each lane's own deltas (its rounds alone): [{lane, variant, nargs, delta_us, ci_us, delta_pct,
+    ci_pct, rounds}], e.g. the A/A and delay checks of a trust run, lane by lane."""
+    from .analysis import analyze
+
+    out = []
+    for k in range(n_lanes):
+        mine = [s for s in samples if s.get("lane", 0) == k]
+        _stats, deltas = analyze(mine, names, reference, arg_counts)
+        out.extend({"lane": k, **{f: d.get(f) for f in ("variant", "nargs", "rounds", "delta_us", "ci_us",
+                                                         "delta_pct", "ci_pct")}} for d in deltas)
+    return out
+
+
+def report(outcome: runner.Outcome, names: list, reference: str, arg_counts: list) -> dict | None:
+    """The JSON's ``lanes`` section: the lanes, each lane's deltas and the check; None without lanes."""
+    if not outcome.lanes:
+        return None
+    n = len(outcome.lanes)
+    check = lane_check(outcome.samples, names, reference, arg_counts, n) if n > 1 else []
+    return {"n": n, "lanes": outcome.lanes,
+            "deltas": lane_deltas(outcome.samples, names, reference, arg_counts, n),
+            "check": check, "check_method": "Welch t of each lane's per-round % deltas vs the other lanes', "
+                                            "Holm over lanes, alpha 0.05",
+            "lanes_differ": [f"{c['variant']}/{c['nargs']}" for c in check if c["differs"]]}
+
+
+def render(section: dict | None) -> str:
+    """Plain text / Markdown lines for the ``lanes`` section (empty without lanes)."""
+    if not section:
+        return ""
+    lines = ["", f"Lanes: {section['n']} (rounds pooled into every interval)", ""]
+    lines.append("| lane | GPU | measuring CPU | rounds | wall s |")
+    lines.append("|---|---|---|---|---|")
+    for lane in section["lanes"]:
+        lines.append(f"| {lane['lane']} | {lane['gpu']} ({lane.get('device') or '?'}) | "
+                     f"{lane['affinity']} | {lane['rounds_completed']} | {lane['wall_s']} |")
+    if section["deltas"]:
+        lines += ["", "| lane | variant | args | delta us [95% CI] | delta % [95% CI] |", "|---|---|---|---|---|"]
+        for d in section["deltas"]:
+            us, pct = d.get("ci_us") or [None, None], d.get("ci_pct") or [None, None]
+            lines.append(f"| {d['lane']} | {d['variant']} | {d['nargs']} | {_num(d['delta_us'])} "
+                         f"[{_num(us[0])}, {_num(us[1])}] | {_num(d['delta_pct'])} [{_num(pct[0])}, {_num(pct[1])}] |")
+    if section["n"] > 1:
+        differ = section["lanes_differ"]
+        lines += ["", "Lane check (" + section["check_method"] + "): " +
+                  ("lanes agree on every delta" if not differ else "lanes DIFFER on " + ", ".join(differ))]
+    return "\n".join(lines) + "\n"
+
+
+def _num(x) -> str:
+    return "n/a" if x is None else f"{x:+.3f}"
