@@ -106,6 +106,8 @@ for part in $PARTS; do
       "$BPY" -m launchbench asv-config --repo /tmp/nc --offline /tmp/wheels --host-site "$HOST_SITE" \
           --launch-method forkserver --results-dir "$D/asv-builds" --env-dir /tmp/lb-asv-env \
           --html-dir "$D/html" -o /tmp/lb-builds.asv.json > "$D/builds-config.log" 2>&1 || cat "$D/builds-config.log"
+      # asv's own requirement installs do not see matrix.env: the pip switches must be in asv's environment
+      export PIP_NO_INDEX=1 PIP_FIND_LINKS=/tmp/wheels PIP_DISABLE_PIP_VERSION_CHECK=1
       "$BPY" -m asv --config /tmp/lb-builds.asv.json machine --yes --machine "$MACHINE" > /dev/null 2>&1
       timed builds "$BPY" -m asv --config /tmp/lb-builds.asv.json continuous v0.29.0 v0.30.4 \
           --machine "$MACHINE" --factor "$FACTOR" --record-samples --show-stderr -a rounds="${BUILD_ROUNDS:-10}" \

@@ -217,3 +217,21 @@ def test_user_mistakes_are_one_line_errors(standin, tmp_path, capsys):
     argv = _argv(standin, tmp_path, "fix")
     argv[argv.index("--out") + 1] = str(tmp_path / "afile")
     assert cli.main(argv) == 2 and "is a file" in capsys.readouterr().err
+
+
+def test_a_strict_xfail_that_passes_is_xfail_to_xpass_not_broken():
+    """pytest fails a strict xfail that passes ('[XPASS(strict)] ...'); the bug it pins is fixed, so the report
+    must say xfail -> xpass (the H200 run of PR #897 first called this 'broken')."""
+    from launchbench.engine import conformance
+
+    base = {"t": {"outcome": "xfailed", "text": "known race"}, "u": {"outcome": "passed", "text": ""}}
+    head = {"t": {"outcome": "failed", "text": "[XPASS(strict)] known race"},
+            "u": {"outcome": "failed", "text": "AssertionError: wrong kernel"}}
+    changes = conformance.diff(base, head)
+    assert [c["test"] for c in changes["xfail_to_xpass"]] == ["t"]
+    assert [c["test"] for c in changes["broken"]] == ["u"]
+    assert conformance.summarize(head) == {"failed": 1, "xpassed": 1}
+    run = {"ok": True}
+    conf = conformance.reclassify({"base": {**run, "tests": base}, "head": {**run, "tests": {"t": head["t"]}},
+                                   "verdict": "broken", "changes": {}})
+    assert conf["verdict"] == "ok" and conf["head"]["counts"] == {"xpassed": 1}

@@ -388,7 +388,8 @@ def register(sub) -> None:
     p.add_argument("--html-dir", help="site directory (default: the base config's)")
     p.add_argument("--offline", metavar="WHEELS",
                    help="build and install every commit from this wheel folder, no index "
-                        "(fill it with `launchbench wheelhouse --asv-builds`)")
+                        "(fill it with `launchbench wheelhouse --asv-builds`); also export PIP_NO_INDEX=1 "
+                        "PIP_FIND_LINKS=WHEELS when running asv: its own requirement installs ignore matrix.env")
     p.add_argument("--host-site", metavar="SITE",
                    help="with --offline: install the commit's wheel without its CUDA wheels and append this "
                         "site-packages (which has cuda-bindings) after the env's own")

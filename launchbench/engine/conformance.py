@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 
+from . import conformance_plugin
 from .conformance_plugin import OUT_ENV
 
 PLUGIN = "launchbench.engine.conformance_plugin"
@@ -113,7 +114,8 @@ def _name(nodeid: str) -> str:
 def summarize(tests: dict) -> dict:
     counts: dict = {}
     for rec in tests.values():
-        counts[rec["outcome"]] = counts.get(rec["outcome"], 0) + 1
+        outcome = outcome_of(rec)
+        counts[outcome] = counts.get(outcome, 0) + 1
     return dict(sorted(counts.items()))
 
 
@@ -140,16 +142,29 @@ def classify(base: str | None, head: str | None) -> str | None:
     return None
 
 
+def outcome_of(rec: dict | None) -> str | None:
+    """A recorded outcome, with a strict xpass read as the pass it is (records written before the
+    plugin knew, e.g. the 2026-11-24 GPU run, say "failed" with ``[XPASS(strict)]`` text)."""
+    if rec is None:
+        return None
+    if rec["outcome"] == "failed" and conformance_plugin.is_strict_xpass(rec.get("text") or ""):
+        return "xpassed"
+    return rec["outcome"]
+
+
 def diff(base_tests: dict, head_tests: dict) -> dict:
-    """{kind: [{"test", "base", "head", "text"}]} for every kind of CHANGES (empty lists kept)."""
+    """{kind: [{"test", "base", "head", "text"}]} for every kind of CHANGES (empty lists kept).
+
+    A strict xfail that now passes is ``xfail_to_xpass`` (the bug it pins is fixed and the suite's
+    marker is stale), never ``broken``, although pytest counts it as a failure."""
     out: dict = {k: [] for k in CHANGES}
     for name in sorted(set(base_tests) | set(head_tests)):
         b, h = base_tests.get(name), head_tests.get(name)
-        kind = classify(b and b["outcome"], h and h["outcome"])
+        kind = classify(outcome_of(b), outcome_of(h))
         if kind is None:
             continue
         text = (h or {}).get("text") if kind in ("broken", "newly_skipped") else (b or {}).get("text")
-        out[kind].append({"test": name, "base": b and b["outcome"], "head": h and h["outcome"],
+        out[kind].append({"test": name, "base": outcome_of(b), "head": outcome_of(h),
                           "text": text or ""})
     return out
 
@@ -161,3 +176,14 @@ def verdict(base_run: dict, head_run: dict, changes: dict) -> str:
     if changes["broken"]:
         return "broken"
     return "ok" if base_run["ok"] else "unknown"
+
+
+def reclassify(conf: dict) -> dict:
+    """*conf* (a ``pr.json`` ``conformance`` section) with counts, changes and verdict recomputed from the
+    recorded outcomes, e.g. after a classification fix; the runs themselves are unchanged."""
+    out = dict(conf)
+    for side in ("base", "head"):
+        out[side] = {**conf[side], "counts": summarize(conf[side]["tests"])}
+    out["changes"] = diff(conf["base"]["tests"], conf["head"]["tests"])
+    out["verdict"] = verdict(out["base"], out["head"], out["changes"])
+    return out

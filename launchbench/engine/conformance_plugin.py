@@ -23,6 +23,11 @@ def _text(report) -> str:
     return (report.longreprtext or "")[-TEXT_CHARS:]
 
 
+def is_strict_xpass(text: str) -> bool:
+    """pytest reports a strict xfail that passed as a failure whose text starts ``[XPASS(strict)]``."""
+    return text.lstrip().startswith("[XPASS(strict)]")
+
+
 def _outcome(report) -> str | None:
     xfail = hasattr(report, "wasxfail")
     if report.when == "call":
@@ -30,6 +35,8 @@ def _outcome(report) -> str | None:
             return "xpassed" if xfail else "passed"
         if report.skipped:
             return "xfailed" if xfail else "skipped"
+        if is_strict_xpass(report.longreprtext or ""):
+            return "xpassed"  # the test passed; pytest fails it only because its xfail is strict
         return "failed"
     if report.failed:
         return "error"
