@@ -92,6 +92,9 @@ CASES = {
         (["mechanisms", "--pool", "{tmp}", "{tmp}", "-o", "{tmp}/p.json"], "not a readable JSON"),
         (["mechanisms", "--pool", "{file}", "-o", "{tmp}/p.json"], "two or more"),
         (["mechanisms", "--pool", "{file}", "{file}", "-o", UNWRITABLE], "--output"),
+        (["mechanisms", "--pool", "{list}", "{mech}", "-o", "{tmp}/p.json"], "JSON list"),
+        (["mechanisms", "--pool", "{other}", "{mech}", "-o", "{tmp}/p.json"], "launchbench.compare/3"),
+        (["mechanisms", "--pool", "{mech}", "{mech}", "-o", "{tmp}/p.json"], "twice"),
         (["mechanisms"], "simulator"),  # valid options: the GPU guard refuses (simulator on)
     ],
     "peers": [
@@ -111,6 +114,9 @@ CASES = {
         (["breakdown", "--loops", "0"], "--loops"),
         (["breakdown", "--repeats", "-2"], "--repeats"),
         (["breakdown", "--rounds", "zero"], "usage"),
+        (["breakdown", "--rounds", "0"], "--rounds"),
+        (["breakdown", "--variant", "a=env:{prefix}", "--variant", "b=env:{prefix}", "--rounds", "0"], "--rounds"),
+        (["breakdown", "--variant", "a=env:{prefix}", "--variant", "b=env:{prefix}", "--repeats", "0"], "--repeats"),
         (["breakdown", "--args", "1-3"], "--args"),
         (["breakdown", "--output", UNWRITABLE], "--output"),
         (["breakdown"], "simulator"),
@@ -255,6 +261,10 @@ def fixtures(tmp_path_factory):
     root = tmp_path_factory.mktemp("sweep-fixtures")
     (root / "dir").mkdir()
     (root / "file.txt").write_text("not json\n")
+    (root / "list.json").write_text("[1, 2]\n")
+    (root / "other.json").write_text('{"schema": "launchbench.compare/3", "samples": []}\n')
+    (root / "mech.json").write_text('{"schema": "launchbench.mechanisms/2", "analysis_scope": "processes", '
+                                    '"processes": [], "params": {}}\n')
     git = root / "git"
     subprocess.run(["git", "init", "-q", str(git)], check=True)
     subprocess.run(["git", "-C", str(git), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
@@ -281,7 +291,8 @@ def sweep_env(tmp_path, monkeypatch, fixtures):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     subs = {"{tmp}": str(fixtures / "dir"), "{file}": str(fixtures / "file.txt"), "{git}": str(fixtures / "git"),
-            "{py}": sys.executable}
+            "{py}": sys.executable, "{prefix}": sys.prefix, "{list}": str(fixtures / "list.json"),
+            "{other}": str(fixtures / "other.json"), "{mech}": str(fixtures / "mech.json")}
     return [tmp_path, fixtures], subs
 
 
