@@ -156,6 +156,10 @@ CASES = {
         (["asv-config", "--repo", "{git}", "--config", "/no/such/asv.conf.json", "-o", "{tmp}/a.json"], "not found"),
         (["asv-config", "--repo", "{git}", "-o", UNWRITABLE], "--output"),
         (["asv-config", "--repo", "{git}", "-o", "{tmp}"], "is a directory"),
+        (["asv-config", "--repo", "{git}", "--config", "{file}", "-o", "{tmp}/a.json"], "not readable JSON"),
+        (["asv-config", "--repo", "{git}", "--config", "{list}", "-o", "{tmp}/a.json"], "JSON list"),
+        (["asv-config", "--repo", "{git}", "--config", "{empty}", "-o", "{tmp}/a.json"], "not readable JSON"),
+        (["asv-config", "--repo", "{git}", "-o", "{tmp}/a.json"], "not a numba-cuda clone"),
     ],
     "against": [
         (["against"], "usage"),
@@ -168,6 +172,7 @@ CASES = {
         (["against", "baseline", "v2", "--factor", "0"] + GIT, "--factor"),
         (["against", "baseline", "v2", "-a", "repeat"] + GIT, "-a"),
         (["against", "baseline", "v2", "--config", "/no/such/asv.conf.json"] + GIT, "not found"),
+        (["against", "baseline", "v2", "--config", "{file}"] + GIT, "not readable JSON"),
     ],
     "asv-releases": [
         (["asv-releases"], "--env"),
@@ -262,6 +267,7 @@ def fixtures(tmp_path_factory):
     (root / "dir").mkdir()
     (root / "file.txt").write_text("not json\n")
     (root / "list.json").write_text("[1, 2]\n")
+    (root / "empty.json").write_text("")
     (root / "other.json").write_text('{"schema": "launchbench.compare/3", "samples": []}\n')
     (root / "mech.json").write_text('{"schema": "launchbench.mechanisms/2", "analysis_scope": "processes", '
                                     '"processes": [], "params": {}}\n')
@@ -292,7 +298,8 @@ def sweep_env(tmp_path, monkeypatch, fixtures):
     monkeypatch.chdir(tmp_path)
     subs = {"{tmp}": str(fixtures / "dir"), "{file}": str(fixtures / "file.txt"), "{git}": str(fixtures / "git"),
             "{py}": sys.executable, "{prefix}": sys.prefix, "{list}": str(fixtures / "list.json"),
-            "{other}": str(fixtures / "other.json"), "{mech}": str(fixtures / "mech.json")}
+            "{other}": str(fixtures / "other.json"), "{mech}": str(fixtures / "mech.json"),
+            "{empty}": str(fixtures / "empty.json")}
     return [tmp_path, fixtures], subs
 
 

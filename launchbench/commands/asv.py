@@ -22,7 +22,8 @@ from ..base import atomic
 from ..base.errors import UserError
 from ..output.asvtools import (SMOKE_MACHINE, asv_command, bench_args, check_machine_label, default_machine,
                                derive_config, ensure_machine, load_config, offline_config, parse_attributes,
-                               resolve_repo, run_asv, smoke_requested, write_json_atomic)
+                               require_numba_cuda_repo, resolve_repo, run_asv, smoke_requested,
+                               write_json_atomic)
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout (this module: launchbench/commands/asv.py)
 # An editable install finds the checkout's config; an installed copy
@@ -43,6 +44,9 @@ def cmd_asv_config(args) -> int:
             raise UserError(f"{flag} {folder} is not a directory")
     conf = derive_config(base, Path(args.config).resolve().parent, repo=args.repo,
                          results_dir=args.results_dir, env_dir=args.env_dir, html_dir=args.html_dir)
+    if "repo" not in conf:
+        raise UserError(f"asv config {args.config} names no repo; give --repo PATH (a numba-cuda clone)")
+    require_numba_cuda_repo(conf["repo"])
     if args.offline:
         conf = offline_config(conf, args.offline, args.host_site, args.launch_method)
     elif args.launch_method:
