@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 UNWRITABLE = "/proc/launchbench-sweep/out.json"  # cannot be created, even by root
 COMPARE_JSON = str(ROOT / "results" / "h200" / "2026-11-22-compare-default" / "default.json.gz")
 SIM = ["compare", "--simulator"]
+REAL = ["compare", "--variant", "a=numba-cuda==0.29.0", "--variant", "b=numba-cuda==0.30.4", "-o", "{tmp}/r.json"]
 GIT = ["--repo", "{git}"]
 
 # (argv, needle): the needle must be in the one error line; "usage" = argparse's error.
@@ -28,6 +29,10 @@ GIT = ["--repo", "{git}"]
 CASES = {
     "compare": [
         (SIM + ["--repeats", "0"], "--repeats"),
+        # stopping options: refused before any virtualenv is built (the tripwire on EnvManager._build)
+        (REAL + ["--target-ci", "-1"], "--target-ci"),
+        (REAL + ["--min-rounds", "1"], "--min-rounds"),
+        (REAL + ["--max-time", "-1"], "--max-time"),
         (SIM + ["--rounds", "-3"], "--rounds"),
         (SIM + ["--repeats", "many"], "usage"),
         (SIM + ["--sample-time", "0"], "--sample-time"),
