@@ -130,7 +130,7 @@ def require_numba_cuda_repo(repo: str) -> None:
                         "one (git clone https://github.com/NVIDIA/numba-cuda)")
 
 
-def write_json_atomic(data: dict, path) -> Path:
+def write_asv_config(data: dict, path) -> Path:
     """An asv config file (data first: the config is the subject here)."""
     return Path(atomic.write_json_atomic(path, data, indent=4))
 
