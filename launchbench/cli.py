@@ -13,6 +13,7 @@ import importlib
 import sys
 
 from . import __version__
+from .base import signals
 from .base.errors import UserError
 
 # Order is the order shown in --help.
@@ -52,13 +53,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        with signals.sigterm_as_interrupt():
+            return signals.exit_status(int(args.func(args) or 0))
     except UserError as exc:
         print(f"launchbench: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("launchbench: interrupted", file=sys.stderr)
-        return 130
+        print("launchbench: terminated (SIGTERM)" if signals.terminated() else "launchbench: interrupted",
+              file=sys.stderr)
+        return signals.exit_status(130)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -59,7 +59,7 @@ def test_asv_builds_each_commit_and_runs(tmp_path):
     conf = asvtools.derive_config(asvtools.load_config(ROOT / "asv.conf.json"), ROOT, repo=str(repo),
                                   results_dir=tmp_path / "results", env_dir=tmp_path / "env",
                                   html_dir=tmp_path / "html")
-    config = asvtools.write_json_atomic(conf, tmp_path / "asv.json")
+    config = asvtools.write_asv_config(conf, tmp_path / "asv.json")
     env = {**os.environ, "HOME": str(tmp_path), "NUMBA_ENABLE_CUDASIM": "1", "LAUNCHBENCH_SMOKE": "1",
            "PATH": f"{Path(PY).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     cache = Path(os.environ.get("PIP_CACHE_DIR", Path.home() / ".cache" / "pip"))

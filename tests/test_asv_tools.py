@@ -68,6 +68,13 @@ def test_asv_config_cli_writes_usable_config(tmp_path, capsys):
     repo = tmp_path / "clone"
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     out = tmp_path / "local.json"
+    assert main(["asv-config", "--repo", str(repo), "-o", str(out)]) == 2  # asv would fail only when it builds
+    assert "not a numba-cuda clone" in capsys.readouterr().err and not out.exists()
+    (repo / "numba_cuda").mkdir()
+    (repo / "numba_cuda" / "VERSION").write_text("0.30.4\n")
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
+                   check=True)
     assert main(["asv-config", "--repo", str(repo), "-o", str(out)]) == 0
     conf = json.loads(out.read_text())
     assert conf["repo"] == str(repo.resolve())

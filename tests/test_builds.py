@@ -2,7 +2,6 @@
 import json
 import os
 import subprocess
-import time
 import zipfile
 
 import pytest
@@ -274,10 +273,8 @@ def test_offline_pip_commands(tmp_path, monkeypatch):
 def test_real_build(repo, tmp_path):
     """One real build: the build venv (setuptools, wheel, numpy from the index) and pip wheel of the stand-in."""
     clone, shas = repo
-    start = time.monotonic()
     cache = builds.WheelCache(cache_dir=str(tmp_path), log=lambda m: None)
     c = builds.resolve(clone, shas["code"])
     wheel = cache.build(clone, c)
     with zipfile.ZipFile(wheel) as zf:
         assert zf.read("numba_cuda/VERSION").decode().strip() == f"0.2.0+g{c.sha[:8]}"
-    assert time.monotonic() - start < 300

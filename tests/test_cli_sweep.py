@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 UNWRITABLE = "/proc/launchbench-sweep/out.json"  # cannot be created, even by root
 COMPARE_JSON = str(ROOT / "results" / "h200" / "2026-11-22-compare-default" / "default.json.gz")
 SIM = ["compare", "--simulator"]
+REAL = ["compare", "--variant", "a=numba-cuda==0.29.0", "--variant", "b=numba-cuda==0.30.4", "-o", "{tmp}/r.json"]
 GIT = ["--repo", "{git}"]
 
 # (argv, needle): the needle must be in the one error line; "usage" = argparse's error.
@@ -28,6 +29,10 @@ GIT = ["--repo", "{git}"]
 CASES = {
     "compare": [
         (SIM + ["--repeats", "0"], "--repeats"),
+        # stopping options: refused before any virtualenv is built (the tripwire on EnvManager._build)
+        (REAL + ["--target-ci", "-1"], "--target-ci"),
+        (REAL + ["--min-rounds", "1"], "--min-rounds"),
+        (REAL + ["--max-time", "-1"], "--max-time"),
         (SIM + ["--rounds", "-3"], "--rounds"),
         (SIM + ["--repeats", "many"], "usage"),
         (SIM + ["--sample-time", "0"], "--sample-time"),
@@ -92,6 +97,9 @@ CASES = {
         (["mechanisms", "--pool", "{tmp}", "{tmp}", "-o", "{tmp}/p.json"], "not a readable JSON"),
         (["mechanisms", "--pool", "{file}", "-o", "{tmp}/p.json"], "two or more"),
         (["mechanisms", "--pool", "{file}", "{file}", "-o", UNWRITABLE], "--output"),
+        (["mechanisms", "--pool", "{list}", "{mech}", "-o", "{tmp}/p.json"], "JSON list"),
+        (["mechanisms", "--pool", "{other}", "{mech}", "-o", "{tmp}/p.json"], "launchbench.compare/3"),
+        (["mechanisms", "--pool", "{mech}", "{mech}", "-o", "{tmp}/p.json"], "twice"),
         (["mechanisms"], "simulator"),  # valid options: the GPU guard refuses (simulator on)
     ],
     "peers": [
@@ -111,6 +119,9 @@ CASES = {
         (["breakdown", "--loops", "0"], "--loops"),
         (["breakdown", "--repeats", "-2"], "--repeats"),
         (["breakdown", "--rounds", "zero"], "usage"),
+        (["breakdown", "--rounds", "0"], "--rounds"),
+        (["breakdown", "--variant", "a=env:{prefix}", "--variant", "b=env:{prefix}", "--rounds", "0"], "--rounds"),
+        (["breakdown", "--variant", "a=env:{prefix}", "--variant", "b=env:{prefix}", "--repeats", "0"], "--repeats"),
         (["breakdown", "--args", "1-3"], "--args"),
         (["breakdown", "--output", UNWRITABLE], "--output"),
         (["breakdown"], "simulator"),
@@ -150,6 +161,10 @@ CASES = {
         (["asv-config", "--repo", "{git}", "--config", "/no/such/asv.conf.json", "-o", "{tmp}/a.json"], "not found"),
         (["asv-config", "--repo", "{git}", "-o", UNWRITABLE], "--output"),
         (["asv-config", "--repo", "{git}", "-o", "{tmp}"], "is a directory"),
+        (["asv-config", "--repo", "{git}", "--config", "{file}", "-o", "{tmp}/a.json"], "not readable JSON"),
+        (["asv-config", "--repo", "{git}", "--config", "{list}", "-o", "{tmp}/a.json"], "JSON list"),
+        (["asv-config", "--repo", "{git}", "--config", "{empty}", "-o", "{tmp}/a.json"], "not readable JSON"),
+        (["asv-config", "--repo", "{git}", "-o", "{tmp}/a.json"], "not a numba-cuda clone"),
     ],
     "against": [
         (["against"], "usage"),
@@ -162,6 +177,7 @@ CASES = {
         (["against", "baseline", "v2", "--factor", "0"] + GIT, "--factor"),
         (["against", "baseline", "v2", "-a", "repeat"] + GIT, "-a"),
         (["against", "baseline", "v2", "--config", "/no/such/asv.conf.json"] + GIT, "not found"),
+        (["against", "baseline", "v2", "--config", "{file}"] + GIT, "not readable JSON"),
     ],
     "asv-releases": [
         (["asv-releases"], "--env"),
@@ -255,6 +271,11 @@ def fixtures(tmp_path_factory):
     root = tmp_path_factory.mktemp("sweep-fixtures")
     (root / "dir").mkdir()
     (root / "file.txt").write_text("not json\n")
+    (root / "list.json").write_text("[1, 2]\n")
+    (root / "empty.json").write_text("")
+    (root / "other.json").write_text('{"schema": "launchbench.compare/3", "samples": []}\n')
+    (root / "mech.json").write_text('{"schema": "launchbench.mechanisms/2", "analysis_scope": "processes", '
+                                    '"processes": [], "params": {}}\n')
     git = root / "git"
     subprocess.run(["git", "init", "-q", str(git)], check=True)
     subprocess.run(["git", "-C", str(git), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
@@ -281,7 +302,9 @@ def sweep_env(tmp_path, monkeypatch, fixtures):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     subs = {"{tmp}": str(fixtures / "dir"), "{file}": str(fixtures / "file.txt"), "{git}": str(fixtures / "git"),
-            "{py}": sys.executable}
+            "{py}": sys.executable, "{prefix}": sys.prefix, "{list}": str(fixtures / "list.json"),
+            "{other}": str(fixtures / "other.json"), "{mech}": str(fixtures / "mech.json"),
+            "{empty}": str(fixtures / "empty.json")}
     return [tmp_path, fixtures], subs
 
 

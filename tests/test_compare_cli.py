@@ -157,6 +157,54 @@ def test_interrupt_keeps_completed_rounds(tmp_path):
     assert "INTERRUPTED" in stdout
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.slow
+def test_sigterm_is_handled_like_ctrl_c(tmp_path):
+    """What CI runners and ``timeout`` send: rounds kept, interrupted=true, Markdown and PNG
+    written, workers ended, one line, exit 143 (launchbench/base/signals.py)."""
+    out = tmp_path / "r.json"
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0")
+    proc = subprocess.Popen([sys.executable, "-m", "launchbench", "compare", "--simulator", *FAST, "--rounds", "50",
+                             "-o", str(out), "--variant", f"a={HERE_ENV}", "--variant", "b=passthrough@a"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not out.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert out.exists(), "no round finished"
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 143, stderr
+    assert "Traceback" not in stderr and "interrupted after" in stderr
+    doc = json.loads(out.read_text())
+    assert doc["interrupted"] is True
+    assert 1 <= doc["rounds_completed"] < 50
+    assert len(doc["samples"]) == doc["rounds_completed"] * 2 * 2 * 2
+    assert (tmp_path / "r.md").is_file() and (tmp_path / "r.png").is_file()
+    assert not [pid for pid in {s["worker"] for s in doc["samples"]} if _pid_alive(pid)]
+    assert not list(tmp_path.glob("*.tmp*")) and not list(tmp_path.glob(".*tmp*"))
+
+
+def test_sigterm_handler_is_scoped_and_maps_the_exit_status():
+    from launchbench.base import signals
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(signals.Terminated):
+        with signals.sigterm_as_interrupt():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # the handler raises before this ends; never reached
+    assert signals.terminated() and signals.exit_status(130) == 143 and signals.exit_status(0) == 0
+    assert signal.getsignal(signal.SIGTERM) is before
+    with signals.sigterm_as_interrupt():
+        assert not signals.terminated() and signals.exit_status(130) == 130
+
+
 # ---------------------------------------------------------------- --affinity
 
 def test_affinity_auto_is_the_highest_available_cpu():

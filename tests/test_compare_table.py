@@ -85,6 +85,13 @@ def test_one_round_says_so():
     assert "1 round: paired samples, add --rounds" in text
 
 
+def test_run_stopped_at_the_time_cap_advises_a_higher_cap():
+    doc = fixed_document(rounds=1)
+    doc["stopped"] = "time cap: 60 s of measurement reached after 1 rounds"
+    text = tables.render(doc)
+    assert "raise --max-time" in text and "add --rounds" not in text
+
+
 def test_schema_round_trip(tmp_path):
     doc = fixed_document(peers=True)
     path = schema.write(str(tmp_path / "sub" / "r.json"), doc)

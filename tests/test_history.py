@@ -106,7 +106,7 @@ def test_established_needs_the_whole_interval_beyond_the_threshold():
 
 
 @pytest.mark.slow
-def test_history_names_the_slow_commit_and_caches_wheels(standin, tmp_path, capsys):
+def test_history_names_the_slow_commit_and_caches_wheels(standin, tmp_path, capsys, timing_checks):
     repo, shas = standin
     out = tmp_path / "h.json"
     rc = cli.main(["history", str(repo), f"{shas[0]}..{shas[-1]}", "--rounds", "4", "--aa", "1",
@@ -120,7 +120,11 @@ def test_history_names_the_slow_commit_and_caches_wheels(standin, tmp_path, caps
     assert doc["culprits"] == [shas[3]]
     by = {(s["commit"], s["nargs"]): s for s in doc["steps"]}
     for n in (0, 1):
-        assert STEP_US * 0.5 < by[(shas[3], n)]["delta_us"] < STEP_US * 2  # busy-waits overshoot on a loaded CPU
+        # a busy-wait is never early, so the lower bound holds under any load; preemption only
+        # inflates, so the upper bound is a quiet-machine check (tests/conftest.py)
+        assert STEP_US * 0.5 < by[(shas[3], n)]["delta_us"]
+        if timing_checks:
+            assert by[(shas[3], n)]["delta_us"] < STEP_US * 2
         aa = by[(shas[1], n)]
         assert aa["ci_us"][0] < STEP_US / 3 and aa["ci_us"][1] > -STEP_US / 3 and not aa["established"]
     assert doc["commits"][4]["identical_to"] == shas[3]

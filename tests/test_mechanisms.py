@@ -395,6 +395,7 @@ def _per_call_ns(fn, n=300, batches=40):
     return best
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("spec, expected_ns", [("delay:0.5us", 500), ("delay:5us", 5000)])
 def test_delay_adds_the_requested_time(spec, expected_ns):
     class Quick:

@@ -131,11 +131,11 @@ def _plotted_points(driver, url: str, timeout: float = 30.0, settle: float = 1.0
 
 def _config_for(work: Path) -> Path:
     """The checkout's asv.conf.json with results/site paths inside *work* (user results untouched)."""
-    from launchbench.output.asvtools import derive_config, load_config, write_json_atomic
+    from launchbench.output.asvtools import derive_config, load_config, write_asv_config
 
     conf = derive_config(load_config(ROOT / "asv.conf.json"), ROOT, results_dir=work / "results",
                          env_dir=work / "env")
-    return write_json_atomic(conf, work / "asv.conf.json")
+    return write_asv_config(conf, work / "asv.conf.json")
 
 
 def test_launch_overhead_graph_shows_points(browser, smoke_results, tmp_path):

@@ -171,7 +171,7 @@ def test_unexplained_parts_are_flagged_over_half_a_microsecond():
 
 # ---------------------------------------------------------------- the worker, in this process
 
-def test_worker_times_stand_in_stages_and_treats_absent_ones_as_free(monkeypatch):
+def test_worker_times_stand_in_stages_and_treats_absent_ones_as_free(monkeypatch, timing_checks):
     monkeypatch.setenv(standin.COSTS_ENV, "marshal_args=2.0/arg,driver_launch=1.0")
     monkeypatch.setenv(standin.STYLE_ENV, "griddim")  # no lc_bookkeeping, like 0.29
     bench = worker.Bench()
@@ -181,11 +181,14 @@ def test_worker_times_stand_in_stages_and_treats_absent_ones_as_free(monkeypatch
     worker.handle(bench, {"cmd": "prepare", "affinity": None, "warmup": 20})
     us = {n: worker.handle(bench, {"cmd": "sample", "stage": "marshal_args", "nargs": n, "loops": 300})["us"]
           for n in (0, 2)}
-    assert us[2] - us[0] == pytest.approx(4.0, abs=0.6)
+    assert us[2] > us[0]  # busy-waits are never early: the two injected 2 us arguments show under any load
+    if timing_checks:  # recovered within a tolerance only on a quiet machine (tests/conftest.py)
+        assert us[2] - us[0] == pytest.approx(4.0, abs=0.6)
     loops = worker.handle(bench, {"cmd": "calibrate", "stage": "lc_bookkeeping", "nargs": 2, "target_s": 0.002})
     assert loops["loops"] == 8000  # absent: sized for ABSENT_STAGE_S, not the empty loop it is
     absent = worker.handle(bench, {"cmd": "sample", "stage": "lc_bookkeeping", "nargs": 2, "loops": 1000})["us"]
-    assert absent < 0.5
+    if timing_checks:
+        assert absent < 0.5
     with pytest.raises(worker.Failure, match="unknown stage"):
         worker.handle(bench, {"cmd": "sample", "stage": "nope", "nargs": 2, "loops": 10})
 
@@ -213,7 +216,7 @@ BASE = "marshal_args=0.3+0.5/arg,lc_bookkeeping=0.3,rest:kernel_launch=0.3,marsh
 MORE = "marshal_args=0.3+2.0/arg,lc_bookkeeping=1.3,rest:kernel_launch=1.8,marshal_wrap=0.2/arg"
 
 
-def test_breakdown_over_variants_recovers_injected_stage_costs(tmp_path):
+def test_breakdown_over_variants_recovers_injected_stage_costs(tmp_path, timing_checks):
     out = tmp_path / "b.json"
     proc = subprocess.run(
         [sys.executable, "-m", "launchbench", "breakdown", "--variant", _env(tmp_path, "a", BASE),
@@ -228,7 +231,10 @@ def test_breakdown_over_variants_recovers_injected_stage_costs(tmp_path):
     assert {s["stage"] for s in doc["samples"]} == set(ALL)
     assert len({s["worker"] for s in doc["samples"]}) == 5 * 3  # fresh processes per round and variant
     d = doc["analysis"]["stage_deltas"]
-    # tolerances for a shared CI machine: 5 rounds, and other processes may preempt a busy-wait
+    assert set(d) == {"b", "c"} and set(d["b"]) == {"0", "2"}
+    assert "[b - a] paired deltas" in proc.stdout
+    if not timing_checks:  # the recovered costs below are wall-clock bounds: quiet machines only (conftest.py)
+        return
     for n, extra_marshal in (("0", 0.0), ("2", 3.0)):
         b = d["b"][n]
         assert b["marshal_args"]["us"] == pytest.approx(extra_marshal, abs=0.5), b["marshal_args"]
@@ -255,7 +261,7 @@ def test_breakdown_over_variants_recovers_injected_stage_costs(tmp_path):
         assert c["incontext:dispatcher_call"]["us"] == pytest.approx(1.0, abs=0.5)  # full's parts: it is in there
         assert c["marshal_args"]["us"] == pytest.approx(0.0, abs=0.2)
     assert doc["analysis"]["per_arg"]["b-a"]["marshal_args"]["us"] == pytest.approx(1.5, abs=0.3)
-    assert "DOES NOT add up" in proc.stdout and "[b - a] paired deltas" in proc.stdout
+    assert "DOES NOT add up" in proc.stdout
 
 
 def test_breakdown_simulator_smoke_and_one_line_errors(tmp_path):

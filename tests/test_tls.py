@@ -193,6 +193,7 @@ def test_spin_waits_at_least_the_requested_time():
         assert time.perf_counter_ns() - t0 >= ns
 
 
+@pytest.mark.timing
 def test_spin_is_accurate_on_average():
     n, ns = 200, 2000
     per = float("inf")
@@ -531,6 +532,7 @@ def test_set_mode_pushes_only_in_tls_mode():
     assert seen == [("tls", 1), ("passthrough", 0), ("delay", 0), ("tls", 1), ("delay", 0), ("passthrough", 0)]
 
 
+@pytest.mark.timing
 def test_set_mode_delay_spins_and_passthrough_stops():
     f = Interceptor(lambda: None, "passthrough")
     f.set_mode("delay", spin_ns=20_000)
@@ -646,6 +648,7 @@ def _best_per_call_ns(fn, n=2000, batches=40):
     return best
 
 
+@pytest.mark.timing
 def test_tls_costs_little_over_passthrough():
     """issue 4's target (tls adds <= 0.1 us over passthrough), checked on the interception alone."""
     def func(self, args, launch_config):

@@ -22,7 +22,8 @@ from ..base import atomic
 from ..base.errors import UserError
 from ..output.asvtools import (SMOKE_MACHINE, asv_command, bench_args, check_machine_label, default_machine,
                                derive_config, ensure_machine, load_config, offline_config, parse_attributes,
-                               resolve_repo, run_asv, smoke_requested, write_json_atomic)
+                               require_numba_cuda_repo, resolve_repo, run_asv, smoke_requested,
+                               write_asv_config)
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout (this module: launchbench/commands/asv.py)
 # An editable install finds the checkout's config; an installed copy
@@ -43,11 +44,14 @@ def cmd_asv_config(args) -> int:
             raise UserError(f"{flag} {folder} is not a directory")
     conf = derive_config(base, Path(args.config).resolve().parent, repo=args.repo,
                          results_dir=args.results_dir, env_dir=args.env_dir, html_dir=args.html_dir)
+    if "repo" not in conf:
+        raise UserError(f"asv config {args.config} names no repo; give --repo PATH (a numba-cuda clone)")
+    require_numba_cuda_repo(conf["repo"])
     if args.offline:
         conf = offline_config(conf, args.offline, args.host_site, args.launch_method)
     elif args.launch_method:
         conf["launch_method"] = args.launch_method
-    out = write_json_atomic(conf, args.output)
+    out = write_asv_config(conf, args.output)
     print(f"wrote {out} (repo {conf['repo']})")
     print(f"use it as: asv --config {out} run baseline..v2   (or continuous/compare/publish)")
     return 0
@@ -120,7 +124,7 @@ def cmd_against(args) -> int:
         if where and _inside(where, package):
             raise UserError(f"asv's {what} {where} lies inside the launchbench package; pass --config "
                             "with a config whose env_dir and results_dir are elsewhere")
-    config = write_json_atomic(conf, target)
+    config = write_asv_config(conf, target)
     cmd = asv_command(config, "continuous", "--factor", args.factor, *extra_args)
     if args.machine:
         cmd += ["--machine", args.machine]
@@ -300,7 +304,7 @@ def cmd_asv_releases(args) -> int:
                          branches=list(branches) or ["main"],
                          extra={"project": "numba-cuda releases",
                                 "show_commit_url": "https://pypi.org/project/numba-cuda/"})
-    config = write_json_atomic(conf, ledger_dir.parent / f"{ledger_dir.name}.asv.json")
+    config = write_asv_config(conf, ledger_dir.parent / f"{ledger_dir.name}.asv.json")
 
     log: list[str] = []
     ensure_machine(config, machine, log=log)
@@ -309,7 +313,7 @@ def cmd_asv_releases(args) -> int:
     for npass in range(args.passes):
         for version, python in envs.items():
             write_python_shim(shim, python)
-            run_config = write_json_atomic(single_commit_config(conf, commits[version]),
+            run_config = write_asv_config(single_commit_config(conf, commits[version]),
                                            ledger_dir.parent / f"{ledger_dir.name}.run.asv.json")
             # samples recorded, so asv compare runs its Mann-Whitney test over processes; later
             # passes add samples to the same results, so commits interleave pass by pass

@@ -281,6 +281,12 @@ def run(args) -> int:
     if args.pinned_warmup < 1:
         raise UserError(f"--pinned-warmup must be >= 1 launch (got {args.pinned_warmup}); "
                         "it warms the measuring CPU's caches for the round")
+    # the stopping options, before any environment is built (they once failed after 34 s of venvs)
+    if args.max_time is not None and not args.max_time >= 0:
+        raise UserError("--max-time must be a number of seconds >= 0, e.g. 120 (0: no cap)")
+    if args.min_rounds < 2:
+        raise UserError("--min-rounds must be at least 2 (intervals are over rounds)")
+    stop_rule(args)  # raises on a bad --target-ci
     arg_counts = variants.parse_int_list(args.args, "--args")
     if max(arg_counts) > MAX_KERNEL_ARGS:
         raise UserError(f"--args {args.args!r}: a kernel takes at most {MAX_KERNEL_ARGS} arguments here")
@@ -317,10 +323,6 @@ def run(args) -> int:
         modules={v.name: v.base.module for v in vlist if v.base.module != "numba-cuda"},
         max_time=args.max_time or None, pinned_warmup=min(args.pinned_warmup, args.warmup),
     )
-    if args.max_time is not None and not args.max_time >= 0:
-        raise UserError("--max-time must be a number of seconds >= 0, e.g. 120 (0: no cap)")
-    if args.min_rounds < 2:
-        raise UserError("--min-rounds must be at least 2 (intervals are over rounds)")
     rule = stop_rule(args)
     if rule is not None:
         names = [v.name for v in vlist]

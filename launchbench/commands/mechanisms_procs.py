@@ -20,6 +20,7 @@ dying worker loses only the unfinished one.
 """
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
@@ -278,7 +279,10 @@ def load(path: str) -> dict:
         raise UserError(f"{path} does not exist; give the JSON files that `launchbench mechanisms -o` wrote") from None
     except (OSError, ValueError, EOFError) as exc:
         raise UserError(f"{path} is not a readable JSON file ({exc}); give a `launchbench mechanisms` result") from None
-    if not str(doc.get("schema", "")).startswith("launchbench.mechanisms/") or doc.get("analysis_scope") != "processes":
+    if not isinstance(doc, dict):
+        raise UserError(f"{path} holds a JSON {type(doc).__name__}, not a `launchbench mechanisms` result")
+    if (not str(doc.get("schema", "")).startswith("launchbench.mechanisms/") or doc.get("analysis_scope") != "processes"
+            or not isinstance(doc.get("processes"), list) or not isinstance(doc.get("params"), dict)):
         raise UserError(f"{path} is not a `launchbench mechanisms` run over processes (schema "
                         f"{doc.get('schema')!r}); only runs with --processes 2 or more can be pooled")
     return doc
@@ -326,7 +330,14 @@ def pool_command(args) -> int:
     paths = list(args.pool)
     if len(paths) < 2:
         raise UserError("--pool needs two or more result files, e.g. --pool run1.json run2.json -o pooled.json")
-    doc = pool([load(p) for p in paths], paths)
+    docs = [load(p) for p in paths]
+    seen: dict = {}
+    for path in paths:  # the same run twice would count its processes twice
+        real = os.path.realpath(path)
+        if real in seen:
+            raise UserError(f"--pool names {path} twice (also as {seen[real]}); give each run once")
+        seen[real] = path
+    doc = pool(docs, paths)
     write_json_atomic(args.output, doc)
     print(mechanisms_cli.format_table(doc))
     print(f"wrote {args.output} ({len(doc['processes'])} processes pooled from {len(paths)} runs)")

@@ -456,7 +456,12 @@ def run(args) -> int:
     from ..base import device
     from ..base.outputs import check_outputs
 
-    if (args.repeats or DEFAULT_REPEATS) < 1 or (args.rounds or DEFAULT_ROUNDS) < 1:
+    # None is "not given"; 0 is given and wrong (``or`` once turned --rounds 0 into the default)
+    if args.repeats is None:
+        args.repeats = DEFAULT_REPEATS
+    if args.rounds is None:
+        args.rounds = DEFAULT_ROUNDS
+    if args.repeats < 1 or args.rounds < 1:
         raise UserError("--repeats and --rounds must be at least 1")
     if args.sample_time <= 0 or (args.max_time is not None and args.max_time <= 0):
         raise UserError("--sample-time and --max-time must be positive, e.g. --sample-time 0.002")
@@ -489,7 +494,7 @@ def run(args) -> int:
     setup = {"workload": "stages", "arg_kind": args.arg_kind, **argkinds.argument_setup(args)}
     if args.target:
         setup["target"] = args.target
-    rounds, repeats = args.rounds or DEFAULT_ROUNDS, args.repeats or DEFAULT_REPEATS
+    rounds, repeats = args.rounds, args.repeats
     plan = runner.Plan(
         variants=[(v.name, resolved[v.base].python, v.mechanism) for v in vlist], reference=reference,
         arg_counts=arg_counts, loops=loops, repeats=repeats, rounds=rounds, warmup=args.warmup,

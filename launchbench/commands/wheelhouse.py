@@ -1,4 +1,4 @@
-"""``launchbench wheelhouse DIR``: every wheel a run needs, for an air-gapped GPU machine
+"""``launchbench wheelhouse DIR``: the pinned wheels a run installs, for an air-gapped GPU machine
 (launchbench.environments.wheelhouse fetches and lays them out)."""
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def run(args) -> int:
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "wheelhouse", help="download every wheel a run needs, for an air-gapped GPU machine",
+        "wheelhouse", help="download the pinned wheels a run installs, for an air-gapped GPU machine (dependencies not followed: cuda-bindings and the CUDA wheels are not included; add them with --package)",
         description="Every wheel a run needs (pins, numba-cuda releases, asv tools), downloaded for the "
                     "target's Python and platform, for an air-gapped GPU machine.",
     )

@@ -1,4 +1,4 @@
-"""``launchbench wheelhouse DIR``: every wheel a run needs, gathered for an air-gapped GPU machine.
+"""``launchbench wheelhouse DIR``: the pinned wheels a run installs, gathered for an air-gapped GPU machine.
 
 Why: the GPU machines have no network, and their own packages do not run
 numba-cuda as installed (see docs/troubleshooting.md), so a run brings its

@@ -32,12 +32,21 @@ def load_config(path) -> dict:
     path = Path(path)
     if not path.is_file():
         raise UserError(f"asv config {path} not found; run from the launchbench checkout or pass --config")
-    text = path.read_text(encoding="utf-8")
     try:
-        import json5
-    except ImportError:  # asv depends on json5; fall back to stripping // comments
-        return json.loads(_strip_line_comments(text))
-    return json5.loads(text)
+        text = path.read_text(encoding="utf-8")
+        try:
+            import json5
+        except ImportError:  # asv depends on json5; fall back to stripping // comments
+            conf = json.loads(_strip_line_comments(text))
+        else:
+            conf = json5.loads(text)
+    except (OSError, ValueError) as exc:  # json5 and json both raise ValueError subclasses
+        raise UserError(f"asv config {path} is not readable JSON ({str(exc).splitlines()[0] if str(exc) else exc!r}); "
+                        "give an asv.conf.json such as the checkout's") from None
+    if not isinstance(conf, dict):
+        raise UserError(f"asv config {path} holds a JSON {type(conf).__name__}, not an object; "
+                        "give an asv.conf.json such as the checkout's")
+    return conf
 
 
 def _strip_line_comments(text: str) -> str:
@@ -108,7 +117,20 @@ def resolve_repo(repo: str) -> str:
     return str(path)
 
 
-def write_json_atomic(data: dict, path) -> Path:
+def require_numba_cuda_repo(repo: str) -> None:
+    """A local *repo* must have numba-cuda's history (some commit touches ``numba_cuda/``):
+    asv would otherwise accept any repository and fail only when it builds, minutes later.
+    URLs are asv's to clone and are not checked here."""
+    if re.match(r"^[a-z][a-z0-9+.-]*://", repo) or re.match(r"^[\w.-]+@[\w.-]+:", repo):
+        return
+    found = subprocess.run(["git", "-C", repo, "log", "--all", "-1", "--format=%H", "--", "numba_cuda"],
+                           capture_output=True, text=True)
+    if found.returncode != 0 or not found.stdout.strip():
+        raise UserError(f"{repo} is not a numba-cuda clone (no commit has a numba_cuda/ folder); pass the path of "
+                        "one (git clone https://github.com/NVIDIA/numba-cuda)")
+
+
+def write_asv_config(data: dict, path) -> Path:
     """An asv config file (data first: the config is the subject here)."""
     return Path(atomic.write_json_atomic(path, data, indent=4))
 

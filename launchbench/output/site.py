@@ -265,7 +265,7 @@ def build_site(
     results stay untouched; other results are merged into the config's
     results directory and published against the config's repository.
     """
-    from .asvtools import derive_config, load_config, write_json_atomic
+    from .asvtools import derive_config, load_config, write_asv_config
 
     config = Path(config).resolve()
     conf = load_asv_config(config)
@@ -297,7 +297,7 @@ def build_site(
                                   results_dir=results_dir, html_dir=out, branches=list(branches),
                                   extra={"project": "numba-cuda releases",
                                          "show_commit_url": "https://pypi.org/project/numba-cuda/"})
-        publish_config = write_json_atomic(site_conf, workdir / "site.asv.json")
+        publish_config = write_asv_config(site_conf, workdir / "site.asv.json")
         pull = False  # a local ledger: nothing to pull
         for source, _ in per_commit:
             echo(f"note: {source} holds per-commit results (not released wheels); publish those with "

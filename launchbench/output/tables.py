@@ -92,7 +92,9 @@ def render(doc: dict) -> str:
 
     out += _table(args, others, delta_cell)
     rounds = doc["rounds_completed"]
-    unit = f"{rounds} rounds, paired within rounds" if rounds > 1 else "1 round: paired samples, add --rounds"
+    # a run stopped at the --max-time cap gets more rounds from a higher cap, not from --rounds
+    more = "raise --max-time" if str(doc.get("stopped") or "").startswith("time cap") else "add --rounds"
+    unit = f"{rounds} rounds, paired within rounds" if rounds > 1 else f"1 round: paired samples, {more}"
     out.append("")
     out.append(f"{round(doc['confidence'] * 100)}% confidence intervals of the deltas (percent of {ref}; {unit}):")
     for n in args:
@@ -100,7 +102,7 @@ def render(doc: dict) -> str:
         for name in others:
             d = deltas.get((name, n))
             if d:
-                out.append(f"{lead:<8}{summary_line(name, d, ref)}   "
+                out.append(f"{lead:<8}{summary_line(name, d, ref).replace('add --rounds', more)}   "
                            f"({d['delta_us']:+.2f} us [{d['ci_us'][0]:+.2f}, {d['ci_us'][1]:+.2f}])")
                 lead = ""
     line = noise_line(doc.get("deltas") or [])
