@@ -104,25 +104,50 @@ def make_kernel(nargs, name="k", **jit_options):
     return cuda.jit(**jit_options)(namespace[name])
 
 
+def build_fingerprint(dist=None):
+    """A short id of the installed numba-cuda build: a digest of its RECORD.
+
+    Why: asv makes one environment per matrix entry and reinstalls each commit
+    into it, so ``sys.prefix`` alone would let two builds share one disk
+    cache; an index pickled by 0.29.0 fails to load under 0.30.4
+    (``No module named 'numba.cuda.cloudpickle'``, seen on the GPU). RECORD
+    lists every installed file's hash, so two builds never share an id.
+    """
+    import hashlib
+    import importlib.metadata as md
+
+    dist = dist or cuda_module_name()
+    try:
+        found = md.distribution(dist)
+    except md.PackageNotFoundError:
+        return "none"
+    text = found.read_text("RECORD") or found.version
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
 def kernel_cache_dir():
-    """Where the suite's cached kernels live: one folder per environment.
+    """Where the suite's cached kernels live: one folder per environment and build.
 
     numba's disk cache (``cache=True``) only works for functions defined in a
     file, and a cache must never be shared by two numba-cuda builds, so the
-    kernel files sit under the environment's own prefix (asv makes one env
-    per commit); ``LAUNCHBENCH_KERNEL_DIR`` overrides it. Falls back to the
-    temp folder when the prefix is read-only.
+    kernel files sit under the environment's own prefix, in a folder named by
+    ``build_fingerprint``; ``LAUNCHBENCH_KERNEL_DIR`` overrides the prefix.
+    Falls back to the temp folder when the prefix is read-only.
     """
+    import hashlib
     import sys
     import tempfile
 
-    folder = os.environ.get("LAUNCHBENCH_KERNEL_DIR") or os.path.join(sys.prefix, "launchbench-kernels")
+    leaf = "build-" + build_fingerprint()
+    root = os.environ.get("LAUNCHBENCH_KERNEL_DIR") or os.path.join(sys.prefix, "launchbench-kernels")
+    folder = os.path.join(root, leaf)
     try:
         os.makedirs(folder, exist_ok=True)
         if not os.access(folder, os.W_OK):
             raise OSError(folder)
-    except OSError:
-        folder = os.path.join(tempfile.gettempdir(), "launchbench-kernels-%d" % abs(hash(sys.prefix)))
+    except OSError:  # a stable name (str hash() is salted per process)
+        prefix_id = hashlib.sha1(sys.prefix.encode()).hexdigest()[:12]
+        folder = os.path.join(tempfile.gettempdir(), f"launchbench-kernels-{prefix_id}", leaf)
         os.makedirs(folder, exist_ok=True)
     return folder
 

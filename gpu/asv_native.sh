@@ -38,7 +38,7 @@ LEDGER=/tmp/lb-native-ledger
 ROWS=(-b "TimeLaunchPreconfigured.time_launch\(\d, '\[1, 1\]'\)" -b "TimeLaunchRaw.time_launch\((0|4)," -b "TimeReferenceLaunch.time_launch\((0|4)\)")
 HOST_SITE=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 "$PY" setup.py -q build_ext --inplace > /dev/null 2>&1 || true
-echo "# $(date -u +%FT%TZ) parts: $PARTS rounds=$ROUNDS passes=$PASSES factor=$FACTOR" >> "$D/command.txt"
+echo "# $(date -u +%FT%TZ) parts: $PARTS rounds=$ROUNDS passes=$PASSES build_rounds=${BUILD_ROUNDS:-10} factor=$FACTOR" >> "$D/command.txt"
 
 log() { echo "$*" >> "$D/command.txt"; echo "+ $*"; }
 timed() {  # timed NAME CMD...: run, log, record wall seconds in DIR/walls.txt
@@ -116,7 +116,7 @@ for part in $PARTS; do
       "$BPY" -m asv --config /tmp/lb-builds.asv.json compare --machine "$MACHINE" --split --factor "$FACTOR" \
           v0.29.0 v0.30.4 > "$D/builds-compare.txt" 2>&1; cat "$D/builds-compare.txt" ;;
     publish)
-      "$PY" -m asv --config "$LEDGER.asv.json" publish > "$D/publish.log" 2>&1; tail -n 3 "$D/publish.log"
+      [ -e "$LEDGER.asv.json" ] && { "$PY" -m asv --config "$LEDGER.asv.json" publish > "$D/publish.log" 2>&1; tail -n 3 "$D/publish.log"; }
       [ -e /tmp/lb-builds.asv.json ] && /tmp/env-base/bin/python -m asv --config /tmp/lb-builds.asv.json publish \
           > "$D/publish-builds.log" 2>&1
       (cd "$D" && tar -czf html.tar.gz html 2>/dev/null && rm -rf html) ;;

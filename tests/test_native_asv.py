@@ -233,3 +233,39 @@ def test_core_reference_is_peers_cuda_core_launcher_per_launch(monkeypatch):
     monkeypatch.setattr(peers, "make_cuda_core", unavailable)
     with pytest.raises(native.ReferenceUnavailable, match="cuda.core not importable"):
         native.core_reference()
+
+
+def test_kernel_cache_is_per_build_not_per_environment(tmp_path, monkeypatch):
+    """asv reinstalls each commit into one environment: two builds must never share a disk cache
+    (on the GPU, 0.30.4 failed to load an index 0.29.0 had pickled)."""
+    import importlib.metadata as md
+
+    from benchmarks import common
+
+    records = {"numba-cuda": "numba/cuda/__init__.py,sha256=AAA,10\n"}
+
+    class FakeDist:
+        version = "0.30.4"
+
+        def __init__(self, name):
+            self.name = name
+
+        def read_text(self, what):
+            assert what == "RECORD"
+            return records[self.name]
+
+    def fake_distribution(name):
+        if name not in records:
+            raise md.PackageNotFoundError(name)
+        return FakeDist(name)
+
+    monkeypatch.setattr(md, "distribution", fake_distribution)
+    monkeypatch.setenv("LAUNCHBENCH_KERNEL_DIR", str(tmp_path))
+    monkeypatch.delenv(common.CUDA_MODULE_ENV, raising=False)
+    first = common.kernel_cache_dir()
+    assert first == common.kernel_cache_dir()  # stable within a build
+    assert first.startswith(str(tmp_path)) and (tmp_path / first.rsplit("/", 1)[1]).is_dir()
+    records["numba-cuda"] = "numba/cuda/__init__.py,sha256=BBB,10\n"  # another commit reinstalled
+    second = common.kernel_cache_dir()
+    assert second != first
+    assert common.build_fingerprint("not-installed") == "none"
