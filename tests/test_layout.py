@@ -144,7 +144,7 @@ def test_the_graph_sees_every_kind_of_import():
     assert {lb + name for name in (
         "base", "base.errors", "workloads.breakdown", "workloads.kernels", "workloads.stages", "workloads.peers",
         "workloads.mechanisms", "workloads.lctls", "workloads.intercept", "engine.worker", "output.site",
-        "commands.stagedelta", "commands.mechanisms_cli", "commands.mechanisms_procs")} <= set(graph)
+        "engine.breakdown", "output.breakdown", "commands.mechanisms_cli", "commands.mechanisms_procs")} <= set(graph)
 
 
 def test_relative_imports_resolve_from_the_module_package():

@@ -84,6 +84,23 @@ def require_gpu(allow_simulator: bool = False, smoke_flag: bool = True) -> None:
         )
 
 
+def check_not_simulated(simulator: bool) -> None:
+    """Before a command that runs variants builds anything: refuse the simulator without its
+    --simulator flag, and a GPU-less host (when this interpreter has numba-cuda to ask; the
+    workers check otherwise). *simulator*: the command's --simulator."""
+    if simulator:
+        return
+    if simulator_enabled():
+        require_gpu(allow_simulator=False)  # raises the one-line refusal
+    try:
+        from numba import cuda
+    except Exception:  # noqa: BLE001 - this interpreter may lack numba-cuda; the workers check
+        return
+    if not cuda.is_available():
+        raise NoGPUError("no CUDA GPU is available (numba.cuda.is_available() is False); run on a machine "
+                         "with an NVIDIA GPU and driver, or pass --simulator for a labelled smoke run")
+
+
 def host_info() -> dict:
     return {
         "python": sys.version.split()[0],

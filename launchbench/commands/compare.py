@@ -12,15 +12,15 @@ the JSON (schema.py) is rewritten atomically after every round.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
 
-from ..base.errors import NoGPUError, UserError
+from ..base.errors import UserError
 from ..engine.analysis import analyze, apply_rule, gate_result, per_arg, peer_stats, round_series
 from ..engine import lanes as lanes_mod
 from ..engine.runner import parse_prefetch, timing_json
+from ..environments.variant_options import Ordered, add_env_arguments, resolve_variant_envs
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS, add_argument_options, argument_setup
 
 ARG_COUNTS = [0, 1, 2, 3, 4]
@@ -41,24 +41,15 @@ DEFAULT_PINNED_WARMUP = 100
 WRITE_EVERY_S = 3.0  # the JSON is rewritten after a finished round at most this often (and at the end)
 
 
-class _Ordered(argparse.Action):
-    """--repo and --variant append (option, value) to one list, keeping command-line order."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        items = list(getattr(namespace, self.dest, None) or [])
-        items.append((option_string.lstrip("-"), values))
-        setattr(namespace, self.dest, items)
-
-
 def register(sub) -> None:
     p = sub.add_parser(
         "compare", help="launch overhead of numba-cuda variants: interleaved rounds, CIs, verdicts",
         description=__doc__.split("\n\n")[0] + " Default: baseline (0.29.0), contextvar on it, v2 (0.30.4).",
     )
     v = p.add_argument_group("variants (the first is the reference)")
-    v.add_argument("--repo", dest="items", action=_Ordered, metavar="NAME=PATH",
+    v.add_argument("--repo", dest="items", action=Ordered, metavar="NAME=PATH",
                    help="a numba-cuda checkout, built into its own virtualenv (repeatable)")
-    v.add_argument("--variant", dest="items", action=_Ordered, metavar="NAME=SPEC",
+    v.add_argument("--variant", dest="items", action=Ordered, metavar="NAME=SPEC",
                    help="numba-cuda==X.Y.Z, repo:PATH, env:PATH (existing env) or MECH@BASE, "
                         "e.g. contextvar@numba-cuda==0.29.0 or delay:0.5us@baseline (repeatable)")
     v.add_argument("--reference", help="variant the deltas are taken against (default: the first)")
@@ -117,40 +108,6 @@ def register(sub) -> None:
     o.add_argument("--no-report", action="store_true", help="write only the JSON and the table")
     o.add_argument("--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=run)
-
-
-def add_env_arguments(e) -> None:
-    """The options that say how variant environments are found or built (compare, breakdown)."""
-    e.add_argument("--env-dir", help="where variant envs are cached (default ~/.cache/launchbench/envs)")
-    e.add_argument("--no-install", action="store_true", help="reuse existing envs only; error if one is missing")
-    e.add_argument("--python", help="interpreter for new envs (default: this one)")
-    e.add_argument("--wheels", metavar="DIR", help="install offline from DIR (pip --no-index --find-links DIR)")
-    e.add_argument("--system-site-packages", action="store_true",
-                   help="envs also see the site-packages of --python (after their own): for hosts "
-                        "whose CUDA packages are installed there")
-    e.add_argument("--constraints", metavar="FILE", help="pins for built envs (default: constraints.txt's)")
-    e.add_argument("--extras", default=None,
-                   help="numba-cuda extras to install (default cu13, or none with --system-site-packages)")
-
-
-def resolve_variant_envs(args, vlist: list, log) -> tuple[dict, dict]:
-    """({base: Env}, pins): each variant base's environment, built or reused once, with the
-    options of ``add_env_arguments``; one place for every command that runs variants."""
-    from ..environments import envs, variants
-
-    pins = variants.parse_pins(args.constraints)
-    python = args.python or sys.executable
-    extras = args.extras if args.extras is not None else ("" if args.system_site_packages else "cu13")
-    manager = envs.EnvManager(env_dir=args.env_dir, python=python, pins=pins, wheels=args.wheels,
-                              site_from=python if args.system_site_packages else None, extras=extras,
-                              no_install=args.no_install, log=log)
-    resolved = {}
-    for var in vlist:
-        if var.base not in resolved:
-            env = manager.ensure(var.base, var.name)
-            envs.check_python_matches(env, var.name)
-            resolved[var.base] = env
-    return resolved, pins
 
 
 # ---------------------------------------------------------------- stopping rule and document
@@ -225,23 +182,6 @@ def export_reports(doc: dict, output: str, markdown: str | None = None, plot: st
     return list(report.export(doc, markdown=markdown or stem + ".md", plot=plot or stem + ".png"))
 
 
-def _check_not_simulated(args) -> None:
-    """Refuse the simulator without --simulator, and a GPU-less host before building anything."""
-    from ..base import device
-
-    if args.simulator:
-        return
-    if device.simulator_enabled():
-        device.require_gpu(allow_simulator=False)  # raises the one-line refusal
-    try:
-        from numba import cuda
-    except Exception:  # noqa: BLE001 - this interpreter may lack numba-cuda; the workers check
-        return
-    if not cuda.is_available():
-        raise NoGPUError("no CUDA GPU is available (numba.cuda.is_available() is False); run on a machine "
-                         "with an NVIDIA GPU and driver, or pass --simulator for a labelled smoke run")
-
-
 def _settings(args, arg_counts, loops, calibrated, affinity, prefetch=0, spin=None) -> dict:
     return {
         "arg_counts": arg_counts,
@@ -302,7 +242,7 @@ def run(args) -> int:
     prefetch = parse_prefetch(args.prefetch, len(vlist), affinity)
     setup = runner.setup_cpus(affinity) or []
     spin = runner.parse_spin(args.spin, affinity, setup)
-    _check_not_simulated(args)
+    device.check_not_simulated(args.simulator)
     from ..base.outputs import check_outputs
     check_outputs([(args.output, "--output"), (args.markdown, "--markdown"), (args.plot, "--plot")])
 

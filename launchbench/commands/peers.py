@@ -12,6 +12,9 @@ import time
 
 from ..base.atomic import write_json_atomic
 from ..base.errors import UserError
+from ..engine.breakdown import run_breakdown
+from ..environments import envs
+from ..output.breakdown import format_breakdown
 from ..workloads import argkinds
 from ..workloads.kernels import check_counts, parse_arg_counts
 from ..workloads.peers import LABELS, LAUNCHERS
@@ -159,7 +162,7 @@ def measure_on_engine(args, names: list, counts: list) -> tuple[dict, dict]:
         {"workload": "peers", "launchers": names, "peer_warmup": max(10, min(args.loops, 2000)),
          **argkinds.argument_setup(args)}, counts,
         {"cmd": "peers_round", "arg_counts": counts, "loops": args.loops, "repeats": args.repeats, "warmup": 100},
-        args.rounds, getattr(args, "affinity", "auto"), "peers")
+        args.rounds, getattr(args, "affinity", "auto"), "peers", envs.make_overlay)
     samples, reasons = merge_rounds(out.units, names, counts)
     if not samples:
         raise UserError("no launcher could run here: " + "; ".join(f"{k}: {v}" for k, v in reasons.items()))
@@ -198,9 +201,8 @@ def run_peers(args) -> int:
         context["device"]["cu_driver_version"] = _floor.driver_version()
     doc = build_document(samples, counts, settings, reasons, context)
     if args.breakdown:
-        from .breakdown import format_breakdown, run_breakdown
-
-        doc["breakdown"] = run_breakdown(counts, args.loops, args.repeats, args.rounds, args.affinity)
+        doc["breakdown"] = run_breakdown(counts, args.loops, args.repeats, args.rounds, args.affinity,
+                                         envs.make_overlay)
     print(format_table(doc))
     if args.breakdown:
         print()

@@ -4,6 +4,7 @@ recomputed from the samples by this launchbench (a committed run read with today
 from __future__ import annotations
 
 from ..output import schema
+from ..output.breakdown import breakdown_text
 from ..output.report import default_outputs, export
 
 
@@ -22,20 +23,6 @@ def register(sub) -> None:
     p.add_argument("--plot", metavar="FILE", help="write the PNG plot here")
     p.add_argument("--text", metavar="FILE", help="breakdown JSON: write the text analysis here (default: stdout)")
     p.set_defaults(func=_run)
-
-
-def breakdown_text(doc: dict) -> str:
-    """A breakdown document's text: a paired one (``--variant``, schema /2) analysed afresh from its
-    samples; a single-environment one (/1) rendered from its stored summary."""
-    from . import breakdown, stagedelta
-
-    if not str(doc.get("schema")).startswith(stagedelta.SCHEMA):
-        return breakdown.format_breakdown(doc)
-    settings = doc["settings"]
-    names = [v["name"] for v in doc["variants"]]
-    doc = dict(doc, analysis=stagedelta.analyze(doc["samples"], names, doc["reference"], settings["arg_counts"],
-                                                settings["stages"]))
-    return stagedelta.format_text(doc)
 
 
 def _run(args) -> int:
