@@ -261,3 +261,92 @@ def test_module_path_strings_are_found():
                      "SCHEMA_ID = 'launchbench.compare'\n")
     assert _module_path_strings(tree) == [(2, "launchbench.worker"), (3, "launchbench.mechanisms"),
                                           (4, "launchbench.standin:stage_loops")]
+
+
+# ---------------------------------------------------------------- thin commands, no private reach
+
+#: commands/ modules that may import another commands/ module, with the reason. Everything else a
+#: command shares lives below commands/ (issue 24: commands parse, call the engine, render).
+COMMAND_PAIRS = {
+    # one command, `launchbench mechanisms`, split over two files for size: mechanisms_procs registers it
+    # and runs its process pool; mechanisms_cli holds its options, in-process statistics and table.
+    (f"{PACKAGE}.commands.mechanisms_procs", f"{PACKAGE}.commands.mechanisms_cli"):
+        "one command (mechanisms) in two files",
+}
+
+
+def command_imports(graph: dict) -> list:
+    """(importer, imported, lines) for each commands/ module importing another commands/ module."""
+    cmd = f"{PACKAGE}.commands."
+    return [(a, b, lines) for a, edges in sorted(graph.items()) for b, lines in sorted(edges.items())
+            if a.startswith(cmd) and b.startswith(cmd) and (a, b) not in COMMAND_PAIRS]
+
+
+def test_no_command_imports_another():
+    bad = command_imports(import_graph())
+    assert not bad, "a command imports another command (move what they share below commands/): " + "; ".join(
+        f"{a}:{','.join(map(str, lines))} imports {b}" for a, b, lines in bad)
+
+
+def test_command_imports_are_reported():
+    graph = {f"{PACKAGE}.commands.report": {f"{PACKAGE}.commands.breakdown": [3], f"{PACKAGE}.output.report": [4]},
+             f"{PACKAGE}.commands.mechanisms_procs": {f"{PACKAGE}.commands.mechanisms_cli": [5]}}
+    assert command_imports(graph) == [(f"{PACKAGE}.commands.report", f"{PACKAGE}.commands.breakdown", [3])]
+
+
+def private_reaches(name: str, path: Path, mods: dict, tree: ast.AST | None = None) -> list:
+    """(line, text) for each underscore-private name module *name* takes from another launchbench
+    module: ``from .x import _y`` and ``x._y`` on a name bound to a launchbench module by an import.
+    C extensions (``from . import _tls``) are modules, not private names; dunders are not private."""
+    tree = tree if tree is not None else ast.parse(path.read_text(), str(path))
+    found, bound = [], {}
+
+    def private(attr):
+        return attr.startswith("_") and not (attr.startswith("__") and attr.endswith("__"))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            targets = _targets(node, name, path, mods)
+            for alias in node.names:
+                source = None
+                if node.level or (node.module or "").split(".")[0] == PACKAGE:
+                    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+                    base = package[:len(package) - node.level + 1] if node.level else []
+                    source = ".".join(base + ([node.module] if node.module else []))
+                if source is None:
+                    continue
+                sub = f"{source}.{alias.name}"
+                if sub in mods:
+                    bound[alias.asname or alias.name] = sub
+                elif private(alias.name) and not _is_extension(sub) and targets:
+                    found.append((node.lineno, f"from {source} import {alias.name}"))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in mods and alias.asname:
+                    bound[alias.asname] = alias.name
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound
+                and private(node.attr) and bound[node.value.id] != name
+                and not _is_extension(f"{bound[node.value.id]}.{node.attr}")):
+            found.append((node.lineno, f"{node.value.id}.{node.attr}"))
+    return sorted(set(found))
+
+
+def test_private_reach_is_found():
+    mods = {f"{PACKAGE}.commands.compare": None, f"{PACKAGE}.commands.stagedelta": None,
+            f"{PACKAGE}.workloads": None, f"{PACKAGE}.commands": None}
+    path = ROOT / "commands" / "stagedelta.py"
+    tree = ast.parse("from .compare import _Ordered, add_env_arguments\n"
+                     "from . import compare\n"
+                     "from ..workloads import _tls\n"
+                     "compare._check_not_simulated(args)\n"
+                     "compare.__doc__\n")
+    assert private_reaches(f"{PACKAGE}.commands.stagedelta", path, mods, tree) == [
+        (1, f"from {PACKAGE}.commands.compare import _Ordered"), (4, "compare._check_not_simulated")]
+
+
+def test_no_module_takes_another_modules_private_name():
+    mods = modules()
+    bad = [f"{path.relative_to(ROOT.parent)}:{line} {text}" for name, path in mods.items()
+           for line, text in private_reaches(name, path, mods)]
+    assert not bad, "underscore-private names used from another module (make them public there): " + "; ".join(bad)

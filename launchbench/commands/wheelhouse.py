@@ -8,7 +8,7 @@ import sys
 
 from ..base.errors import UserError
 from ..environments.variants import parse_pins
-from ..environments.wheelhouse import (DEFAULT_PLATFORMS, DEFAULT_PYTHON_VERSION, JOIN_SCRIPT, MIB, _top_files,
+from ..environments.wheelhouse import (DEFAULT_PLATFORMS, DEFAULT_PYTHON_VERSION, JOIN_SCRIPT, MIB, top_files,
                                        download, numba_cuda_versions, requirements, split)
 
 
@@ -51,7 +51,7 @@ def run(args) -> int:
 
     check_folder(dest, "DIR")
     download(dest, reqs, python_version, platforms, log)
-    files = _top_files(dest)
+    files = top_files(dest)
     total = sum(os.path.getsize(os.path.join(dest, f)) for f in files)
     print(f"{len(files)} files, {total / MIB:.1f} MiB in {dest} (Python {python_version}); "
           f"install there with pip install --no-index --find-links DIR")

@@ -40,7 +40,7 @@ import statistics
 import sys
 
 from ..base.errors import UserError
-from .stages import _inline_loop, empty_loop
+from .stages import inline_loop, empty_loop
 
 STAGES = ("lock_frame", "sig_lookup", "launch_bookkeeping", "native_launch")
 LEVELS = ("full", "marshaller_call", "launch_frame")
@@ -97,7 +97,7 @@ def mlir_loops(kernel, cfg, args, sync) -> dict:
     }
     loops = {BASELINE: empty_loop()}
     for name, (src, launches) in bodies.items():
-        loops[name] = _inline_loop(src, ns, sync=launches, name=name)
+        loops[name] = inline_loop(src, ns, sync=launches, name=name)
     return loops
 
 
