@@ -138,7 +138,8 @@ def test_the_graph_sees_every_kind_of_import():
     graph = import_graph()
     lb = PACKAGE + "."
     assert lb + "base.errors" in graph[lb + "base.device"]      # from .errors import UserError (module level)
-    assert lb + "workloads.mechanisms" in graph[lb + "environments.variants"]  # in a function
+    assert lb + "workloads.mechanisms" in graph[lb + "environments.variants"]
+    assert lb + "workloads.lcs_conformance" in graph[lb + "engine.conformance"]  # in a function
     assert lb + "base.errors" in graph[lb + "cli"]              # from .base.errors import UserError (a sub-package)
     assert all("_tls" not in t for t in graph[lb + "workloads.intercept"])  # a C extension is no node
     assert {lb + name for name in (
@@ -350,3 +351,61 @@ def test_no_module_takes_another_modules_private_name():
     bad = [f"{path.relative_to(ROOT.parent)}:{line} {text}" for name, path in mods.items()
            for line, text in private_reaches(name, path, mods)]
     assert not bad, "underscore-private names used from another module (make them public there): " + "; ".join(bad)
+
+
+# ---------------------------------------------------------------- imports at module level
+
+LAZY_MARK = "# lazy:"
+
+
+def function_level_imports(name: str, path: Path, mods: dict, source: str | None = None) -> list:
+    """(line, lazy-comment or None) for each import of a launchbench module (or a package C extension)
+    inside a function of module *name*; the comment is a ``# lazy: why`` on the import or the line above."""
+    source = source if source is not None else path.read_text()
+    lines = source.splitlines()
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found = []
+
+    def extension(node):
+        if not isinstance(node, ast.ImportFrom) or not node.level:
+            return False
+        base = ".".join(package[:len(package) - node.level + 1] + ([node.module] if node.module else []))
+        return any(_is_extension(f"{base}.{alias.name}") for alias in node.names)
+
+    def visit(node, inside):
+        for child in ast.iter_child_nodes(node):
+            if inside and isinstance(child, (ast.Import, ast.ImportFrom)) and (
+                    _targets(child, name, path, mods) or extension(child)):
+                near = lines[child.lineno - 1:child.end_lineno] + lines[max(child.lineno - 2, 0):child.lineno - 1]
+                why = next((text[text.index(LAZY_MARK):] for text in near if LAZY_MARK in text), None)
+                found.append((child.lineno, why))
+            visit(child, inside or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+
+    visit(ast.parse(source, str(path)), False)
+    return found
+
+
+def test_function_level_imports_are_found():
+    mods = {f"{PACKAGE}.engine.worker": None, f"{PACKAGE}.workloads.peers": None, f"{PACKAGE}.base.device": None}
+    source = ("from ..workloads import peers\n"
+              "def f():\n"
+              "    from ..base.device import one_line\n"
+              "    import json\n"
+              "    # lazy: the reason\n"
+              "    from ..workloads import peers as p\n"
+              "    from numba import cuda  # lazy: not ours, not counted\n")
+    assert function_level_imports(f"{PACKAGE}.engine.worker", ROOT / "engine" / "worker.py", mods, source) == [
+        (3, None), (6, "# lazy: the reason")]
+
+
+def test_launchbench_imports_sit_at_module_level():
+    """A launchbench module imports the package's modules at its top. The exceptions (a C extension
+    that may be unbuilt, a pytest module, a file also loaded without launchbench) say why on the line:
+    ``# lazy: why``. numba, numpy, matplotlib and asv stay inside functions (docs/architecture.md)
+    and are no launchbench imports."""
+    mods = modules()
+    found = {f"{path.relative_to(ROOT.parent)}:{line}": why for name, path in mods.items()
+             for line, why in function_level_imports(name, path, mods)}
+    unexplained = sorted(where for where, why in found.items() if not why)
+    assert not unexplained, ("launchbench imports inside functions: move them to the module's top, or say why "
+                             f"they are lazy with '{LAZY_MARK} ...': " + ", ".join(unexplained))

@@ -10,6 +10,7 @@ import platform
 import sys
 
 from .errors import NoGPUError, UserError
+from . import cudamod
 
 
 def simulator_enabled() -> bool:
@@ -20,8 +21,6 @@ def simulator_enabled() -> bool:
 def import_cuda():
     """Import the process's CUDA module (``numba.cuda``, or numba-cuda-mlir's: base/cudamod.py) or explain
     in one line why it cannot be imported."""
-    from . import cudamod
-
     try:
         cuda = cudamod.import_cuda()
     except Exception as exc:  # noqa: BLE001 - any import failure is a user-environment problem

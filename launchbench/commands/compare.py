@@ -18,10 +18,14 @@ import time
 
 from ..base.errors import UserError
 from ..engine.analysis import analyze, apply_rule, gate_result, per_arg, peer_stats, round_series
-from ..engine import lanes as lanes_mod
+from ..engine import lanes as lanes_mod, runner, sequential, stats
 from ..engine.runner import parse_prefetch, timing_json
 from ..environments.variant_options import Ordered, add_env_arguments, resolve_variant_envs
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS, add_argument_options, argument_setup
+from ..output import report, schema, tables
+from ..base import device
+from ..environments import envs, variants
+from ..base.outputs import check_outputs
 
 ARG_COUNTS = [0, 1, 2, 3, 4]
 OLD_SCRIPT_LOOPS = {0: 100_000, 1: 100_000, 2: 100_000, 3: 100_000, 4: 10_000}
@@ -114,8 +118,6 @@ def register(sub) -> None:
 
 def stop_rule(args):
     """The sequential.Rule the options ask for, or None (a fixed number of rounds)."""
-    from ..engine import sequential
-
     if args.fail_if_slower is not None:
         return sequential.Rule(target_pct=None, threshold_pct=args.fail_if_slower, min_rounds=args.min_rounds)
     if args.target_ci:
@@ -127,9 +129,6 @@ def stop_rule(args):
 
 def build_document(*, argv, simulator, host, settings, reference, variants, outcome, confidence=0.95,
                    rule=None) -> dict:
-    from ..output import schema
-    from ..engine import stats
-
     names = [v["name"] for v in variants]
     stat_recs, delta_recs = analyze(outcome.samples, names, reference, settings["arg_counts"])
     if rule is not None:
@@ -176,8 +175,6 @@ def build_document(*, argv, simulator, host, settings, reference, variants, outc
 
 def export_reports(doc: dict, output: str, markdown: str | None = None, plot: str | None = None) -> list:
     """Markdown and PNG next to the JSON unless paths are given (launchbench.output.report renders them)."""
-    from ..output import report
-
     stem = os.path.splitext(output)[0]
     return list(report.export(doc, markdown=markdown or stem + ".md", plot=plot or stem + ".png"))
 
@@ -207,11 +204,6 @@ def _settings(args, arg_counts, loops, calibrated, affinity, prefetch=0, spin=No
 
 
 def run(args) -> int:
-    from ..base import device
-    from ..environments import envs, variants
-    from ..engine import runner, sequential
-    from ..output import schema, tables
-
     if args.repeats < 1 or args.rounds < 1:
         raise UserError("--repeats and --rounds must be at least 1")
     if not 0 < args.sample_time < float("inf"):
@@ -243,7 +235,6 @@ def run(args) -> int:
     setup = runner.setup_cpus(affinity) or []
     spin = runner.parse_spin(args.spin, affinity, setup)
     device.check_not_simulated(args.simulator)
-    from ..base.outputs import check_outputs
     check_outputs([(args.output, "--output"), (args.markdown, "--markdown"), (args.plot, "--plot")])
 
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))

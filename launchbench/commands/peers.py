@@ -18,6 +18,10 @@ from ..output.breakdown import format_breakdown
 from ..workloads import argkinds
 from ..workloads.kernels import check_counts, parse_arg_counts
 from ..workloads.peers import LABELS, LAUNCHERS
+from ..engine.analysis import concat_rounds
+from ..engine import runner
+from ..base.device import device_info, host_info, require_gpu
+from ..base.outputs import check_writable
 
 
 # -- pure statistics and tables ------------------------------------------------
@@ -146,8 +150,6 @@ def merge_rounds(units: list, names: list, counts: list) -> tuple[dict, dict]:
     reasons: dict = {}
     for unit in units:
         reasons.update(unit.get("unavailable") or {})
-    from ..engine.analysis import concat_rounds
-
     ran = [n for n in names if n not in reasons and all(n in u.get("samples", {}) for u in units)]
     merged = concat_rounds(units)
     return {n: {c: merged[n][str(c)] for c in counts} for n in ran}, reasons
@@ -156,8 +158,6 @@ def merge_rounds(units: list, names: list, counts: list) -> tuple[dict, dict]:
 def measure_on_engine(args, names: list, counts: list) -> tuple[dict, dict]:
     """Rounds of fresh worker processes (launchbench's one engine), each with every launcher
     built during set-up and its samples interleaved in the worker."""
-    from ..engine import runner
-
     out = runner.rounds_here(
         {"workload": "peers", "launchers": names, "peer_warmup": max(10, min(args.loops, 2000)),
          **argkinds.argument_setup(args)}, counts,
@@ -170,14 +170,10 @@ def measure_on_engine(args, names: list, counts: list) -> tuple[dict, dict]:
 
 
 def run_peers(args) -> int:
-    from ..base.device import device_info, host_info, require_gpu
-
     counts = parse_arg_counts(args.args)
     check_counts(args.loops, args.repeats, args.rounds)
     names = parse_launchers(args.only)
     if args.output:
-        from ..base.outputs import check_writable
-
         check_writable(args.output, "--output")
     require_gpu(smoke_flag=False)
     started = time.time()
@@ -195,6 +191,7 @@ def run_peers(args) -> int:
         "versions": _versions(),
         "python": sys.executable,
     }
+    # lazy: a C extension; at module level an unbuilt checkout could not even run launchbench --help
     from ..workloads import _floor
 
     if _floor.available():

@@ -21,8 +21,12 @@ import time
 
 from ..base.errors import UserError
 from ..engine.history import Session, add_clone_argument, add_common_arguments, command_line
-from ..environments import variants
+from ..environments import builds, envs, variants
 from ..environments.commits import CommitEnvs, check_clone, commit_records
+from ..base import outputs
+from ..base.atomic import write_json_atomic, write_text_atomic
+from ..engine import analysis, conformance, sequential
+from ..output import prreport
 
 SCHEMA = "launchbench.pr"
 SCHEMA_VERSION = 1
@@ -63,8 +67,6 @@ def register(sub) -> None:
 
 def _check(args) -> tuple[str, str]:
     """Every option checked before anything is built: (clone, out dir)."""
-    from ..base import outputs
-
     if args.fail_if_slower is not None and not args.fail_if_slower >= 0:
         raise UserError("--fail-if-slower must be a percentage >= 0, e.g. 5")
     if args.rounds < 2:
@@ -96,11 +98,6 @@ def exit_code(conformance: str | None, gate: dict | None, head_built: bool = Tru
 # ---------------------------------------------------------------- command
 
 def run(args) -> int:
-    from ..base.atomic import write_json_atomic, write_text_atomic
-    from ..environments import builds, envs
-    from ..engine import conformance
-    from ..output import prreport
-
     clone, out_dir = _check(args)
     head = builds.resolve(clone, args.ref)
     base = builds.resolve(clone, args.base) if args.base else builds.merge_base(clone, head, args.main)
@@ -150,8 +147,6 @@ def _commit_json(commit, rec) -> dict:
 
 def _measure(args, session, records, out_dir, doc):
     """compare's method over (base, head); with the gate, rounds stop once every delta is decided."""
-    from ..engine import analysis, sequential
-
     names = [r["variant"] for r in records]
     rule = None
     stop = None

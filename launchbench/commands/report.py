@@ -6,6 +6,8 @@ from __future__ import annotations
 from ..output import schema
 from ..output.breakdown import breakdown_text
 from ..output.report import default_outputs, export
+from ..base.atomic import read_json, write_text_atomic
+from ..base.outputs import check_outputs
 
 
 def register(sub) -> None:
@@ -26,8 +28,6 @@ def register(sub) -> None:
 
 
 def _run(args) -> int:
-    from ..base.atomic import read_json
-
     try:
         raw = read_json(args.results)
     except Exception:  # noqa: BLE001 - schema.read gives the one-line error
@@ -35,8 +35,6 @@ def _run(args) -> int:
     if isinstance(raw, dict) and str(raw.get("schema", "")).startswith("launchbench.breakdown/"):
         text = breakdown_text(raw)
         if args.text:
-            from ..base.atomic import write_text_atomic
-
             write_text_atomic(args.text, text)
             print(f"wrote {args.text}")
         else:
@@ -46,8 +44,6 @@ def _run(args) -> int:
     outputs = {"markdown": args.markdown, "html": args.html, "plot": args.plot}
     if not any(outputs.values()):
         outputs = default_outputs(args.results)
-    from ..base.outputs import check_outputs
-
     check_outputs([(value, f"--{key}") for key, value in outputs.items() if value])
     for path in export(result, **outputs):
         print(f"wrote {path}")

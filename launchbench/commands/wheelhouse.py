@@ -10,6 +10,7 @@ from ..base.errors import UserError
 from ..environments.variants import parse_pins
 from ..environments.wheelhouse import (DEFAULT_PLATFORMS, DEFAULT_PYTHON_VERSION, JOIN_SCRIPT, MIB, top_files,
                                        download, numba_cuda_versions, requirements, split)
+from ..base.outputs import check_folder
 
 
 def parse_split_mb(text: str | None) -> int | None:
@@ -47,8 +48,6 @@ def run(args) -> int:
     dest = os.path.abspath(os.path.expanduser(args.dir))
     if os.path.exists(dest) and not os.path.isdir(dest):
         raise UserError(f"{args.dir} is a file; pass a folder for the wheels")
-    from ..base.outputs import check_folder
-
     check_folder(dest, "DIR")
     download(dest, reqs, python_version, platforms, log)
     files = top_files(dest)

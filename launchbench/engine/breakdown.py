@@ -50,7 +50,6 @@ def run_breakdown(counts, loops: int, repeats: int, rounds: int, affinity: str |
                               first.get("numba_cuda"))
 
 
-
 # ---------------------------------------------------------------- the paired analysis (pure)
 
 def _level(stage: str) -> dict:

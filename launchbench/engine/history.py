@@ -68,7 +68,6 @@ def add_common_arguments(p, default_output: str | None) -> None:
     o.add_argument("--quiet", action="store_true", help="no progress output")
 
 
-
 # ---------------------------------------------------------------- statistics (pure)
 
 def steps(by: dict, records: list, keys: list, threshold: float, confidence: float = 0.95) -> list:

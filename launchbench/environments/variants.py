@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..base.errors import UserError
+from ..workloads import mechanisms
 
 #: Pins for every built environment; kept equal to constraints.txt (a test checks).
 DEFAULT_PINS = {"numba": "0.65.1", "llvmlite": "0.47.0", "numpy": "2.3.5", "cuda-core": "0.7.0"}
@@ -128,8 +129,6 @@ def parse_base(spec: str, option: str, known: dict | None = None) -> Base:
 
 
 def _validate_mechanism(mech: str, option: str) -> str:
-    from ..workloads import mechanisms  # import-light by contract (numba only on install)
-
     try:
         return mechanisms.validate(mech)
     except UserError as exc:

@@ -33,6 +33,7 @@ import sys
 
 from ..base.errors import UserError
 from .variants import MLIR_RE, NAME_RE, WHEEL_RE, DEFAULT_PINS
+from ..workloads.mechanisms import validate
 
 MIB = 1024 * 1024
 DEFAULT_PYTHON_VERSION = "3.12"
@@ -75,8 +76,6 @@ def numba_cuda_versions(specs) -> list[str]:
         if at:
             if not mech.strip():
                 raise UserError(f"--variant {text!r}: expected MECH@BASE, e.g. contextvar@numba-cuda==0.29.0")
-            from ..workloads.mechanisms import validate  # import-light by contract
-
             try:
                 validate(mech.strip())
             except UserError as exc:

@@ -10,6 +10,7 @@ from ..workloads.breakdown import NOTES, STAGES
 #: The paired breakdown document's schema (``breakdown --variant``); the single-environment one is /1.
 SCHEMA = "launchbench.breakdown/2"
 
+
 def format_breakdown(doc: dict) -> str:
     """A stage-by-arg-count table of µs per launch from a breakdown document."""
     counts = [str(n) for n in doc["arg_counts"]]

@@ -51,7 +51,7 @@ from __future__ import annotations
 import inspect
 import time
 
-from . import argkinds
+from . import argkinds, lctls, mechanisms
 
 #: The partition of ``full``: (level, its children). level - sum(children) is that level's rest.
 TREE = (
@@ -481,8 +481,6 @@ def more_loops(k, cfg, args, style: str) -> dict:
     from numba.cuda.cext import _dispatcher
     from numba.cuda.cudadrv import devices
 
-    from . import mechanisms
-
     # under lctls the capture is launchbench's: no keyword, no args swap (launchbench.workloads.lctls)
     own_capture = style == "launch_config" and mechanisms.active() != "lctls"
     kw_name = getattr(nd, "_LAUNCH_CONFIG_KW", None)
@@ -525,8 +523,6 @@ def more_loops(k, cfg, args, style: str) -> dict:
     }
     # the frames: CUDADispatcher.call hollowed (upstream's function, or lctls' body, on a stand-in);
     # _Kernel.launch's reads and call; one _prepare_args call per argument
-    from . import lctls
-
     frame_fn = lctls.body() if mechanisms.active() == "lctls" else _unwrapped(nd.CUDADispatcher.__dict__["call"])
     hcfg = _HollowLaunchConfig(griddim, blockdim, stream, sharedmem)
     ns.update(frame_fn=frame_fn, hdisp=_HollowDispatcher(hcfg), hcfg=hcfg, noop_prepare=_noop_prepare,
