@@ -409,3 +409,31 @@ def test_launchbench_imports_sit_at_module_level():
     unexplained = sorted(where for where, why in found.items() if not why)
     assert not unexplained, ("launchbench imports inside functions: move them to the module's top, or say why "
                              f"they are lazy with '{LAZY_MARK} ...': " + ", ".join(unexplained))
+
+
+def test_the_engine_imports_no_environment():
+    """The engine runs interpreters it is handed: a command resolves each variant's environment
+    (environments/) and passes the engine the interpreter and the worker overlay maker."""
+    graph = import_graph()
+    engine, envs = f"{PACKAGE}.engine", f"{PACKAGE}.environments"
+    bad = [f"{a}:{','.join(map(str, lines))} imports {b}" for a, edges in sorted(graph.items())
+           for b, lines in sorted(edges.items()) if a.startswith(engine) and b.startswith(envs)]
+    assert not bad, bad
+
+
+def test_every_module_imports_without_the_heavy_dependencies():
+    """numba, numpy, matplotlib, asv, CuPy and torch stay inside functions: every module (the
+    pytest suite aside) imports, and the command line builds, with them all unimportable."""
+    import subprocess
+    import sys
+
+    code = ("import sys, importlib, pkgutil\n"
+            "for m in ('numba', 'numpy', 'matplotlib', 'asv', 'cupy', 'torch'): sys.modules[m] = None\n"
+            "import launchbench\n"
+            "for info in pkgutil.walk_packages(launchbench.__path__, 'launchbench.'):\n"
+            "    if not info.name.endswith(('lcs_conformance', '__main__')):\n"
+            "        importlib.import_module(info.name)\n"
+            "from launchbench import cli\n"
+            "cli.build_parser()\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT.parent, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
