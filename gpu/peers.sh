@@ -54,7 +54,7 @@ for env in env030 env029; do
     "$py" -P - "$RESULTS" "$env" <<'PY' 2>&1 | tee -a "$RESULTS/summary.txt"
 import json, os, sys
 from launchbench.commands.peers import format_table
-from launchbench.commands.breakdown import format_breakdown
+from launchbench.output.breakdown import format_breakdown
 results, env = sys.argv[1], sys.argv[2]
 for kind, fmt in (("peers", format_table), ("breakdown", format_breakdown)):
     path = os.path.join(results, f"{kind}-{env}.json")

@@ -13,6 +13,8 @@ import pytest
 
 from launchbench import cli
 from launchbench.commands import history
+from launchbench.engine.history import established
+from launchbench.environments.commits import CommitEnvs, commit_records
 
 STEP_US = 30.0
 
@@ -82,11 +84,11 @@ def test_commit_records_mark_identical_code_and_aa():
             self.sha, self.short, self.subject, self.date = sha, sha[:7], "s " + sha, "2026-01-01"
     commits = [C(s * 40) for s in "abcde"]
     ident = {"a": 1, "b": 1, "c": 2, "d": 2, "e": 3}
-    recs = history.commit_records("/nowhere", commits, aa=1, identity=lambda sha: ident[sha[0]])
+    recs = commit_records("/nowhere", commits, aa=1, identity=lambda sha: ident[sha[0]])
     assert [r["measured"] for r in recs] == [True, True, True, False, True]
     assert recs[1]["aa"] and recs[1]["identical_to"] == "a" * 40
     assert recs[3]["identical_to"] == "c" * 40 and not recs[3]["aa"]
-    assert history.commit_records("/nowhere", commits, aa=0, identity=lambda sha: ident[sha[0]])[1]["measured"] is False
+    assert commit_records("/nowhere", commits, aa=0, identity=lambda sha: ident[sha[0]])[1]["measured"] is False
 
 
 def test_stage_points_and_segment_choice():
@@ -99,10 +101,10 @@ def test_stage_points_and_segment_choice():
 
 
 def test_established_needs_the_whole_interval_beyond_the_threshold():
-    assert history.established({"ci_us": [0.25, 0.4], "n": 10}, 0.2)
-    assert not history.established({"ci_us": [0.1, 0.4], "n": 10}, 0.2)
-    assert history.established({"ci_us": [-0.5, -0.3], "n": 10}, 0.2)
-    assert not history.established({"ci_us": [0.25, 0.4], "n": 1}, 0.2)
+    assert established({"ci_us": [0.25, 0.4], "n": 10}, 0.2)
+    assert not established({"ci_us": [0.1, 0.4], "n": 10}, 0.2)
+    assert established({"ci_us": [-0.5, -0.3], "n": 10}, 0.2)
+    assert not established({"ci_us": [0.25, 0.4], "n": 1}, 0.2)
 
 
 @pytest.mark.slow
@@ -197,8 +199,8 @@ def test_a_commit_that_fails_to_build_is_reported_and_skipped(tmp_path, capsys):
         def ensure(self, base, label):
             return Env(str(tmp_path / label))
 
-    session = history.Session.__new__(history.Session)
-    session.cache, session.manager, session.clone = Cache(), Manager(), "/nowhere"
+    session = CommitEnvs.__new__(CommitEnvs)
+    session.cache, session.manager = Cache(), Manager()
     session.say = lambda msg: print(msg)
     records = [{"sha": s * 40, "short": s * 7, "subject": s, "date": "d", "measured": True}
                for s in "abc"]
@@ -206,7 +208,7 @@ def test_a_commit_that_fails_to_build_is_reported_and_skipped(tmp_path, capsys):
     saved = envs_mod.check_python_matches
     envs_mod.check_python_matches = lambda env, label: "3.12"
     try:
-        session.build(records)
+        session.build("/nowhere", records)
     finally:
         envs_mod.check_python_matches = saved
     assert [r["measured"] for r in records] == [True, False, True]

@@ -138,13 +138,14 @@ def test_the_graph_sees_every_kind_of_import():
     graph = import_graph()
     lb = PACKAGE + "."
     assert lb + "base.errors" in graph[lb + "base.device"]      # from .errors import UserError (module level)
-    assert lb + "workloads.mechanisms" in graph[lb + "environments.variants"]  # in a function
+    assert lb + "workloads.mechanisms" in graph[lb + "environments.variants"]
+    assert lb + "workloads.lcs_conformance" in graph[lb + "engine.conformance"]  # in a function
     assert lb + "base.errors" in graph[lb + "cli"]              # from .base.errors import UserError (a sub-package)
     assert all("_tls" not in t for t in graph[lb + "workloads.intercept"])  # a C extension is no node
     assert {lb + name for name in (
         "base", "base.errors", "workloads.breakdown", "workloads.kernels", "workloads.stages", "workloads.peers",
         "workloads.mechanisms", "workloads.lctls", "workloads.intercept", "engine.worker", "output.site",
-        "commands.stagedelta", "commands.mechanisms_cli", "commands.mechanisms_procs")} <= set(graph)
+        "engine.breakdown", "output.breakdown", "commands.mechanisms_cli", "commands.mechanisms_procs")} <= set(graph)
 
 
 def test_relative_imports_resolve_from_the_module_package():
@@ -261,3 +262,178 @@ def test_module_path_strings_are_found():
                      "SCHEMA_ID = 'launchbench.compare'\n")
     assert _module_path_strings(tree) == [(2, "launchbench.worker"), (3, "launchbench.mechanisms"),
                                           (4, "launchbench.standin:stage_loops")]
+
+
+# ---------------------------------------------------------------- thin commands, no private reach
+
+#: commands/ modules that may import another commands/ module, with the reason. Everything else a
+#: command shares lives below commands/ (issue 24: commands parse, call the engine, render).
+COMMAND_PAIRS = {
+    # one command, `launchbench mechanisms`, split over two files for size: mechanisms_procs registers it
+    # and runs its process pool; mechanisms_cli holds its options, in-process statistics and table.
+    (f"{PACKAGE}.commands.mechanisms_procs", f"{PACKAGE}.commands.mechanisms_cli"):
+        "one command (mechanisms) in two files",
+}
+
+
+def command_imports(graph: dict) -> list:
+    """(importer, imported, lines) for each commands/ module importing another commands/ module."""
+    cmd = f"{PACKAGE}.commands."
+    return [(a, b, lines) for a, edges in sorted(graph.items()) for b, lines in sorted(edges.items())
+            if a.startswith(cmd) and b.startswith(cmd) and (a, b) not in COMMAND_PAIRS]
+
+
+def test_no_command_imports_another():
+    bad = command_imports(import_graph())
+    assert not bad, "a command imports another command (move what they share below commands/): " + "; ".join(
+        f"{a}:{','.join(map(str, lines))} imports {b}" for a, b, lines in bad)
+
+
+def test_command_imports_are_reported():
+    graph = {f"{PACKAGE}.commands.report": {f"{PACKAGE}.commands.breakdown": [3], f"{PACKAGE}.output.report": [4]},
+             f"{PACKAGE}.commands.mechanisms_procs": {f"{PACKAGE}.commands.mechanisms_cli": [5]}}
+    assert command_imports(graph) == [(f"{PACKAGE}.commands.report", f"{PACKAGE}.commands.breakdown", [3])]
+
+
+def private_reaches(name: str, path: Path, mods: dict, tree: ast.AST | None = None) -> list:
+    """(line, text) for each underscore-private name module *name* takes from another launchbench
+    module: ``from .x import _y`` and ``x._y`` on a name bound to a launchbench module by an import.
+    C extensions (``from . import _tls``) are modules, not private names; dunders are not private."""
+    tree = tree if tree is not None else ast.parse(path.read_text(), str(path))
+    found, bound = [], {}
+
+    def private(attr):
+        return attr.startswith("_") and not (attr.startswith("__") and attr.endswith("__"))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            targets = _targets(node, name, path, mods)
+            for alias in node.names:
+                source = None
+                if node.level or (node.module or "").split(".")[0] == PACKAGE:
+                    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+                    base = package[:len(package) - node.level + 1] if node.level else []
+                    source = ".".join(base + ([node.module] if node.module else []))
+                if source is None:
+                    continue
+                sub = f"{source}.{alias.name}"
+                if sub in mods:
+                    bound[alias.asname or alias.name] = sub
+                elif private(alias.name) and not _is_extension(sub) and targets:
+                    found.append((node.lineno, f"from {source} import {alias.name}"))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in mods and alias.asname:
+                    bound[alias.asname] = alias.name
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound
+                and private(node.attr) and bound[node.value.id] != name
+                and not _is_extension(f"{bound[node.value.id]}.{node.attr}")):
+            found.append((node.lineno, f"{node.value.id}.{node.attr}"))
+    return sorted(set(found))
+
+
+def test_private_reach_is_found():
+    mods = {f"{PACKAGE}.commands.compare": None, f"{PACKAGE}.commands.stagedelta": None,
+            f"{PACKAGE}.workloads": None, f"{PACKAGE}.commands": None}
+    path = ROOT / "commands" / "stagedelta.py"
+    tree = ast.parse("from .compare import _Ordered, add_env_arguments\n"
+                     "from . import compare\n"
+                     "from ..workloads import _tls\n"
+                     "compare._check_not_simulated(args)\n"
+                     "compare.__doc__\n")
+    assert private_reaches(f"{PACKAGE}.commands.stagedelta", path, mods, tree) == [
+        (1, f"from {PACKAGE}.commands.compare import _Ordered"), (4, "compare._check_not_simulated")]
+
+
+def test_no_module_takes_another_modules_private_name():
+    mods = modules()
+    bad = [f"{path.relative_to(ROOT.parent)}:{line} {text}" for name, path in mods.items()
+           for line, text in private_reaches(name, path, mods)]
+    assert not bad, "underscore-private names used from another module (make them public there): " + "; ".join(bad)
+
+
+# ---------------------------------------------------------------- imports at module level
+
+LAZY_MARK = "# lazy:"
+
+
+def function_level_imports(name: str, path: Path, mods: dict, source: str | None = None) -> list:
+    """(line, lazy-comment or None) for each import of a launchbench module (or a package C extension)
+    inside a function of module *name*; the comment is a ``# lazy: why`` on the import or the line above."""
+    source = source if source is not None else path.read_text()
+    lines = source.splitlines()
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found = []
+
+    def extension(node):
+        if not isinstance(node, ast.ImportFrom) or not node.level:
+            return False
+        base = ".".join(package[:len(package) - node.level + 1] + ([node.module] if node.module else []))
+        return any(_is_extension(f"{base}.{alias.name}") for alias in node.names)
+
+    def visit(node, inside):
+        for child in ast.iter_child_nodes(node):
+            if inside and isinstance(child, (ast.Import, ast.ImportFrom)) and (
+                    _targets(child, name, path, mods) or extension(child)):
+                near = lines[child.lineno - 1:child.end_lineno] + lines[max(child.lineno - 2, 0):child.lineno - 1]
+                why = next((text[text.index(LAZY_MARK):] for text in near if LAZY_MARK in text), None)
+                found.append((child.lineno, why))
+            visit(child, inside or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+
+    visit(ast.parse(source, str(path)), False)
+    return found
+
+
+def test_function_level_imports_are_found():
+    mods = {f"{PACKAGE}.engine.worker": None, f"{PACKAGE}.workloads.peers": None, f"{PACKAGE}.base.device": None}
+    source = ("from ..workloads import peers\n"
+              "def f():\n"
+              "    from ..base.device import one_line\n"
+              "    import json\n"
+              "    # lazy: the reason\n"
+              "    from ..workloads import peers as p\n"
+              "    from numba import cuda  # lazy: not ours, not counted\n")
+    assert function_level_imports(f"{PACKAGE}.engine.worker", ROOT / "engine" / "worker.py", mods, source) == [
+        (3, None), (6, "# lazy: the reason")]
+
+
+def test_launchbench_imports_sit_at_module_level():
+    """A launchbench module imports the package's modules at its top. The exceptions (a C extension
+    that may be unbuilt, a pytest module, a file also loaded without launchbench) say why on the line:
+    ``# lazy: why``. numba, numpy, matplotlib and asv stay inside functions (docs/architecture.md)
+    and are no launchbench imports."""
+    mods = modules()
+    found = {f"{path.relative_to(ROOT.parent)}:{line}": why for name, path in mods.items()
+             for line, why in function_level_imports(name, path, mods)}
+    unexplained = sorted(where for where, why in found.items() if not why)
+    assert not unexplained, ("launchbench imports inside functions: move them to the module's top, or say why "
+                             f"they are lazy with '{LAZY_MARK} ...': " + ", ".join(unexplained))
+
+
+def test_the_engine_imports_no_environment():
+    """The engine runs interpreters it is handed: a command resolves each variant's environment
+    (environments/) and passes the engine the interpreter and the worker overlay maker."""
+    graph = import_graph()
+    engine, envs = f"{PACKAGE}.engine", f"{PACKAGE}.environments"
+    bad = [f"{a}:{','.join(map(str, lines))} imports {b}" for a, edges in sorted(graph.items())
+           for b, lines in sorted(edges.items()) if a.startswith(engine) and b.startswith(envs)]
+    assert not bad, bad
+
+
+def test_every_module_imports_without_the_heavy_dependencies():
+    """numba, numpy, matplotlib, asv, CuPy and torch stay inside functions: every module (the
+    pytest suite aside) imports, and the command line builds, with them all unimportable."""
+    import subprocess
+    import sys
+
+    code = ("import sys, importlib, pkgutil\n"
+            "for m in ('numba', 'numpy', 'matplotlib', 'asv', 'cupy', 'torch'): sys.modules[m] = None\n"
+            "import launchbench\n"
+            "for info in pkgutil.walk_packages(launchbench.__path__, 'launchbench.'):\n"
+            "    if not info.name.endswith(('lcs_conformance', '__main__')):\n"
+            "        importlib.import_module(info.name)\n"
+            "from launchbench import cli\n"
+            "cli.build_parser()\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT.parent, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr

@@ -1,4 +1,4 @@
-"""Paired stage deltas (launchbench.commands.stagedelta, stages, standin) on CPU.
+"""Paired stage deltas (launchbench.engine.breakdown, output.breakdown, commands.breakdown, stages, standin) on CPU.
 
 The statistics on synthetic samples with known stage costs; the worker's stages
 workload on the stand-in launch path in this process; and the whole engine --
@@ -16,7 +16,9 @@ import sys
 
 import pytest
 
-from launchbench.commands import stagedelta
+from launchbench.commands import breakdown as breakdown_cmd
+from launchbench.engine import breakdown as stagedelta
+from launchbench.output import breakdown as breakdown_text
 from launchbench.engine import stats, worker
 from launchbench.workloads import stages, standin
 from launchbench.base.errors import UserError
@@ -60,11 +62,11 @@ def test_limit_verdict_needs_the_interval_not_the_point():
 
 
 def test_parse_stages_keeps_baselines_and_refuses_unknown_names():
-    assert stagedelta.parse_stages("full,marshal_args") == ["loop", "full", "marshal_args"]
-    assert stagedelta.parse_stages("marshal_args+launch")[:2] == ["loop", "noop+launch"]
-    assert "marshal_args+launch" not in stagedelta.parse_stages(None, insitu=False)
+    assert breakdown_cmd.parse_stages("full,marshal_args") == ["loop", "full", "marshal_args"]
+    assert breakdown_cmd.parse_stages("marshal_args+launch")[:2] == ["loop", "noop+launch"]
+    assert "marshal_args+launch" not in breakdown_cmd.parse_stages(None, insitu=False)
     with pytest.raises(UserError, match="unknown stage"):
-        stagedelta.parse_stages("full,nope")
+        breakdown_cmd.parse_stages("full,nope")
 
 
 # ---------------------------------------------------------------- statistics on known costs
@@ -162,7 +164,7 @@ def test_unexplained_parts_are_flagged_over_half_a_microsecond():
     assert not ua["rest:kernel_launch"]["over_limit"] and ub["rest:kernel_launch"]["over_limit"]
     assert ub["rest:kernel_launch"]["max_us"] == pytest.approx(1.0, abs=0.03)
     assert not ub["rest:full"]["over_limit"] and not ub["remainder"]["over_limit"]  # the old remainder is context
-    text = stagedelta.format_text({"analysis": a, "settings": {"arg_counts": [0, 1, 2, 3], "stages": STAGE_LIST,
+    text = breakdown_text.format_text({"analysis": a, "settings": {"arg_counts": [0, 1, 2, 3], "stages": STAGE_LIST,
                                                                "arg_kind": "array"},
                                    "rounds_completed": 12, "reference": "a",
                                    "variants": [{"name": "a", "spec": "x"}, {"name": "b", "spec": "y"}]})

@@ -10,6 +10,7 @@ import platform
 import sys
 
 from .errors import NoGPUError, UserError
+from . import cudamod
 
 
 def simulator_enabled() -> bool:
@@ -20,8 +21,6 @@ def simulator_enabled() -> bool:
 def import_cuda():
     """Import the process's CUDA module (``numba.cuda``, or numba-cuda-mlir's: base/cudamod.py) or explain
     in one line why it cannot be imported."""
-    from . import cudamod
-
     try:
         cuda = cudamod.import_cuda()
     except Exception as exc:  # noqa: BLE001 - any import failure is a user-environment problem
@@ -82,6 +81,23 @@ def require_gpu(allow_simulator: bool = False, smoke_flag: bool = True) -> None:
             "no CUDA GPU is available (numba.cuda.is_available() is False); run on a machine "
             f"with an NVIDIA GPU and driver{smoke}"
         )
+
+
+def check_not_simulated(simulator: bool) -> None:
+    """Before a command that runs variants builds anything: refuse the simulator without its
+    --simulator flag, and a GPU-less host (when this interpreter has numba-cuda to ask; the
+    workers check otherwise). *simulator*: the command's --simulator."""
+    if simulator:
+        return
+    if simulator_enabled():
+        require_gpu(allow_simulator=False)  # raises the one-line refusal
+    try:
+        from numba import cuda
+    except Exception:  # noqa: BLE001 - this interpreter may lack numba-cuda; the workers check
+        return
+    if not cuda.is_available():
+        raise NoGPUError("no CUDA GPU is available (numba.cuda.is_available() is False); run on a machine "
+                         "with an NVIDIA GPU and driver, or pass --simulator for a labelled smoke run")
 
 
 def host_info() -> dict:

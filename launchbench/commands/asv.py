@@ -24,6 +24,8 @@ from ..output.asvtools import (SMOKE_MACHINE, asv_command, bench_args, check_mac
                                derive_config, ensure_machine, load_config, offline_config, parse_attributes,
                                require_numba_cuda_repo, resolve_repo, run_asv, smoke_requested,
                                write_asv_config)
+from ..base.outputs import check_folder, check_outputs, check_writable
+from ..environments import ledger
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout (this module: launchbench/commands/asv.py)
 # An editable install finds the checkout's config; an installed copy
@@ -33,8 +35,6 @@ DEFAULT_CONFIG = ROOT / "asv.conf.json" if (ROOT / "asv.conf.json").is_file() el
 
 # ----------------------------------------------------------------- asv-config
 def cmd_asv_config(args) -> int:
-    from ..base.outputs import check_writable
-
     check_writable(args.output, "--output")
     base = load_config(args.config)
     if args.host_site and not args.offline:
@@ -268,8 +268,6 @@ def compare_pair(branches: dict) -> tuple[str, str] | None:
 
 
 def cmd_asv_releases(args) -> int:
-    from ..environments import ledger
-
     envs = parse_env_specs(args.env)
     branches = parse_branch_specs(args.branch or default_branches(envs), envs)
     smoke = smoke_requested()
@@ -288,8 +286,6 @@ def cmd_asv_releases(args) -> int:
     if not pairs:
         pair = compare_pair(branches)
         pairs = [pair] if pair else []
-    from ..base.outputs import check_folder, check_outputs
-
     check_outputs([(args.log, "--log"), (args.compare_output, "--compare-output")])
     check_folder(args.ledger, "--ledger")
     found = check_env_versions(envs, args.allow_version_mismatch)

@@ -1,70 +1,54 @@
-"""``launchbench breakdown``: each stage of a numba-cuda launch timed on its own, as a table.
+"""``launchbench breakdown``: each stage of a numba-cuda launch timed on its own, as a table; with
+``--variant`` (or ``--simulator``, ``--target``), where the microseconds go and where they moved.
 
-In one environment (this process) the stages are timed by launchbench.workloads.breakdown; with
-``--variant`` (or ``--simulator``, ``--target``) the paired stage deltas over variants run on the
-engine (launchbench.commands.stagedelta).
+In one environment (this process) the stages are timed by launchbench.workloads.breakdown in
+rounds of fresh workers (``engine.breakdown.run_breakdown``). With variants, every stage is a
+sample key of the one engine (``runner.run``): interleaved rounds of fresh worker processes, one
+per variant, as in ``launchbench compare``; the paired stage deltas, rests, additivity and
+per-argument slopes are ``engine.breakdown.analyze``'s, the text ``output.breakdown``'s.
 """
 from __future__ import annotations
 
-from ..workloads.breakdown import NOTES, STAGES
+import argparse
+import os
+import sys
+import time
+
+from ..base import device
+from ..base.atomic import write_json_atomic
+from ..base.errors import UserError
+from ..base.outputs import check_outputs, check_writable
+from ..engine import breakdown as engine_breakdown
+from ..engine import runner
+from ..environments import envs, variants
+from ..environments.variant_options import Ordered, add_env_arguments, resolve_variant_envs
+from ..output import breakdown as render
+from ..output.breakdown import format_breakdown
+from ..workloads import argkinds, stages
+from ..workloads.kernels import check_counts, parse_arg_counts
+
+#: The paired mode's defaults (``--variant``).
+PAIRED_DEFAULTS = {"rounds": 60, "repeats": 3}
+DEFAULT_SAMPLE_TIME = 0.002
+DEFAULT_MAX_TIME = 240.0
+DEFAULT_WARMUP = 200
+WRITE_EVERY_S = 10.0
 
 
 def run_breakdown(counts, loops: int, repeats: int, rounds: int, affinity: str | None = "auto") -> dict:
-    """Each stage of this interpreter's numba-cuda launch, timed in rounds of fresh pinned
-    workers (the engine); medians over every round's samples."""
-    from ..base.device import require_gpu
-    from ..engine import runner
-    from ..engine.analysis import concat_rounds
-    from ..workloads.breakdown import breakdown_document
-
-    require_gpu(smoke_flag=False)
-    out = runner.rounds_here({"workload": "breakdown_single", "stage_warmup": max(10, loops // 10)}, counts,
-                             {"cmd": "breakdown_round", "loops": loops, "repeats": repeats}, rounds, affinity,
-                             "breakdown")
-    first = out.units[0]
-    settings = {"loops": loops, "repeats": repeats, "rounds": len(out.units),
-                "round": "a fresh worker process, set up ahead and pinned (launchbench.engine.runner)"}
-    return breakdown_document(concat_rounds(out.units), first["launch_path"], counts, settings,
-                              first.get("numba_cuda"))
-
-
-def format_breakdown(doc: dict) -> str:
-    """A stage-by-arg-count table of µs per launch from a breakdown document."""
-    counts = [str(n) for n in doc["arg_counts"]]
-    by = doc["stages"]
-    lines = [
-        f"Launch breakdown, numba-cuda {doc.get('numba_cuda') or '?'} "
-        f"(launch path: call(args, {'launch_config' if doc['launch_path'] == 'launch_config' else 'griddim, ...'})), us/launch:",
-        "stage".ljust(22) + "".join(f"{n + ' args':>10}" for n in counts),
-    ]
-
-    def row(label, values):
-        cells = ["-".rjust(10) if v is None else f"{v:10.3f}" for v in values]
-        lines.append(label.ljust(22) + "".join(cells))
-
-    for stage in STAGES:
-        row(stage, [by[n].get(stage) for n in counts])
-    row("sum (excl. configure)", [doc["summary"][n]["sum_of_stages"] for n in counts])
-    row("full cfg(*args)", [by[n].get("full") for n in counts])
-    row("remainder", [doc["summary"][n]["remainder"] for n in counts])
-    row("full k[1, 1](*args)", [by[n].get("full_with_configure") for n in counts])
-    lines.append(f"(empty-loop cost subtracted from every stage: {doc['loop_overhead_us']:.3f} us)")
-    for key, note in NOTES.items():
-        lines.append(f"  {key}: {note}")
-    return "\n".join(lines)
+    """Each stage of this interpreter's numba-cuda launch, timed in rounds of fresh pinned workers."""
+    return engine_breakdown.run_breakdown(counts, loops, repeats, rounds, affinity, envs.make_overlay)
 
 
 def add_arguments(p) -> None:
-    # None: the mode's own default (SINGLE_DEFAULTS here; launchbench.commands.stagedelta's with --variant)
+    # None: the mode's own default (SINGLE_DEFAULTS here; PAIRED_DEFAULTS with --variant)
     p.add_argument("--loops", type=int, default=None, help="calls per sample (default 10000; with --variant: calibrated)")
     p.add_argument("--repeats", type=int, default=None, help="samples per stage per round (default 5; with --variant: 3)")
     p.add_argument("--rounds", type=int, default=None,
                    help="interleaved rounds (default 3; with --variant: 60 rounds of fresh processes, capped by --max-time)")
     p.add_argument("--args", default="0,1,2,3,4", help="comma-separated argument counts (default 0..4)")
     p.add_argument("--output", "-o", help="write the JSON document here (atomically)")
-    from . import stagedelta
-
-    stagedelta.add_arguments(p)
+    add_paired_arguments(p)
 
 
 #: The single-environment mode's defaults.
@@ -72,21 +56,14 @@ SINGLE_DEFAULTS = {"loops": 10000, "repeats": 5, "rounds": 3}
 
 
 def run_cli(args) -> int:
-    from ..base.atomic import write_json_atomic
-    from ..workloads.kernels import check_counts, parse_arg_counts
-
     if getattr(args, "items", None) or getattr(args, "simulator", False) or getattr(args, "target", None):
-        from . import stagedelta  # paired stage deltas over variants, on the engine (runner.run)
-
-        return stagedelta.run(args)
+        return run_paired(args)  # paired stage deltas over variants, on the engine (runner.run)
     for name, value in SINGLE_DEFAULTS.items():
         if getattr(args, name, None) is None:
             setattr(args, name, value)
     counts = parse_arg_counts(args.args)
     check_counts(args.loops, args.repeats, args.rounds)
     if args.output:
-        from ..base.outputs import check_writable
-
         check_writable(args.output, "--output")
     doc = run_breakdown(counts, args.loops, args.repeats, args.rounds, getattr(args, "affinity", "auto"))
     print(format_breakdown(doc))
@@ -100,3 +77,171 @@ def register(sub) -> None:
     b = sub.add_parser("breakdown", help="time each stage of a numba-cuda launch on its own")
     add_arguments(b)
     b.set_defaults(func=run_cli)
+
+
+# ---------------------------------------------------------------- paired mode
+
+def add_paired_arguments(p) -> None:
+    """The paired mode's options (the single-environment mode's are add_arguments')."""
+    v = p.add_argument_group("paired mode: variants (any of compare's; two or more; the first is the reference)")
+    v.add_argument("--variant", dest="items", action=Ordered, metavar="NAME=SPEC",
+                   help="numba-cuda==X.Y.Z, repo:PATH, env:PATH or MECH@BASE (repeatable); with "
+                        "variants, stages are timed in interleaved rounds of fresh processes")
+    v.add_argument("--repo", dest="items", action=Ordered, metavar="NAME=PATH", help="a numba-cuda checkout")
+    v.add_argument("--reference", help="variant the deltas are taken against (default: the first)")
+    add_env_arguments(p.add_argument_group("paired mode: environments"))
+    m = p.add_argument_group("paired mode: measurement")
+    argkinds.add_argument_options(m)
+    m.add_argument("--stages", help="comma-separated stages to time (default: all of launchbench.workloads.stages)")
+    m.add_argument("--no-insitu", action="store_true", help="skip the X+launch (in-situ) stages")
+    m.add_argument("--sample-time", type=float, default=DEFAULT_SAMPLE_TIME,
+                   help=f"calibration target seconds per sample (default {DEFAULT_SAMPLE_TIME})")
+    m.add_argument("--max-time", type=float, default=DEFAULT_MAX_TIME,
+                   help=f"seconds of measurement after which no new round starts (default {DEFAULT_MAX_TIME:g})")
+    m.add_argument("--warmup", type=int, default=DEFAULT_WARMUP,
+                   help=f"launches per arg count before timing (default {DEFAULT_WARMUP}; each stage gets a tenth)")
+    m.add_argument("--prefetch", default="auto", help="rounds set up ahead (default auto, as compare)")
+    m.add_argument("--affinity", metavar="CPUS", default="auto", help="measuring CPU(s), as compare (default auto)")
+    m.add_argument("--simulator", action="store_true",
+                   help="smoke run on a stand-in launch path under NUMBA_ENABLE_CUDASIM=1; NOT a measurement")
+    m.add_argument("--quiet", action="store_true", help="no progress output")
+    m.add_argument("--target", metavar="MODULE:FUNC", help=argparse.SUPPRESS)
+
+
+def parse_stages(text: str | None, insitu: bool = True) -> list:
+    """--stages: a subset of launchbench.workloads.stages (baselines are always timed)."""
+    every = stages.stage_names(insitu=insitu)
+    if not text:
+        return every
+    wanted = [part.strip() for part in text.split(",") if part.strip()]
+    bad = [w for w in wanted if w not in stages.stage_names(insitu=True)]
+    if bad or not wanted:
+        raise UserError(f"--stages {text!r}: unknown stage(s) {bad}; choose from {','.join(every)}")
+    base = [stages.BASELINE] + ([stages.INSITU_BASELINE] if any(w.endswith("+launch") for w in wanted) else [])
+    return [s for s in every if s in base or s in wanted]
+
+
+def run_paired(args) -> int:
+    """The paired breakdown: resolve variants as compare does, run the engine with stage keys."""
+    # None is "not given"; 0 is given and wrong (``or`` once turned --rounds 0 into the default)
+    if args.repeats is None:
+        args.repeats = PAIRED_DEFAULTS["repeats"]
+    if args.rounds is None:
+        args.rounds = PAIRED_DEFAULTS["rounds"]
+    if args.repeats < 1 or args.rounds < 1:
+        raise UserError("--repeats and --rounds must be at least 1")
+    if args.sample_time <= 0 or (args.max_time is not None and args.max_time <= 0):
+        raise UserError("--sample-time and --max-time must be positive, e.g. --sample-time 0.002")
+    arg_counts = argkinds.parse_counts(args.args)  # up to 32 arguments (issue 22), not peers' 8
+    stage_list = parse_stages(args.stages, insitu=not args.no_insitu)
+    affinity = runner.parse_affinity(args.affinity)
+    # a smoke or stand-in run without variants times this interpreter's environment twice (an A/A pair)
+    items = args.items or [("variant", f"here=env:{sys.prefix}"), ("variant", "twin=here")]
+    if len(items) < 2:
+        raise UserError("breakdown --variant needs at least two variants (the first is the reference); "
+                        "without --variant, breakdown times this environment alone")
+    vlist, reference = variants.parse_variants(items, args.reference)
+    prefetch = runner.parse_prefetch(args.prefetch, len(vlist), affinity)
+    if not args.target:
+        device.check_not_simulated(args.simulator)
+    output = args.output or "launchbench-breakdown.json"
+    check_outputs([(output, "--output")])
+    log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    resolved, pins = resolve_variant_envs(args, vlist, log)
+    output = os.path.abspath(output)
+    run_dir = os.path.splitext(output)[0] + ".logs"
+    os.makedirs(run_dir, exist_ok=True)
+    overlay = envs.make_overlay(os.path.join(run_dir, "overlay"))
+    keys = [{"stage": s, "nargs": n} for n in arg_counts for s in stage_list]
+    loops = None
+    if args.loops:
+        if args.loops < 1:
+            raise UserError("--loops must be at least 1 per sample")
+        loops = {runner.key_id(k): args.loops for k in keys}
+    setup = {"workload": "stages", "arg_kind": args.arg_kind, **argkinds.argument_setup(args)}
+    if args.target:
+        setup["target"] = args.target
+    rounds, repeats = args.rounds, args.repeats
+    plan = runner.Plan(
+        variants=[(v.name, resolved[v.base].python, v.mechanism) for v in vlist], reference=reference,
+        arg_counts=arg_counts, loops=loops, repeats=repeats, rounds=rounds, warmup=args.warmup,
+        sample_target_s=args.sample_time, simulator=args.simulator, affinity=affinity, peers=False,
+        overlay=overlay, log_dir=run_dir, prefetch=prefetch, setup_cpus=runner.setup_cpus(affinity),
+        keys=keys, setup=setup, max_time=args.max_time, log_prefix="stages-r",
+        modules={v.name: v.base.module for v in vlist if v.base.module != "numba-cuda"})
+    host = device.host_info()
+    argv = ["launchbench"] + sys.argv[1:] if os.path.basename(sys.argv[0]) in ("launchbench", "__main__.py") else list(sys.argv)
+    names = [v.name for v in vlist]
+
+    def document(outcome) -> dict:
+        recs = []
+        for v in vlist:
+            info = outcome.infos.get(v.name, {})
+            recs.append({"name": v.name, "spec": v.spec, "mechanism": v.mechanism, "base": v.base.label,
+                         "numba_cuda_version": info.get("numba_cuda_version"), "env": resolved[v.base].path,
+                         "installed": info.get("installed", {}), "stages": info.get("stages"),
+                         "affinity": info.get("affinity"), "pins": pins if v.base.kind != "env" else {}})
+        settings = {"arg_counts": arg_counts, "arg_kind": args.arg_kind, "dispatch": args.dispatch, "stages": stage_list,
+                    "loops": {str(k): n for k, n in outcome.loops.items()}, "calibrated": loops is None,
+                    "sample_target_s": args.sample_time if loops is None else None, "repeats": repeats,
+                    "rounds": rounds, "max_time_s": args.max_time, "warmup": args.warmup,
+                    "affinity": affinity, "prefetch": prefetch, "gc_disabled": True, "launch": "[1, 1]"}
+        return build_document(argv=argv, host=host, settings=settings, reference=reference, variants=recs,
+                              outcome=outcome, names=names, simulator=args.simulator)
+
+    last = [0.0]
+
+    def on_round(outcome) -> None:
+        if time.monotonic() - last[0] >= WRITE_EVERY_S or outcome.rounds_completed == 1:
+            schema_write(output, document(outcome))
+            last[0] = time.monotonic()
+
+    progress = runner.Progress(rounds * repeats * len(keys) * len(vlist), enabled=not args.quiet)
+    if args.simulator:
+        progress.line("launchbench: CUDA SIMULATOR smoke run on a stand-in launch path -- NOT a measurement")
+    outcome = runner.run(plan, progress, on_round=on_round)
+    runner.raise_setup_failure(outcome)
+    doc = document(outcome)
+    schema_write(output, doc)
+    print(render.format_text(doc), end="")
+    log(f"launchbench: wrote {output}")
+    if outcome.interrupted:
+        print(f"launchbench: interrupted after {outcome.rounds_completed} rounds ({outcome.reason}); "
+              "the results keep the completed rounds", file=sys.stderr)
+        return 130 if outcome.reason == "KeyboardInterrupt" else 1
+    return 0
+
+
+def schema_write(path: str, doc: dict) -> None:
+    write_json_atomic(path, doc)
+
+
+def build_document(*, argv, host, settings, reference, variants, outcome, names, simulator) -> dict:
+    analysis = (engine_breakdown.analyze(outcome.samples, names, reference, settings["arg_counts"], settings["stages"])
+                if outcome.samples else None)
+    device = (outcome.infos.get(reference) or {}).get("device") or {"name": None}
+    return {
+        "schema": render.SCHEMA,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "command": list(argv),
+        "simulator": bool(simulator),
+        "measurement": not simulator,
+        "label": ("stand-in launch path under the CUDA simulator: NOT A MEASUREMENT" if simulator
+                  else "launch stages measured on a GPU"),
+        "host": host,
+        "device": device,
+        "settings": settings,
+        "reference": reference,
+        "variants": variants,
+        "tree": {"levels": dict(stages.TREE), "substages": dict(stages.SUBTREE), "leaves": list(stages.LEAVES),
+                 "unexplained": list(stages.UNEXPLAINED), "insitu": list(stages.INSITU)},
+        "notes": stages.NOTES,
+        "analysis": analysis,
+        "samples": outcome.samples,
+        "partial_samples": outcome.partial_samples,
+        "rounds_completed": outcome.rounds_completed,
+        "stopped": outcome.stopped,
+        "interrupted": outcome.interrupted,
+        "interrupt_reason": outcome.reason,
+        "timing": runner.timing_json(outcome.timing),
+    }

@@ -12,16 +12,20 @@ the JSON (schema.py) is rewritten atomically after every round.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
 
-from ..base.errors import NoGPUError, UserError
+from ..base.errors import UserError
 from ..engine.analysis import analyze, apply_rule, gate_result, per_arg, peer_stats, round_series
-from ..engine import lanes as lanes_mod
+from ..engine import lanes as lanes_mod, runner, sequential, stats
 from ..engine.runner import parse_prefetch, timing_json
+from ..environments.variant_options import Ordered, add_env_arguments, resolve_variant_envs
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS, add_argument_options, argument_setup
+from ..output import report, schema, tables
+from ..base import device
+from ..environments import envs, variants
+from ..base.outputs import check_outputs
 
 ARG_COUNTS = [0, 1, 2, 3, 4]
 OLD_SCRIPT_LOOPS = {0: 100_000, 1: 100_000, 2: 100_000, 3: 100_000, 4: 10_000}
@@ -41,24 +45,15 @@ DEFAULT_PINNED_WARMUP = 100
 WRITE_EVERY_S = 3.0  # the JSON is rewritten after a finished round at most this often (and at the end)
 
 
-class _Ordered(argparse.Action):
-    """--repo and --variant append (option, value) to one list, keeping command-line order."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        items = list(getattr(namespace, self.dest, None) or [])
-        items.append((option_string.lstrip("-"), values))
-        setattr(namespace, self.dest, items)
-
-
 def register(sub) -> None:
     p = sub.add_parser(
         "compare", help="launch overhead of numba-cuda variants: interleaved rounds, CIs, verdicts",
         description=__doc__.split("\n\n")[0] + " Default: baseline (0.29.0), contextvar on it, v2 (0.30.4).",
     )
     v = p.add_argument_group("variants (the first is the reference)")
-    v.add_argument("--repo", dest="items", action=_Ordered, metavar="NAME=PATH",
+    v.add_argument("--repo", dest="items", action=Ordered, metavar="NAME=PATH",
                    help="a numba-cuda checkout, built into its own virtualenv (repeatable)")
-    v.add_argument("--variant", dest="items", action=_Ordered, metavar="NAME=SPEC",
+    v.add_argument("--variant", dest="items", action=Ordered, metavar="NAME=SPEC",
                    help="numba-cuda==X.Y.Z, repo:PATH, env:PATH (existing env) or MECH@BASE, "
                         "e.g. contextvar@numba-cuda==0.29.0 or delay:0.5us@baseline (repeatable)")
     v.add_argument("--reference", help="variant the deltas are taken against (default: the first)")
@@ -119,46 +114,10 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def add_env_arguments(e) -> None:
-    """The options that say how variant environments are found or built (compare, breakdown)."""
-    e.add_argument("--env-dir", help="where variant envs are cached (default ~/.cache/launchbench/envs)")
-    e.add_argument("--no-install", action="store_true", help="reuse existing envs only; error if one is missing")
-    e.add_argument("--python", help="interpreter for new envs (default: this one)")
-    e.add_argument("--wheels", metavar="DIR", help="install offline from DIR (pip --no-index --find-links DIR)")
-    e.add_argument("--system-site-packages", action="store_true",
-                   help="envs also see the site-packages of --python (after their own): for hosts "
-                        "whose CUDA packages are installed there")
-    e.add_argument("--constraints", metavar="FILE", help="pins for built envs (default: constraints.txt's)")
-    e.add_argument("--extras", default=None,
-                   help="numba-cuda extras to install (default cu13, or none with --system-site-packages)")
-
-
-def resolve_variant_envs(args, vlist: list, log) -> tuple[dict, dict]:
-    """({base: Env}, pins): each variant base's environment, built or reused once, with the
-    options of ``add_env_arguments``; one place for every command that runs variants."""
-    from ..environments import envs, variants
-
-    pins = variants.parse_pins(args.constraints)
-    python = args.python or sys.executable
-    extras = args.extras if args.extras is not None else ("" if args.system_site_packages else "cu13")
-    manager = envs.EnvManager(env_dir=args.env_dir, python=python, pins=pins, wheels=args.wheels,
-                              site_from=python if args.system_site_packages else None, extras=extras,
-                              no_install=args.no_install, log=log)
-    resolved = {}
-    for var in vlist:
-        if var.base not in resolved:
-            env = manager.ensure(var.base, var.name)
-            envs.check_python_matches(env, var.name)
-            resolved[var.base] = env
-    return resolved, pins
-
-
 # ---------------------------------------------------------------- stopping rule and document
 
 def stop_rule(args):
     """The sequential.Rule the options ask for, or None (a fixed number of rounds)."""
-    from ..engine import sequential
-
     if args.fail_if_slower is not None:
         return sequential.Rule(target_pct=None, threshold_pct=args.fail_if_slower, min_rounds=args.min_rounds)
     if args.target_ci:
@@ -170,9 +129,6 @@ def stop_rule(args):
 
 def build_document(*, argv, simulator, host, settings, reference, variants, outcome, confidence=0.95,
                    rule=None) -> dict:
-    from ..output import schema
-    from ..engine import stats
-
     names = [v["name"] for v in variants]
     stat_recs, delta_recs = analyze(outcome.samples, names, reference, settings["arg_counts"])
     if rule is not None:
@@ -219,27 +175,8 @@ def build_document(*, argv, simulator, host, settings, reference, variants, outc
 
 def export_reports(doc: dict, output: str, markdown: str | None = None, plot: str | None = None) -> list:
     """Markdown and PNG next to the JSON unless paths are given (launchbench.output.report renders them)."""
-    from ..output import report
-
     stem = os.path.splitext(output)[0]
     return list(report.export(doc, markdown=markdown or stem + ".md", plot=plot or stem + ".png"))
-
-
-def _check_not_simulated(args) -> None:
-    """Refuse the simulator without --simulator, and a GPU-less host before building anything."""
-    from ..base import device
-
-    if args.simulator:
-        return
-    if device.simulator_enabled():
-        device.require_gpu(allow_simulator=False)  # raises the one-line refusal
-    try:
-        from numba import cuda
-    except Exception:  # noqa: BLE001 - this interpreter may lack numba-cuda; the workers check
-        return
-    if not cuda.is_available():
-        raise NoGPUError("no CUDA GPU is available (numba.cuda.is_available() is False); run on a machine "
-                         "with an NVIDIA GPU and driver, or pass --simulator for a labelled smoke run")
 
 
 def _settings(args, arg_counts, loops, calibrated, affinity, prefetch=0, spin=None) -> dict:
@@ -267,11 +204,6 @@ def _settings(args, arg_counts, loops, calibrated, affinity, prefetch=0, spin=No
 
 
 def run(args) -> int:
-    from ..base import device
-    from ..environments import envs, variants
-    from ..engine import runner, sequential
-    from ..output import schema, tables
-
     if args.repeats < 1 or args.rounds < 1:
         raise UserError("--repeats and --rounds must be at least 1")
     if not 0 < args.sample_time < float("inf"):
@@ -302,8 +234,7 @@ def run(args) -> int:
     prefetch = parse_prefetch(args.prefetch, len(vlist), affinity)
     setup = runner.setup_cpus(affinity) or []
     spin = runner.parse_spin(args.spin, affinity, setup)
-    _check_not_simulated(args)
-    from ..base.outputs import check_outputs
+    device.check_not_simulated(args.simulator)
     check_outputs([(args.output, "--output"), (args.markdown, "--markdown"), (args.plot, "--plot")])
 
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))

@@ -32,6 +32,8 @@ from ..workloads.mechanism_rounds import (DEFAULT_LAUNCHES, DEFAULT_ROUNDS, DEFA
                                           SimulatorDispatcher, delay_info, make_launchers, run_rounds, signature_text)
 from ..base.atomic import write_json_atomic  # noqa: F401 - re-exported for callers and tests
 from ..engine.runner import parse_affinity, pin
+from ..engine.stats import median_ci, pooled_median_delta
+from ..base.device import device_info, host_info
 
 DEFAULT_SPECS = ("stock", "passthrough", "contextvar", "tls", "delay:0.5us")
 DEFAULT_ARG_COUNTS = (0, 1, 2, 3, 4)
@@ -129,8 +131,6 @@ def analyse(rounds: list[dict], specs: list[str], arg_counts: list[int], target:
             judge: bool = True) -> dict:
     """Medians, paired deltas vs passthrough and vs stock, and the tls target verdict
     (not judged when *judge* is false: simulator numbers are not launch costs)."""
-    from ..engine.stats import median_ci, pooled_median_delta
-
     results = {}
     for nargs in arg_counts:
         key = str(nargs)
@@ -356,8 +356,6 @@ def base_document(opts: dict, host: dict) -> dict:
 
 def run_here(args, opts) -> int:
     """--processes 1: the pair rounds in this process."""
-    from ..base.device import device_info, host_info
-
     sim, specs, arg_counts = opts["simulator"], opts["specs"], opts["arg_counts"]
     from numba import cuda
 

@@ -30,6 +30,10 @@ from . import mechanisms_cli
 from ..engine import runner
 from ..base.errors import UserError
 from ..engine.stats import mean_ci, over_units
+from ..environments import envs
+from ..base.atomic import write_json_atomic
+from ..base.device import host_info, require_gpu, simulator_enabled
+from ..base.outputs import check_writable
 
 #: untimed launches per kernel after a worker is pinned to the measuring CPU, before its rounds
 PREPARE_WARMUP = 200
@@ -192,10 +196,6 @@ def command(args, opts: dict) -> int:
     """``launchbench mechanisms`` with --processes N >= 2."""
     import os
 
-    from ..environments import envs
-    from ..base.atomic import write_json_atomic
-    from ..base.device import host_info
-
     specs, arg_counts, n = opts["specs"], opts["arg_counts"], opts["processes"]
     affinity = opts["affinity"]
     prefetch = runner.parse_prefetch(args.prefetch, 1, affinity)
@@ -325,8 +325,6 @@ def pool(docs: list, paths: list) -> dict:
 
 def pool_command(args) -> int:
     """``launchbench mechanisms --pool A.json B.json ... -o pooled.json``: no measuring."""
-    from ..base.atomic import write_json_atomic
-
     paths = list(args.pool)
     if len(paths) < 2:
         raise UserError("--pool needs two or more result files, e.g. --pool run1.json run2.json -o pooled.json")
@@ -352,9 +350,6 @@ def register(sub) -> None:
 
 def run_command(args) -> int:
     """``launchbench mechanisms``: --pool, --processes N >= 2 (here) or 1 (``mechanisms_cli.run_here``)."""
-    from ..base.device import require_gpu, simulator_enabled
-    from ..base.outputs import check_writable
-
     check_writable(args.output, "--output")
     if args.pool is not None:
         return pool_command(args)

@@ -12,9 +12,16 @@ import time
 
 from ..base.atomic import write_json_atomic
 from ..base.errors import UserError
+from ..engine.breakdown import run_breakdown
+from ..environments import envs
+from ..output.breakdown import format_breakdown
 from ..workloads import argkinds
 from ..workloads.kernels import check_counts, parse_arg_counts
 from ..workloads.peers import LABELS, LAUNCHERS
+from ..engine.analysis import concat_rounds
+from ..engine import runner
+from ..base.device import device_info, host_info, require_gpu
+from ..base.outputs import check_writable
 
 
 # -- pure statistics and tables ------------------------------------------------
@@ -143,8 +150,6 @@ def merge_rounds(units: list, names: list, counts: list) -> tuple[dict, dict]:
     reasons: dict = {}
     for unit in units:
         reasons.update(unit.get("unavailable") or {})
-    from ..engine.analysis import concat_rounds
-
     ran = [n for n in names if n not in reasons and all(n in u.get("samples", {}) for u in units)]
     merged = concat_rounds(units)
     return {n: {c: merged[n][str(c)] for c in counts} for n in ran}, reasons
@@ -153,13 +158,11 @@ def merge_rounds(units: list, names: list, counts: list) -> tuple[dict, dict]:
 def measure_on_engine(args, names: list, counts: list) -> tuple[dict, dict]:
     """Rounds of fresh worker processes (launchbench's one engine), each with every launcher
     built during set-up and its samples interleaved in the worker."""
-    from ..engine import runner
-
     out = runner.rounds_here(
         {"workload": "peers", "launchers": names, "peer_warmup": max(10, min(args.loops, 2000)),
          **argkinds.argument_setup(args)}, counts,
         {"cmd": "peers_round", "arg_counts": counts, "loops": args.loops, "repeats": args.repeats, "warmup": 100},
-        args.rounds, getattr(args, "affinity", "auto"), "peers")
+        args.rounds, getattr(args, "affinity", "auto"), "peers", envs.make_overlay)
     samples, reasons = merge_rounds(out.units, names, counts)
     if not samples:
         raise UserError("no launcher could run here: " + "; ".join(f"{k}: {v}" for k, v in reasons.items()))
@@ -167,14 +170,10 @@ def measure_on_engine(args, names: list, counts: list) -> tuple[dict, dict]:
 
 
 def run_peers(args) -> int:
-    from ..base.device import device_info, host_info, require_gpu
-
     counts = parse_arg_counts(args.args)
     check_counts(args.loops, args.repeats, args.rounds)
     names = parse_launchers(args.only)
     if args.output:
-        from ..base.outputs import check_writable
-
         check_writable(args.output, "--output")
     require_gpu(smoke_flag=False)
     started = time.time()
@@ -192,15 +191,15 @@ def run_peers(args) -> int:
         "versions": _versions(),
         "python": sys.executable,
     }
+    # lazy: a C extension; at module level an unbuilt checkout could not even run launchbench --help
     from ..workloads import _floor
 
     if _floor.available():
         context["device"]["cu_driver_version"] = _floor.driver_version()
     doc = build_document(samples, counts, settings, reasons, context)
     if args.breakdown:
-        from .breakdown import format_breakdown, run_breakdown
-
-        doc["breakdown"] = run_breakdown(counts, args.loops, args.repeats, args.rounds, args.affinity)
+        doc["breakdown"] = run_breakdown(counts, args.loops, args.repeats, args.rounds, args.affinity,
+                                         envs.make_overlay)
     print(format_table(doc))
     if args.breakdown:
         print()

@@ -20,7 +20,13 @@ import os
 import time
 
 from ..base.errors import UserError
-from . import history
+from ..engine.history import Session, add_clone_argument, add_common_arguments, command_line
+from ..environments import builds, envs, variants
+from ..environments.commits import CommitEnvs, check_clone, commit_records
+from ..base import outputs
+from ..base.atomic import write_json_atomic, write_text_atomic
+from ..engine import analysis, conformance, sequential
+from ..output import prreport
 
 SCHEMA = "launchbench.pr"
 SCHEMA_VERSION = 1
@@ -32,7 +38,7 @@ EXIT_SLOWER, EXIT_BROKEN, EXIT_BOTH = 1, 3, 4
 def register(sub) -> None:
     p = sub.add_parser("pr", help="a pull request's LC-S conformance vs its base, and its launch cost",
                        description=__doc__.split("\n\n")[1].replace("\n", " "))
-    history._clone_arg(p)
+    add_clone_argument(p)
     p.add_argument("ref", help="the pull request's head: a branch (e.g. pull-request/897), tag or SHA")
     p.add_argument("--base", metavar="REF", help="the commit to judge against (default: the merge base of REF "
                                                  "with --main)")
@@ -53,7 +59,7 @@ def register(sub) -> None:
     p.add_argument("--suite", help=argparse.SUPPRESS)  # another pytest file instead of the LC-S suite (tests on CPU)
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
                    help=f"folder for pr.md (the PR comment), pr.json and the logs (default {DEFAULT_OUT})")
-    history._common(p, None)
+    add_common_arguments(p, None)
     p.set_defaults(func=run)
 
 
@@ -61,8 +67,6 @@ def register(sub) -> None:
 
 def _check(args) -> tuple[str, str]:
     """Every option checked before anything is built: (clone, out dir)."""
-    from ..base import outputs
-
     if args.fail_if_slower is not None and not args.fail_if_slower >= 0:
         raise UserError("--fail-if-slower must be a percentage >= 0, e.g. 5")
     if args.rounds < 2:
@@ -81,7 +85,7 @@ def _check(args) -> tuple[str, str]:
     if os.path.exists(out) and not os.path.isdir(out):
         raise UserError(f"--out {args.out} is a file; give a folder, e.g. --out pr-results")
     outputs.check_writable(os.path.join(out, "pr.json"), "--out")
-    return history._clone(args.clone), out
+    return check_clone(args.clone), out
 
 
 def exit_code(conformance: str | None, gate: dict | None, head_built: bool = True) -> int:
@@ -94,28 +98,23 @@ def exit_code(conformance: str | None, gate: dict | None, head_built: bool = Tru
 # ---------------------------------------------------------------- command
 
 def run(args) -> int:
-    from ..base.atomic import write_json_atomic, write_text_atomic
-    from ..environments import builds, envs
-    from ..engine import conformance
-    from ..output import prreport
-
     clone, out_dir = _check(args)
     head = builds.resolve(clone, args.ref)
     base = builds.resolve(clone, args.base) if args.base else builds.merge_base(clone, head, args.main)
     if base.sha == head.sha:
         raise UserError(f"{args.ref} is its own base ({head.short}); pass --base REF or a ref ahead of the main line")
-    session = history.Session(args, clone)
+    session = Session(args, clone, variants.parse_int_list(args.args, "--args"), CommitEnvs)
     session.say(f"launchbench: pr {head.short} ({head.subject[:60]}) vs base {base.short}")
     if args.build_only:
         for c in (base, head):
             print(f"{c.short} {session.cache.build(clone, c)}")
         return 0
     os.makedirs(out_dir, exist_ok=True)
-    records = history.commit_records(clone, [base, head], aa=1)
+    records = commit_records(clone, [base, head], aa=1)
     session.build(records)
     base_rec, head_rec = records
     doc = {"schema": f"{SCHEMA}/{SCHEMA_VERSION}", "schema_version": SCHEMA_VERSION,
-           "command": history.command_line(), "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "command": command_line(), "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "simulator": bool(args.simulator), "clone": clone,
            "head": _commit_json(head, head_rec), "base": _commit_json(base, base_rec),
            "same_code": head_rec.get("aa", False), "conformance": None, "measurement": None, "gate": None}
@@ -148,8 +147,6 @@ def _commit_json(commit, rec) -> dict:
 
 def _measure(args, session, records, out_dir, doc):
     """compare's method over (base, head); with the gate, rounds stop once every delta is decided."""
-    from ..engine import analysis, sequential
-
     names = [r["variant"] for r in records]
     rule = None
     stop = None

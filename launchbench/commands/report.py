@@ -4,7 +4,10 @@ recomputed from the samples by this launchbench (a committed run read with today
 from __future__ import annotations
 
 from ..output import schema
+from ..output.breakdown import breakdown_text
 from ..output.report import default_outputs, export
+from ..base.atomic import read_json, write_text_atomic
+from ..base.outputs import check_outputs
 
 
 def register(sub) -> None:
@@ -24,23 +27,7 @@ def register(sub) -> None:
     p.set_defaults(func=_run)
 
 
-def breakdown_text(doc: dict) -> str:
-    """A breakdown document's text: a paired one (``--variant``, schema /2) analysed afresh from its
-    samples; a single-environment one (/1) rendered from its stored summary."""
-    from . import breakdown, stagedelta
-
-    if not str(doc.get("schema")).startswith(stagedelta.SCHEMA):
-        return breakdown.format_breakdown(doc)
-    settings = doc["settings"]
-    names = [v["name"] for v in doc["variants"]]
-    doc = dict(doc, analysis=stagedelta.analyze(doc["samples"], names, doc["reference"], settings["arg_counts"],
-                                                settings["stages"]))
-    return stagedelta.format_text(doc)
-
-
 def _run(args) -> int:
-    from ..base.atomic import read_json
-
     try:
         raw = read_json(args.results)
     except Exception:  # noqa: BLE001 - schema.read gives the one-line error
@@ -48,8 +35,6 @@ def _run(args) -> int:
     if isinstance(raw, dict) and str(raw.get("schema", "")).startswith("launchbench.breakdown/"):
         text = breakdown_text(raw)
         if args.text:
-            from ..base.atomic import write_text_atomic
-
             write_text_atomic(args.text, text)
             print(f"wrote {args.text}")
         else:
@@ -59,8 +44,6 @@ def _run(args) -> int:
     outputs = {"markdown": args.markdown, "html": args.html, "plot": args.plot}
     if not any(outputs.values()):
         outputs = default_outputs(args.results)
-    from ..base.outputs import check_outputs
-
     check_outputs([(value, f"--{key}") for key, value in outputs.items() if value])
     for path in export(result, **outputs):
         print(f"wrote {path}")

@@ -8,8 +8,9 @@ import sys
 
 from ..base.errors import UserError
 from ..environments.variants import parse_pins
-from ..environments.wheelhouse import (DEFAULT_PLATFORMS, DEFAULT_PYTHON_VERSION, JOIN_SCRIPT, MIB, _top_files,
+from ..environments.wheelhouse import (DEFAULT_PLATFORMS, DEFAULT_PYTHON_VERSION, JOIN_SCRIPT, MIB, top_files,
                                        download, numba_cuda_versions, requirements, split)
+from ..base.outputs import check_folder
 
 
 def parse_split_mb(text: str | None) -> int | None:
@@ -47,11 +48,9 @@ def run(args) -> int:
     dest = os.path.abspath(os.path.expanduser(args.dir))
     if os.path.exists(dest) and not os.path.isdir(dest):
         raise UserError(f"{args.dir} is a file; pass a folder for the wheels")
-    from ..base.outputs import check_folder
-
     check_folder(dest, "DIR")
     download(dest, reqs, python_version, platforms, log)
-    files = _top_files(dest)
+    files = top_files(dest)
     total = sum(os.path.getsize(os.path.join(dest, f)) for f in files)
     print(f"{len(files)} files, {total / MIB:.1f} MiB in {dest} (Python {python_version}); "
           f"install there with pip install --no-index --find-links DIR")

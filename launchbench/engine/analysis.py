@@ -10,6 +10,8 @@ results writer.
 from __future__ import annotations
 
 import math
+from .runner import key_id, launch_keys
+from . import sequential, stats
 
 
 def concat_rounds(units: list) -> dict:
@@ -30,8 +32,6 @@ def _by_repeat(pairs: list) -> list:
 
 def group_rounds(samples: list, keys: list) -> dict:
     """(variant, key id) -> {round: [us in repeat order]} from sample records."""
-    from .runner import key_id
-
     fields = sorted({f for k in keys for f in k})
     by: dict = {}
     for s in samples:
@@ -51,9 +51,6 @@ def analyze(samples: list, names: list, reference: str, arg_counts: list, keys: 
             confidence: float = 0.95) -> tuple[list, list]:
     """(stats, deltas) records of the schema from complete-round samples; one record per
     variant and sample key (by default one key per arg count)."""
-    from . import stats
-    from .runner import key_id, launch_keys
-
     keys = keys if keys is not None else launch_keys(arg_counts)
     by = group_rounds(samples, keys)
     stat_recs, delta_recs = [], []
@@ -90,8 +87,6 @@ def per_arg(samples: list, names: list, reference: str, arg_counts: list, confid
     Empty with fewer than two arg counts."""
     import statistics
 
-    from . import stats
-
     if len(arg_counts) < 2:
         return {}
     by = group_rounds(samples, [{"nargs": n} for n in arg_counts])
@@ -119,8 +114,6 @@ def per_arg(samples: list, names: list, reference: str, arg_counts: list, confid
 
 def round_series(samples: list, names: list, reference: str, arg_counts: list) -> dict:
     """(variant, nargs) -> (per-round us deltas, per-round % deltas) vs the reference."""
-    from . import stats
-
     by = group_rounds(samples, [{"nargs": n} for n in arg_counts])
     out = {}
     for name in names:
@@ -135,8 +128,6 @@ def round_series(samples: list, names: list, reference: str, arg_counts: list) -
 
 def apply_rule(delta_recs: list, series: dict, rule, reference: str) -> None:
     """Replace each delta's interval by the one valid under *rule*'s data-dependent stopping."""
-    from . import sequential, stats
-
     for rec in delta_recs:
         got = series.get((rec["variant"], rec["nargs"]))
         if not got or len(got[0]) < 2:
@@ -158,8 +149,6 @@ def apply_rule(delta_recs: list, series: dict, rule, reference: str) -> None:
 
 def gate_result(delta_recs: list, pct: float) -> dict:
     """The machine-readable verdict of --fail-if-slower: exit code and each delta's side of PCT."""
-    from . import sequential
-
     unbounded = [f"{d['variant']}/{d['nargs']}" for d in delta_recs if d.get("gate_ci_pct", d["ci_pct"]) is None]
     intervals = {(d["variant"], d["nargs"]): tuple(d.get("gate_ci_pct", d["ci_pct"])) for d in delta_recs
                  if d.get("gate_ci_pct", d["ci_pct"]) is not None}
@@ -174,8 +163,6 @@ def gate_result(delta_recs: list, pct: float) -> dict:
 
 
 def peer_stats(peer_samples: list) -> list:
-    from . import stats
-
     grouped = {}
     for s in peer_samples:
         grouped.setdefault((s["peer"], s["nargs"]), []).append(s["us"])

@@ -29,7 +29,7 @@ CHANGES = ("broken", "fixed", "xfail_to_xpass", "xpass_to_xfail", "newly_skipped
 
 
 def suite_path() -> str:
-    from ..workloads import lcs_conformance
+    from ..workloads import lcs_conformance  # lazy: a pytest module (imports pytest at module level)
 
     return lcs_conformance.__file__
 

@@ -29,6 +29,7 @@ import threading
 
 from ..base.errors import UserError
 from . import runner, stats
+from .analysis import analyze, round_series
 
 PROC_GPUS = "/proc/driver/nvidia/gpus"  # one folder per GPU (its PCI bus id), no CUDA needed
 
@@ -356,8 +357,6 @@ def lane_check(samples: list, names: list, reference: str, arg_counts: list, n_l
     """Per delta (variant, arg count): each lane's mean per-round % delta and Welch's test of it
     against the other lanes' rounds, Holm-adjusted over the lanes; ``differs`` when any adjusted
     p is below *alpha* (then the pooled interval mixes lanes that measure different things)."""
-    from .analysis import round_series
-
     by_lane = {k: [s for s in samples if s.get("lane", 0) == k] for k in range(n_lanes)}
     series = {k: round_series(by_lane[k], names, reference, arg_counts) for k in range(n_lanes)}
     out = []
@@ -379,8 +378,6 @@ def lane_check(samples: list, names: list, reference: str, arg_counts: list, n_l
 def lane_deltas(samples: list, names: list, reference: str, arg_counts: list, n_lanes: int) -> list:
     """Each lane's own deltas (its rounds alone): [{lane, variant, nargs, delta_us, ci_us, delta_pct,
     ci_pct, rounds}], e.g. the A/A and delay checks of a trust run, lane by lane."""
-    from .analysis import analyze
-
     out = []
     for k in range(n_lanes):
         mine = [s for s in samples if s.get("lane", 0) == k]

@@ -623,18 +623,18 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
 
 
 def rounds_here(workload: dict, arg_counts: list, request: dict, rounds: int, affinity_text: str | None,
-                label: str) -> Outcome:
+                label: str, make_overlay) -> Outcome:
     """Rounds of fresh workers of this interpreter for a single-environment workload (``peers``,
     ``breakdown`` without ``--variant``): each worker sets *workload* up on the set-up CPUs, is
     pinned, then answers one *request* (plus ``rotation``: the round number) whose reply is
-    that round's unit (``Outcome.units``). Raises the one-line error when no round completed."""
+    that round's unit (``Outcome.units``). Raises the one-line error when no round completed.
+    *make_overlay*: folder -> the workers' PYTHONPATH overlay in it (the command passes
+    ``environments.envs.make_overlay``: the engine builds no environment)."""
     import tempfile
-
-    from ..environments import envs
 
     affinity = parse_affinity(affinity_text)
     log_dir = tempfile.mkdtemp(prefix=f"launchbench-{label}-")
-    overlay = envs.make_overlay(os.path.join(log_dir, "overlay"))
+    overlay = make_overlay(os.path.join(log_dir, "overlay"))
 
     def measure(plan, rnd, workers, out, progress):
         out.units.append(workers[label].request({**request, "rotation": rnd}))

@@ -37,8 +37,10 @@ import os
 import sys
 import time
 
-from ..base import cudamod
-from ..workloads import argkinds
+from ..base import cudamod, device
+from ..workloads import argkinds, breakdown, mechanism_rounds, mechanisms, peers, stages
+from ..base.device import one_line
+from ..workloads.stages import baseline_of, stage_names
 
 
 #: launches per kernel during setup: enough to compile and load it; the real warm-up is prepare's
@@ -145,8 +147,6 @@ class Bench:
         try:
             func = getattr(importlib.import_module(module_name), func_name)
         except Exception as exc:  # noqa: BLE001
-            from ..base.device import one_line
-
             raise Failure("import", f"cannot load target {req['target']!r}: {one_line(exc)}") from None
         for nargs in req["arg_counts"]:
             self.launchers[nargs] = func
@@ -159,8 +159,6 @@ class Bench:
                 "setup_state": process_state()}
 
     def setup(self, req: dict) -> dict:
-        from ..base import device
-
         if req.get("workload") == "stages" and (req.get("target") or req.get("simulator")):
             return self.setup_standin_stages(req)
         if req.get("target"):
@@ -184,15 +182,11 @@ class Bench:
         mech = req.get("mechanism")
         if mech:
             try:
-                from ..workloads import mechanisms
-
                 mechanisms.install(mech, target=SimulatorDispatcher if req.get("simulator") else None)
             except Exception as exc:  # noqa: BLE001
                 raise Failure("mechanism", f"installing mechanism {mech!r} failed: {device.one_line(exc)}") from None
             self.mechanism = mech
         self._quiet()
-        from ..workloads import stages
-
         kind, dispatch = req.get("arg_kind") or "array", req.get("dispatch") or "lazy"
         for nargs in req["arg_counts"]:
             try:  # CuPy/torch arguments, eager signatures: launchbench.workloads.argkinds
@@ -217,13 +211,9 @@ class Bench:
                 style, self.stage_loops[nargs] = stages.worker_loops(kernel, self.args[nargs])
             self.stage_info = {"style": style, "arg_kind": kind, "dispatch": dispatch}
         if req.get("workload") == "breakdown_single":
-            from ..workloads import breakdown
-
             self.single_stages = breakdown.stage_loops_for(req["arg_counts"], int(req.get("stage_warmup", 1000)))
             phases["stages"] = time.monotonic()
         if req.get("workload") == "peers":  # numba-cuda, CuPy, cuda.core, the C floor (launchbench peers)
-            from ..workloads import peers
-
             self.peer_runs, self.peer_reasons = peers.build_launchers(
                 req["launchers"], req["arg_counts"], warmup=int(req.get("peer_warmup", 1000)),
                 numba_args=(kind, dispatch))
@@ -256,8 +246,6 @@ class Bench:
         CUDADispatcher.call. A mechanism installs on the stand-in module's ``Dispatcher``."""
         import importlib
 
-        from ..base.device import one_line
-
         target = req.get("target") or "launchbench.workloads.standin:stage_loops"
         module_name, _, func_name = str(target).partition(":")
         try:
@@ -268,8 +256,6 @@ class Bench:
         mech = req.get("mechanism")
         if mech:
             try:
-                from ..workloads import mechanisms
-
                 mechanisms.install(mech, target=getattr(module, "Dispatcher"))
             except Exception as exc:  # noqa: BLE001
                 raise Failure("mechanism", f"installing mechanism {mech!r} failed: {one_line(exc)}") from None
@@ -317,8 +303,6 @@ class Bench:
         """The timed loop of *stage*; a stage this numba-cuda lacks (``lc_bookkeeping`` before
         0.30) is its baseline -- an empty loop, or a no-op before the raw launch -- so it costs 0
         here and its paired delta is what the other variant spends on it."""
-        from ..workloads.stages import baseline_of, stage_names
-
         loops = self.stage_loops.get(nargs)
         if not loops:
             raise Failure("error", "stage samples need a worker set up with workload 'stages'")
@@ -382,8 +366,6 @@ class Bench:
         mechanism; the rounds switch among them and leave none installed."""
         import random
 
-        from ..workloads import mechanism_rounds
-
         if self.mechanism:
             raise Failure("error", "the mechanisms request needs a worker set up without a mechanism")
         target = SimulatorDispatcher if self.simulator else None
@@ -393,8 +375,6 @@ class Bench:
             signature = mechanism_rounds.signature_text(target)
             delay = mechanism_rounds.delay_info(specs)
         except Exception as exc:  # noqa: BLE001 - e.g. an unsupported numba-cuda
-            from ..base.device import one_line
-
             raise Failure("mechanism", one_line(exc)) from None
         rounds: list = []
         start = time.monotonic()
@@ -411,8 +391,6 @@ class Bench:
     def peers_round(self, req: dict) -> dict:
         """One engine round of ``launchbench peers``: every launcher warmed up on the measuring
         CPU, then interleaved samples (``peers.collect``); arg counts as text keys (JSON)."""
-        from ..workloads import peers
-
         counts = [int(n) for n in req["arg_counts"]]
         for per in self.peer_runs.values():
             for run in per.values():
@@ -426,8 +404,6 @@ class Bench:
         measuring CPU, then ``repeats`` rotated passes over the stages."""
         from importlib.metadata import version
 
-        from ..workloads import breakdown
-
         if self.single_stages is None:
             raise Failure("error", "the breakdown_round request needs a worker set up with workload 'breakdown_single'")
         style, loops = self.single_stages
@@ -438,8 +414,6 @@ class Bench:
         return {"samples": samples, "launch_path": style, "numba_cuda": version("numba-cuda")}
 
     def peers(self, nargs: int, loops: int) -> dict:
-        from ..workloads import peers
-
         return peers.measure(nargs, loops)
 
 
@@ -493,8 +467,6 @@ def main() -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     bench = Bench()
-    from ..base.device import one_line
-
     for line in sys.stdin:
         line = line.strip()
         if not line:

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 
 from ..base.atomic import write_json_atomic
 from ..base.errors import UserError
-from .variants import Base, env_python
+from .variants import MLIR_PIN_NAMES, Base, env_python
+from ..base.outputs import check_folder
 
 MARKER = "launchbench-env.json"
 ENV_FORMAT = 1  # bump when the layout of built envs changes
@@ -176,8 +177,6 @@ class EnvManager:
                 f"no environment for variant {label} ({base.label}) in {self.env_dir} (--no-install); "
                 f"run once without --no-install to build it, or pass the --env-dir used before"
             )
-        from ..base.outputs import check_folder
-
         check_folder(self.env_dir, "--env-dir")  # one line, not a traceback halfway through a build
         self._build(base, path, label)
         return Env(base, path, python, built=True, git_sha=identity, python_version=self.facts["version"])
@@ -195,8 +194,6 @@ class EnvManager:
             main = f"{base.target}{extras}" if not extras else f"numba-cuda{extras} @ file://{base.target}"
         pins = sorted(self.pins.items())
         if base.module == "numba-cuda-mlir":  # no numba dependency: only the pins it shares
-            from .variants import MLIR_PIN_NAMES
-
             pins = [(k, v) for k, v in pins if k in MLIR_PIN_NAMES]
         return [main] + [f"{k}=={v}" for k, v in pins]
 

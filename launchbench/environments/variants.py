@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..base.errors import UserError
+from ..workloads import mechanisms
 
 #: Pins for every built environment; kept equal to constraints.txt (a test checks).
 DEFAULT_PINS = {"numba": "0.65.1", "llvmlite": "0.47.0", "numpy": "2.3.5", "cuda-core": "0.7.0"}
@@ -31,9 +32,9 @@ DEFAULT_VARIANTS = (
     ("variant", "v2=numba-cuda==0.30.4"),
 )
 
-_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
-_WHEEL_RE = re.compile(r"^numba[-_]cuda==([0-9][A-Za-z0-9.+!-]*)$")
-_MLIR_RE = re.compile(r"^numba[-_]cuda[-_]mlir==([0-9][A-Za-z0-9.+!-]*)$")
+NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
+WHEEL_RE = re.compile(r"^numba[-_]cuda==([0-9][A-Za-z0-9.+!-]*)$")
+MLIR_RE = re.compile(r"^numba[-_]cuda[-_]mlir==([0-9][A-Za-z0-9.+!-]*)$")
 FORMS = ("numba-cuda==X.Y.Z, numba-cuda-mlir==X.Y.Z, repo:PATH, env:PATH, mlir-env:PATH or MECH@BASE "
          "(e.g. contextvar@numba-cuda==0.29.0)")
 #: Pins numba-cuda-mlir envs keep: it has no numba dependency, so numba/llvmlite pins would only add packages.
@@ -73,7 +74,7 @@ def split_assignment(text: str, option: str) -> tuple[str, str]:
     name, spec = name.strip(), spec.strip()
     if not sep or not name or not spec:
         raise UserError(f"{option} {text!r}: expected NAME=SPEC with SPEC one of {FORMS}")
-    if not _NAME_RE.match(name):
+    if not NAME_RE.match(name):
         raise UserError(f"{option} {text!r}: variant name {name!r} must start with a letter and use only letters, digits, '_', '.', '-'")
     return name, spec
 
@@ -108,10 +109,10 @@ def env_python(path: str) -> str:
 
 def parse_base(spec: str, option: str, known: dict | None = None) -> Base:
     """A base spec (no mechanism) -> Base; *known* maps earlier variant names to Variants."""
-    m = _WHEEL_RE.match(spec)
+    m = WHEEL_RE.match(spec)
     if m:
         return Base("wheel", f"numba-cuda=={m.group(1)}")
-    m = _MLIR_RE.match(spec)
+    m = MLIR_RE.match(spec)
     if m:
         return Base("wheel", f"numba-cuda-mlir=={m.group(1)}", module="numba-cuda-mlir")
     if spec.startswith("mlir-env:"):
@@ -128,8 +129,6 @@ def parse_base(spec: str, option: str, known: dict | None = None) -> Base:
 
 
 def _validate_mechanism(mech: str, option: str) -> str:
-    from ..workloads import mechanisms  # import-light by contract (numba only on install)
-
     try:
         return mechanisms.validate(mech)
     except UserError as exc:

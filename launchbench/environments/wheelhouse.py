@@ -32,7 +32,8 @@ import subprocess
 import sys
 
 from ..base.errors import UserError
-from .variants import _MLIR_RE, _NAME_RE, _WHEEL_RE, DEFAULT_PINS
+from .variants import MLIR_RE, NAME_RE, WHEEL_RE, DEFAULT_PINS
+from ..workloads.mechanisms import validate
 
 MIB = 1024 * 1024
 DEFAULT_PYTHON_VERSION = "3.12"
@@ -69,20 +70,18 @@ def numba_cuda_versions(specs) -> list[str]:
     for text in specs:
         name, spec = None, text.strip()
         m = _ASSIGN_RE.match(spec)
-        if m and _NAME_RE.match(m.group(1)):
+        if m and NAME_RE.match(m.group(1)):
             name, spec = m.group(1), m.group(2).strip()
         mech, at, base = spec.partition("@")
         if at:
             if not mech.strip():
                 raise UserError(f"--variant {text!r}: expected MECH@BASE, e.g. contextvar@numba-cuda==0.29.0")
-            from ..workloads.mechanisms import validate  # import-light by contract
-
             try:
                 validate(mech.strip())
             except UserError as exc:
                 raise UserError(f"--variant {text!r}: {exc}") from None
             spec = base.strip()
-        wheel, mlir = _WHEEL_RE.match(spec), _MLIR_RE.match(spec)
+        wheel, mlir = WHEEL_RE.match(spec), MLIR_RE.match(spec)
         if wheel:
             version = wheel.group(1)
         elif mlir:
@@ -139,7 +138,7 @@ def download(dest: str, reqs, python_version: str, platforms, log=print) -> None
 
 # ---------------------------------------------------------------- splitting
 
-def _top_files(dest: str) -> list[str]:
+def top_files(dest: str) -> list[str]:
     return sorted(f for f in os.listdir(dest)
                   if not f.startswith(".") and os.path.isfile(os.path.join(dest, f)))
 
@@ -230,7 +229,7 @@ def split(dest: str, mb: int, log=print) -> list[str]:
     for entry in os.listdir(dest):
         if _PART_DIR_RE.match(entry) and os.path.isdir(os.path.join(dest, entry)):
             shutil.rmtree(os.path.join(dest, entry))  # an earlier layout
-    files = _top_files(dest)
+    files = top_files(dest)
     sizes = {f: os.path.getsize(os.path.join(dest, f)) for f in files}
     items, pieces = plan_split(sizes, limit)
     for name in files:

@@ -55,6 +55,10 @@ import statistics
 
 from ..base import atomic
 from ..base.errors import UserError
+from ..engine import analysis, stats
+from ..engine.runner import key_id, launch_keys
+from ..engine.stats import t_quantile
+from .asvtools import SMOKE_MACHINE, check_machine_label
 
 #: The suite benchmark launchbench's values stand for, and its parameter grid
 #: (tests check these against benchmarks/bench_launch.py).
@@ -151,9 +155,6 @@ def write_compare(results_dir: str, compare_doc: dict, commits: dict, dates: dic
     reference level is rebuilt from the raw samples the same way history
     computes it: mean over rounds of the reference's per-round medians.
     """
-    from ..engine import analysis, stats
-    from ..engine.runner import key_id, launch_keys
-
     reference = compare_doc.get("reference")
     names = [v["name"] for v in compare_doc.get("variants") or []]
     missing = [n for n in names if n not in commits]
@@ -249,8 +250,6 @@ def _ci_at(rec: dict, d: float, ci95: tuple, n, confidence: float) -> tuple:
         return float(lo), float(hi)
     if not n or int(n) < 2:
         return ci95
-    from ..engine.stats import t_quantile
-
     ratio = t_quantile(0.5 + confidence / 2.0, int(n) - 1) / t_quantile(0.975, int(n) - 1)
     return d - (d - ci95[0]) * ratio, d + (ci95[1] - d) * ratio
 
@@ -404,8 +403,6 @@ def _machine_name(doc: dict, machine: str | None) -> str:
     """The asv machine: given, else the host name (asv's default), else the GPU's name.
     Simulator documents go under SIMULATOR-SMOKE, as asv-releases files smoke runs, so
     they can never pass for GPU numbers."""
-    from .asvtools import SMOKE_MACHINE, check_machine_label
-
     smoke = bool(doc.get("simulator"))
     name = machine or (SMOKE_MACHINE if smoke else (doc.get("host") or {}).get("hostname")) or ""
     if not name:

@@ -24,6 +24,8 @@ from pathlib import Path
 
 from ..base.errors import UserError
 from ..base import atomic
+from ..environments import ledger
+from .asvtools import derive_config, load_config, write_asv_config
 
 #: Where the site's third-party JavaScript/CSS lives inside the package.
 VENDOR_SOURCE = Path(__file__).with_name("asv_vendor")
@@ -230,8 +232,6 @@ def release_ledger(results_dir: Path, workdir: Path):
     Reads ``ledger.json`` when present, else tries asv-releases' default
     branches; the rebuilt ledger is used only if it contains every commit.
     """
-    from ..environments import ledger
-
     manifest = results_dir / LEDGER_MANIFEST
     if manifest.is_file():
         data = json.loads(manifest.read_text(encoding="utf-8"))
@@ -265,8 +265,6 @@ def build_site(
     results stay untouched; other results are merged into the config's
     results directory and published against the config's repository.
     """
-    from .asvtools import derive_config, load_config, write_asv_config
-
     config = Path(config).resolve()
     conf = load_asv_config(config)
     # asv resolves the config's relative paths against the config's folder.

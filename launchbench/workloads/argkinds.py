@@ -25,6 +25,7 @@ import importlib
 
 from ..base.errors import UserError
 from .kernels import kernel_source
+from ..base import cudamod
 
 KINDS = ("array", "scalar", "mixed", "cupy", "torch")
 DISPATCHES = ("lazy", "eager")
@@ -92,8 +93,6 @@ def one_array(kind: str, cuda=None):
     import numpy as np
 
     if cuda is None:
-        from ..base import cudamod
-
         cuda = cudamod.import_cuda()
     return cuda.to_device(np.zeros(1, dtype=np.float32))
 

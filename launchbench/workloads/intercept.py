@@ -32,7 +32,7 @@ def signature_of(func) -> tuple:
 def tls_module(required: bool = True):
     """The C extension ``launchbench.workloads._tls``; if it is not built, a UserError saying how (None if not required)."""
     try:
-        from . import _tls
+        from . import _tls  # lazy: the C extension may be unbuilt; the ImportError is the message below
     except ImportError:
         if required:
             raise UserError(

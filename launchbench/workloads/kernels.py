@@ -9,6 +9,7 @@ numba and numpy are imported only when a kernel is built.
 from __future__ import annotations
 
 from ..base.errors import UserError
+from ..base.device import import_cuda
 
 #: The most parameters of a kernel: peers' PTX module holds lb_empty0 .. lb_empty<MAX_ARGS>.
 MAX_ARGS = 8
@@ -42,8 +43,6 @@ def numba_kernel_and_args(nargs: int):
     installed package cannot import). The first launch compiles it.
     """
     import numpy as np
-
-    from ..base.device import import_cuda
 
     cuda = import_cuda()
     quiet_occupancy_warnings()

@@ -439,7 +439,7 @@ BENCH_SCHEMA = "launchbench.lcs-bench/1"
 
 def parse_nargs(text: str) -> list:
     """``"0,1,4"`` -> ``[0, 1, 4]``; each count must be 0..4."""
-    from launchbench.base.errors import UserError
+    from launchbench.base.errors import UserError  # lazy: this file is also loaded by path, without launchbench
 
     try:
         values = [int(v) for v in text.split(",") if v.strip()]
@@ -562,7 +562,7 @@ def write_json_atomic(path: str, data: dict) -> None:
 def main(argv=None) -> int:
     import argparse
 
-    from launchbench.base.errors import UserError
+    from launchbench.base.errors import UserError  # lazy: this file is also loaded by path, without launchbench
 
     parser = argparse.ArgumentParser(
         prog="python -m launchbench.workloads.lcs",
@@ -582,6 +582,7 @@ def main(argv=None) -> int:
         nargs_list = parse_nargs(args.nargs)
         if args.launches < 1 or args.repeats < 1:
             raise UserError("--launches and --repeats must be at least 1")
+        # lazy: this file is also loaded by path where launchbench is not installed (module docstring)
         from launchbench.base.device import device_info, gpu_available, host_info, simulator_enabled
 
         if simulator_enabled():

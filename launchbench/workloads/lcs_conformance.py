@@ -18,6 +18,8 @@ import time
 
 import pytest
 
+from launchbench.workloads import lcs as fixture
+
 pytestmark = pytest.mark.gpu
 
 A = ((1,), (32,), 0)
@@ -29,8 +31,6 @@ C = ((2,), (128,), 256)
 def lcs():
     pytest.importorskip("numba.cuda.launchconfig", reason="numba-cuda < 0.30 has no launch-config API")
     from numba.cuda import config
-
-    from launchbench.workloads import lcs as fixture
 
     config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
     fixture.install()

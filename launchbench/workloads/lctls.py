@@ -42,6 +42,7 @@ from types import MethodType
 
 from ..base.errors import UserError
 from .intercept import SIGNATURE_030, signature_of, tls_module
+from ..base.device import import_cuda
 
 REQUIRED = ("_select_launch_config_dispatcher", "_update_launch_config_sensitivity", "_compile_for_args")
 _MISSING = object()
@@ -59,8 +60,6 @@ class Targets:
 
 
 def numba_targets() -> Targets:
-    from ..base.device import import_cuda
-
     import_cuda()
     try:
         from numba.cuda import launchconfig

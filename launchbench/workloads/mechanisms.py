@@ -48,6 +48,8 @@ from dataclasses import dataclass
 from ..base.errors import UserError
 from .intercept import SIGNATURE_029, SIGNATURE_030, signature_of
 from .intercept import tls_module as _tls_module
+from ..base.device import import_cuda, simulator_enabled
+from . import lctls
 
 MECHANISMS = ("stock", "passthrough", "contextvar", "tls", "delay", "lctls")
 DEFAULT_DELAY_NS = 500
@@ -235,8 +237,6 @@ _IN_PLACE = frozenset({"passthrough", "tls", "delay"})
 
 
 def _default_target():
-    from ..base.device import import_cuda, simulator_enabled
-
     if simulator_enabled():
         raise UserError(
             "the CUDA simulator's kernels never reach CUDADispatcher.call, so no mechanism can be "
@@ -262,8 +262,6 @@ def install(spec: str, target=None) -> None:
     if original is None:
         raise UserError(f"{target.__qualname__} defines no call method of its own; pass the class that does")
     if name == "lctls":  # patches more than call: launchbench.workloads.lctls writes and restores its own
-        from . import lctls
-
         wrapper = lctls.install(lctls.targets_for(target))
         wrapper.__launchbench_mechanism__ = "lctls"
         _State.target, _State.original, _State.wrapper, _State.spec = target, original, wrapper, "lctls"
@@ -309,8 +307,6 @@ def switch(spec: str, target=None) -> bool:
 def uninstall() -> None:
     """Restore the original ``call`` (the very same function object)."""
     if _State.spec == "lctls":
-        from . import lctls
-
         lctls.uninstall()
     if _State.target is not None:
         _State.target.call = _State.original

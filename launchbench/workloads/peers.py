@@ -35,6 +35,8 @@ import time
 from ..base.errors import UserError
 from . import argkinds
 from .kernels import MAX_ARGS, kernel_source, numba_kernel_and_args, quiet_occupancy_warnings
+from ..base.device import import_cuda, simulator_enabled
+from ..base import cudamod
 
 ARG_COUNTS = (0, 1, 2, 3, 4)
 PEERS = ("numba_cuda_mlir", "cupy", "cuda_core", "floor")
@@ -97,12 +99,10 @@ def empty_kernels_ptx(cc: tuple[int, int], max_args: int = MAX_PTX_ARGS) -> str:
 # -- launchers: each factory returns run(n) -> seconds for n launches + sync ---
 
 def _device_cc() -> tuple[int, int]:
-    from . import _floor
+    from . import _floor  # lazy: a C extension, imported only where a launcher needs it
 
     if _floor.available():
         return tuple(_floor.compute_capability())
-    from ..base.device import import_cuda
-
     return tuple(import_cuda().get_current_device().compute_capability)
 
 
@@ -117,8 +117,6 @@ def make_numba_cuda(nargs: int, kind: str = "array", dispatch: str = "lazy"):
     if (kind, dispatch) == ("array", "lazy"):
         kernel, args = numba_kernel_and_args(nargs)
     else:
-        from ..base import cudamod
-
         cuda_mod = cudamod.import_cuda()
         quiet_occupancy_warnings()
         kernel = argkinds.build_kernel(cuda_mod, nargs, kind, dispatch)
@@ -151,8 +149,6 @@ def make_numba_cuda_mlir(nargs: int):
         from numba_cuda_mlir import cuda
     except Exception as exc:  # noqa: BLE001 - not installed, or fails to import here
         raise PeerUnavailable(f"numba-cuda-mlir is not importable ({type(exc).__name__}: {exc})") from None
-    from ..base import cudamod
-
     cudamod.quiet_occupancy_warnings({cudamod.ENV: "numba-cuda-mlir"})
     namespace: dict = {}
     exec(compile(kernel_source(nargs), f"<launchbench mlir k/{nargs}>", "exec"), namespace)
@@ -251,7 +247,7 @@ def make_cuda_core(nargs: int):
 
 def _floor_module():
     try:
-        from . import _floor
+        from . import _floor  # lazy: the C extension may be unbuilt (a peer that is unavailable)
     except ImportError as exc:
         raise PeerUnavailable(f"launchbench.workloads._floor is not built ({exc}); reinstall launchbench") from None
     if not _floor.available():
@@ -333,8 +329,6 @@ def measure(nargs: int, loops: int, repeats: int = 5) -> dict[str, float | None]
     if loops < 1 or repeats < 1:
         raise ValueError(f"loops and repeats must be >= 1, got {loops}, {repeats}")
     result: dict[str, float | None] = {name: None for name in PEERS}
-    from ..base.device import simulator_enabled
-
     if simulator_enabled():
         _UNAVAILABLE.update({name: "CUDA simulator run" for name in PEERS})
         return result

@@ -51,7 +51,7 @@ from __future__ import annotations
 import inspect
 import time
 
-from . import argkinds
+from . import argkinds, lctls, mechanisms
 
 #: The partition of ``full``: (level, its children). level - sum(children) is that level's rest.
 TREE = (
@@ -311,7 +311,7 @@ def base_loops(kernel_dispatcher, cfg, args):
 
 # ---------------------------------------------------------------- loops
 
-def _inline_loop(body_src: str, namespace: dict, sync: bool = False, name: str = "stage"):
+def inline_loop(body_src: str, namespace: dict, sync: bool = False, name: str = "stage"):
     """``loop(n) -> seconds``: *body_src* (straight-line statements) *n* times, with one
     synchronize inside the timed region when *sync* (as every launching loop in launchbench)."""
     body = "\n".join("        " + line for line in body_src.splitlines() if line.strip()) or "        pass"
@@ -481,8 +481,6 @@ def more_loops(k, cfg, args, style: str) -> dict:
     from numba.cuda.cext import _dispatcher
     from numba.cuda.cudadrv import devices
 
-    from . import mechanisms
-
     # under lctls the capture is launchbench's: no keyword, no args swap (launchbench.workloads.lctls)
     own_capture = style == "launch_config" and mechanisms.active() != "lctls"
     kw_name = getattr(nd, "_LAUNCH_CONFIG_KW", None)
@@ -514,19 +512,17 @@ def more_loops(k, cfg, args, style: str) -> dict:
           "kernelargs": list(kernelargs), "extensions_of": compiled}
     call_src = "call(args, cfg)" if style == "launch_config" else "call(args, griddim, blockdim, stream, sharedmem)"
     loops = {
-        "dispatcher_call": _inline_loop(call_src, ns, sync=True, name="dispatcher_call"),
-        "kernel_launch": _inline_loop("kl(args, griddim, blockdim, stream, sharedmem)", ns, sync=True,
+        "dispatcher_call": inline_loop(call_src, ns, sync=True, name="dispatcher_call"),
+        "kernel_launch": inline_loop("kl(args, griddim, blockdim, stream, sharedmem)", ns, sync=True,
                                       name="kernel_launch"),
-        "configured_call": _inline_loop("lc_call(hollow, *args)", ns, name="configured_call"),
-        "get_context": _inline_loop("get_context()", ns, name="get_context"),
-        "marshal_extensions": _inline_loop(
+        "configured_call": inline_loop("lc_call(hollow, *args)", ns, name="configured_call"),
+        "get_context": inline_loop("get_context()", ns, name="get_context"),
+        "marshal_extensions": inline_loop(
             "\n".join("for extension in reversed(extensions_of.extensions): pass" for _ in args) or "pass",
             ns, name="marshal_extensions"),
     }
     # the frames: CUDADispatcher.call hollowed (upstream's function, or lctls' body, on a stand-in);
     # _Kernel.launch's reads and call; one _prepare_args call per argument
-    from . import lctls
-
     frame_fn = lctls.body() if mechanisms.active() == "lctls" else _unwrapped(nd.CUDADispatcher.__dict__["call"])
     hcfg = _HollowLaunchConfig(griddim, blockdim, stream, sharedmem)
     ns.update(frame_fn=frame_fn, hdisp=_HollowDispatcher(hcfg), hcfg=hcfg, noop_prepare=_noop_prepare,
@@ -537,9 +533,9 @@ def more_loops(k, cfg, args, style: str) -> dict:
                    "compiled._codelibrary\ncompiled.debug\ncompiled.argument_types\n"
                    + "".join("compiled._prepare_args\n" for _ in args)
                    + "CUDA_CORE_GE_1_0\ncompiled.cooperative\ncompiled.debug")
-    loops["dispatcher_frame"] = _inline_loop(frame_src, ns, name="dispatcher_frame")
-    loops["launch_frame"] = _inline_loop(launch_glue, ns, name="launch_frame")
-    loops["marshal_frame"] = _inline_loop(
+    loops["dispatcher_frame"] = inline_loop(frame_src, ns, name="dispatcher_frame")
+    loops["launch_frame"] = inline_loop(launch_glue, ns, name="launch_frame")
+    loops["marshal_frame"] = inline_loop(
         "\n".join(f"noop_prepare(compiled, argtypes[{i}], args[{i}], stream, retr, ka)" for i in range(len(args)))
         or "pass", dict(ns, argtypes=tuple(argtypes), retr=[], ka=[]), name="marshal_frame")
     bodies_extra = {
@@ -551,10 +547,10 @@ def more_loops(k, cfg, args, style: str) -> dict:
     for i in typed:
         ns[f"v{i}"] = args[i]
     # the C fallback's HasAttr + GetAttr of _numba_type_, then its _code
-    loops["typeof"] = _inline_loop("\n".join(f'hasattr(v{i}, "_numba_type_"); v{i}._numba_type_._code'
+    loops["typeof"] = inline_loop("\n".join(f'hasattr(v{i}, "_numba_type_"); v{i}._numba_type_._code'
                                              for i in typed) or "pass", ns, name="typeof")
     if ns["ParamHolder"] is not None:
-        loops["param_pack"] = _inline_loop("ParamHolder(kernelargs)", ns, name="param_pack")
+        loops["param_pack"] = inline_loop("ParamHolder(kernelargs)", ns, name="param_pack")
     mns, parts = marshal_parts(argtypes, args, stream, nd.types)  # the types _prepare_args tests against
     import numba.cuda.args as args_module  # its imports resolve against this package, spec and all
 
@@ -564,7 +560,7 @@ def more_loops(k, cfg, args, style: str) -> dict:
         body = "\n".join(lines)
         if stage in ("marshal_to_device", "marshal_pack"):
             body = ("retr = []\n" if stage == "marshal_to_device" else "ka = []\n") + body
-        loops[stage] = _inline_loop(body, mns, name=stage)
+        loops[stage] = inline_loop(body, mns, name=stage)
 
     # in situ: each body, then the raw driver launch
     def raw_launch():
@@ -605,8 +601,8 @@ def more_loops(k, cfg, args, style: str) -> dict:
 
         bodies["lc_bookkeeping"] = lc_body
         ns["cuda_call"] = cuda_call
-        loops["lc_bookkeeping"] = _inline_loop(LC_ROUTING_SRC, dict(ns, kernel=compiled), name="lc_bookkeeping")
-        loops["type_dispatch"] = _inline_loop("cuda_call(k, *args)", ns, name="type_dispatch")
+        loops["lc_bookkeeping"] = inline_loop(LC_ROUTING_SRC, dict(ns, kernel=compiled), name="lc_bookkeeping")
+        loops["type_dispatch"] = inline_loop("cuda_call(k, *args)", ns, name="type_dispatch")
     for name, body in bodies.items():
         loops[f"{name}+launch"] = insitu_loop(body, raw_launch, sync, name=f"{name}_launch")
     pns = dict(ns, codelib=codelib, argtypes=tuple(argtypes), prepare=prepare, LaunchConfig=LaunchConfig,
@@ -650,13 +646,13 @@ def parts_loops(level: str, part_src: dict, left_out: dict, namespace: dict, syn
     kids = parts_children(level)
     order = [c for c in part_src if c in kids]
     whole = parts_of(level)
-    loops = {whole: _inline_loop("\n".join(part_src[c] for c in order), namespace, sync=sync, name=whole)}
+    loops = {whole: inline_loop("\n".join(part_src[c] for c in order), namespace, sync=sync, name=whole)}
     for skip in kids:
         if skip not in order:
             loops[parts_without(level, skip)] = loops[whole]
             continue
         src = "\n".join(left_out.get(c, "") if c == skip else part_src[c] for c in order)
-        loops[parts_without(level, skip)] = _inline_loop(src, namespace, sync=sync, name=parts_without(level, skip))
+        loops[parts_without(level, skip)] = inline_loop(src, namespace, sync=sync, name=parts_without(level, skip))
     return loops
 
 

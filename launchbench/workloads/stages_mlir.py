@@ -40,7 +40,10 @@ import statistics
 import sys
 
 from ..base.errors import UserError
-from .stages import _inline_loop, empty_loop
+from .stages import inline_loop, empty_loop
+from ..base import cudamod
+from .kernels import numba_kernel_and_args, parse_arg_counts
+from ..base.atomic import write_json_atomic
 
 STAGES = ("lock_frame", "sig_lookup", "launch_bookkeeping", "native_launch")
 LEVELS = ("full", "marshaller_call", "launch_frame")
@@ -97,7 +100,7 @@ def mlir_loops(kernel, cfg, args, sync) -> dict:
     }
     loops = {BASELINE: empty_loop()}
     for name, (src, launches) in bodies.items():
-        loops[name] = _inline_loop(src, ns, sync=launches, name=name)
+        loops[name] = inline_loop(src, ns, sync=launches, name=name)
     return loops
 
 
@@ -160,9 +163,6 @@ def run(counts, loops: int, repeats: int) -> dict:
     """Build the kernels (through launchbench.base.cudamod's module choice) and time every stage."""
     from importlib import metadata
 
-    from ..base import cudamod
-    from .kernels import numba_kernel_and_args
-
     cuda = cudamod.import_cuda()
     by_n = {}
     for nargs in counts:
@@ -182,9 +182,6 @@ def run(counts, loops: int, repeats: int) -> dict:
 
 
 def main(argv=None) -> int:
-    from ..base.atomic import write_json_atomic
-    from .kernels import parse_arg_counts
-
     p = argparse.ArgumentParser(prog="python -m launchbench.workloads.stages_mlir",
                                 description="numba-cuda-mlir's launch path by stage (set "
                                             "LAUNCHBENCH_CUDA_MODULE=numba-cuda-mlir)")

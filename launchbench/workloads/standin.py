@@ -30,6 +30,7 @@ import re
 import time
 
 from . import stages
+from ..base.errors import UserError
 
 COSTS_ENV = "LAUNCHBENCH_STANDIN_COSTS"
 STYLE_ENV = "LAUNCHBENCH_STANDIN_STYLE"
@@ -39,8 +40,6 @@ _COST_RE = re.compile(rf"^\s*([a-z_:+]+)\s*=\s*(?:{_NUM}(?:\s*\+\s*{_NUM}\s*/\s*
 
 def parse_costs(text: str | None) -> dict:
     """``"stage=BASE+PER/arg,..."`` (us) -> {stage: (base_us, per_arg_us)}."""
-    from ..base.errors import UserError
-
     known = set(stages.stage_names()) | set(stages.UNEXPLAINED)
     costs: dict = {}
     for part in (text or "").split(","):
@@ -56,7 +55,7 @@ def parse_costs(text: str | None) -> dict:
 
 def _spinner():
     try:
-        from . import _tls
+        from . import _tls  # lazy: the C extension may be unbuilt (the fallback below)
 
         return _tls.spin
     except ImportError:  # not built: a Python busy-wait (coarser, still monotonic)

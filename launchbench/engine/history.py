@@ -1,0 +1,218 @@
+"""What history, bisect and pr share: their options, one engine run over per-commit environments
+(``Session``), and the per-commit statistics (steps, levels, culprits).
+
+Each measured commit is a variant of the one engine (``runner.run``, or ``lanes.run`` with
+``--gpus``), measured as compare measures: fresh processes per round, interleaved paired samples,
+intervals over rounds. A commit's *step* is its paired delta vs the previous measured commit; it
+is *established* when its interval lies wholly beyond +/- ``--threshold``. The wheels and
+environments come from ``environments.commits`` (the command hands them in).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+from ..base import device
+from ..base.errors import UserError
+from . import analysis, runner, stats
+from . import lanes as lanes_mod
+from .runner import key_id, launch_keys, timing_json
+
+DEFAULT_THRESHOLD_US = 0.2
+DEFAULT_REPEATS = 10
+SCHEMA = "launchbench.history"
+SCHEMA_VERSION = 1
+
+
+# ---------------------------------------------------------------- options
+
+def add_clone_argument(p) -> None:
+    p.add_argument("clone", help="a local numba-cuda clone (git)")
+
+
+def add_common_arguments(p, default_output: str | None) -> None:
+    """The build, env and measurement options history, bisect and pr share (no --output when
+    *default_output* is None: pr writes a folder)."""
+    e = p.add_argument_group("builds and environments")
+    e.add_argument("--wheel-cache", metavar="DIR",
+                   help="where per-commit wheels are cached by SHA (default ~/.cache/launchbench/wheels)")
+    e.add_argument("--env-dir", help="where per-commit envs are cached (default ~/.cache/launchbench/envs)")
+    e.add_argument("--python", help="interpreter that builds the wheels and the envs (default: this one)")
+    e.add_argument("--wheels", metavar="DIR", help="offline: build and install from DIR (pip --no-index --find-links DIR)")
+    e.add_argument("--system-site-packages", action="store_true",
+                   help="envs also see the site-packages of --python (after their own)")
+    e.add_argument("--constraints", metavar="FILE", help="pins for the envs (default: constraints.txt's)")
+    e.add_argument("--extras", default=None, help="numba-cuda extras (default cu13, none with --system-site-packages)")
+    m = p.add_argument_group("measurement (compare's method)")
+    m.add_argument("--args", default="0,1,2,3,4", help="kernel argument counts (default 0,1,2,3,4)")
+    m.add_argument("--repeats", type=int, default=DEFAULT_REPEATS,
+                   help=f"samples per commit, arg count and round (default {DEFAULT_REPEATS})")
+    m.add_argument("--sample-time", type=float, default=0.004, help="seconds per sample (default 0.004)")
+    m.add_argument("--warmup", type=int, default=1000, help="launches per arg count before timing (default 1000)")
+    m.add_argument("--affinity", metavar="CPUS", default="auto", help="measuring CPU(s) (default: the highest)")
+    m.add_argument("--prefetch", default="auto", help="rounds set up ahead (default auto)")
+    m.add_argument("--gpus", metavar="IDS", default=None,
+                   help="spread the rounds over these GPUs (e.g. 0,1 or 'all'), one lane each with its own "
+                        "CPUs; rounds pool, lanes are checked against each other (default: one GPU)")
+    m.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD_US,
+                   help=f"a step counts when its 95%% interval lies wholly beyond +/- this many us (default {DEFAULT_THRESHOLD_US})")
+    m.add_argument("--max-time", type=float, default=None, help="cap on seconds of measurement (no new round after it)")
+    m.add_argument("--simulator", action="store_true", help="smoke mode under the CUDA simulator; NOT a measurement")
+    m.add_argument("--target", metavar="MODULE:FUNC", help=argparse.SUPPRESS)  # time a Python callable per commit (tests on CPU)
+    o = p.add_argument_group("output")
+    if default_output:
+        o.add_argument("--output", "-o", default=default_output, help=f"JSON results (default {default_output})")
+    o.add_argument("--quiet", action="store_true", help="no progress output")
+
+
+# ---------------------------------------------------------------- statistics (pure)
+
+def steps(by: dict, records: list, keys: list, threshold: float, confidence: float = 0.95) -> list:
+    """Each measured commit's paired delta vs the previous measured commit, per sample key
+    (*by*: ``analysis.group_rounds`` of the samples)."""
+    measured = [r for r in records if r["measured"] and r.get("variant")]
+    out = []
+    for prev, cur in zip(measured, measured[1:]):
+        for key in keys:
+            ref_l, var_l = analysis.paired_rounds(by, prev["variant"], cur["variant"], key_id(key))
+            if not ref_l:
+                continue
+            d = stats.paired_median_delta(ref_l, var_l, confidence)
+            d99 = stats.paired_median_delta(ref_l, var_l, 0.99)
+            out.append({"commit": cur["sha"], "previous": prev["sha"], **key, **d, "ci99_us": d99["ci_us"],
+                        "significant": d["n"] >= 2 and (d["ci_us"][0] > 0 or d["ci_us"][1] < 0),
+                        "established": established(d, threshold)})
+    return out
+
+
+def established(delta: dict, threshold: float) -> bool:
+    """The interval lies wholly beyond +/- threshold (and rests on two or more rounds)."""
+    lo, hi = delta["ci_us"]
+    return delta.get("n", 0) >= 2 and (lo > threshold or hi < -threshold)
+
+
+def levels(by: dict, reference: str, keys: list) -> list:
+    """The reference commit's level per key: mean over rounds of its per-round median, t interval."""
+    out = []
+    for key in keys:
+        rounds = by.get((reference, key_id(key)), {})
+        meds = [statistics.median(v) for _r, v in sorted(rounds.items())]
+        if meds:
+            m, lo, hi = stats.mean_ci(meds)
+            out.append({**key, "us": m, "ci_us": [lo, hi], "rounds": len(meds)})
+    return out
+
+
+def culprits(step_recs: list) -> list:
+    """Commits with an established step at one or more keys, in history order."""
+    seen = []
+    for s in step_recs:
+        if s["established"] and s["commit"] not in seen:
+            seen.append(s["commit"])
+    return seen
+
+
+# ---------------------------------------------------------------- measuring
+
+def settings(args, arg_counts, prefetch, affinity, rounds) -> dict:
+    return {"arg_counts": arg_counts, "repeats": args.repeats, "rounds": rounds, "warmup": args.warmup,
+            "sample_target_s": args.sample_time, "affinity": affinity, "prefetch": prefetch,
+            "threshold_us": args.threshold, "launch": "[1, 1]", "gc_disabled": True,
+            "target": args.target, "max_time": args.max_time,
+            "order": "compare's: fresh workers per round, interleaved samples, paired by repeat slot"}
+
+
+class Session:
+    """What history and bisect share: the clone, the wheel cache, the env manager, the engine."""
+
+    def __init__(self, args, clone: str, arg_counts: list, make_envs):
+        """*arg_counts*: the parsed --args; *make_envs*: (args, say) -> the per-commit wheels and
+        environments (``environments.commits.CommitEnvs``: the command hands it in)."""
+        self.args = args
+        self.clone = clone
+        self.say = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+        self.arg_counts = arg_counts
+        if args.repeats < 1:
+            raise UserError("--repeats must be at least 1")
+        if args.sample_time <= 0:
+            raise UserError("--sample-time must be positive, e.g. 0.004")
+        if args.threshold < 0:
+            raise UserError("--threshold must be >= 0 us, e.g. 0.2")
+        gpus = lanes_mod.parse_gpus(args.gpus, lanes_mod.visible_gpus())
+        self.lanes = lanes_mod.plan_lanes(gpus, args.affinity) if gpus else None
+        self.affinity = self.lanes[0].affinity if self.lanes else runner.parse_affinity(args.affinity)
+        self.envs = make_envs(args, self.say)
+        self.cache = self.envs.cache
+        self.gpu_seconds = 0.0
+
+    def build(self, records: list) -> None:
+        """Wheel and env of every measured commit; a failed build is reported and skipped."""
+        self.envs.build(self.clone, records)
+
+    def measure(self, records: list, rounds: int, log_dir: str, on_round=None, stop=None):
+        """One engine run over the measured commits (the first is the reference)."""
+        measured = [r for r in records if r["measured"] and r.get("variant")]
+        if len(measured) < 2:
+            raise UserError("fewer than two commits of the range could be built and measured; "
+                            "see the build logs named above")
+        prefetch = runner.parse_prefetch(self.args.prefetch, len(measured), self.affinity)
+        os.makedirs(log_dir, exist_ok=True)
+        setup = {"target": self.args.target} if self.args.target else {}
+        plan = runner.Plan(
+            variants=[(r["variant"], r["python"], None) for r in measured], reference=measured[0]["variant"],
+            arg_counts=self.arg_counts, loops=None, repeats=self.args.repeats, rounds=rounds,
+            warmup=self.args.warmup, sample_target_s=self.args.sample_time, simulator=self.args.simulator,
+            affinity=self.affinity, peers=False, overlay=self.envs.make_overlay(os.path.join(log_dir, "overlay")),
+            log_dir=log_dir, prefetch=prefetch, setup_cpus=runner.setup_cpus(self.affinity), setup=setup,
+            stop=stop, max_time=self.args.max_time)
+        total = rounds * self.args.repeats * len(self.arg_counts) * len(measured)
+        progress = runner.Progress(total, enabled=not self.args.quiet)
+        if self.args.simulator:
+            progress.line("launchbench: CUDA SIMULATOR smoke run -- the numbers are NOT a measurement")
+        if self.lanes:
+            out = lanes_mod.run(plan, self.lanes, progress, on_round=on_round)
+        else:
+            out = runner.run(plan, progress, on_round=on_round)
+        runner.raise_setup_failure(out)
+        self.gpu_seconds += out.timing["wall_s"]
+        return out, prefetch
+
+    def document(self, records: list, out, rng: str, prefetch: int, rounds: int, command: str) -> dict:
+        keys = launch_keys(self.arg_counts)
+        measured = [r for r in records if r["measured"] and r.get("variant")]
+        names = [r["variant"] for r in measured]
+        reference = names[0]
+        stat_recs, delta_recs = analysis.analyze(out.samples, names, reference, self.arg_counts)
+        by = analysis.group_rounds(out.samples, keys)
+        for d in delta_recs:  # asv's own test reads 99 % intervals
+            ref_l, var_l = analysis.paired_rounds(by, reference, d["variant"], d["nargs"])
+            d["ci99_us"] = stats.paired_median_delta(ref_l, var_l, 0.99)["ci_us"]
+        step_recs = steps(by, records, keys, self.args.threshold)
+        info = out.infos.get(reference, {})
+        return {
+            "schema": f"{SCHEMA}/{SCHEMA_VERSION}", "schema_version": SCHEMA_VERSION, "command": command_line(),
+            "kind": command,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "simulator": bool(self.args.simulator), "measurement": not self.args.simulator,
+            "label": ("CUDA simulator smoke run: NOT A MEASUREMENT" if self.args.simulator
+                      else "per-commit launch overhead on a GPU"),
+            "host": device.host_info(), "device": info.get("device") or {"name": None},
+            "installed": info.get("installed"), "clone": self.clone, "range": rng,
+            "settings": settings(self.args, self.arg_counts, prefetch, self.affinity, rounds),
+            "reference": reference, "commits": records, "samples": out.samples,
+            "partial_samples": out.partial_samples, "stats": stat_recs, "deltas": delta_recs,
+            "level": levels(by, reference, keys), "steps": step_recs,
+            "culprits": culprits(step_recs), "method": stats.METHOD,
+            "rounds_planned": rounds, "rounds_completed": out.rounds_completed,
+            "interrupted": out.interrupted, "interrupt_reason": out.reason, "stopped": out.stopped,
+            "timing": timing_json(out.timing),
+            **({"lanes": lanes_mod.report(out, names, reference, self.arg_counts)} if self.lanes else {}),
+        }
+
+
+def command_line() -> list:
+    prog = os.path.basename(sys.argv[0])
+    return ["launchbench"] + sys.argv[1:] if prog in ("launchbench", "__main__.py") else list(sys.argv)

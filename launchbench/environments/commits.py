@@ -1,0 +1,83 @@
+"""Per-commit wheels and environments for history, bisect and pr: which commits of a range are
+measured (``commit_records``: code identity, A/A checks) and their wheels (builds.WheelCache,
+cached by SHA) installed into one environment each (envs.EnvManager)."""
+from __future__ import annotations
+
+import os
+import sys
+
+from ..base.errors import UserError
+from . import builds, envs, variants
+from .variants import Base
+
+
+def check_clone(path: str) -> str:
+    """The clone's real path, or the one-line error when it is no folder."""
+    real = os.path.realpath(os.path.expanduser(path))
+    if not os.path.isdir(real):
+        raise UserError(f"clone {path} does not exist; pass the path of a local numba-cuda git clone")
+    return real
+
+
+def variant_name(commit) -> str:
+    return "g" + commit.sha[:9]
+
+
+def commit_records(clone: str, commits: list, aa: int = 0, identity=None) -> list[dict]:
+    """One record per commit: its code identity, the measured commit whose code it shares
+    (``identical_to``), and whether it is measured (the first, every code change, and the
+    first *aa* identical ones as A/A checks)."""
+    if identity is None:
+        def identity(sha):
+            return builds.code_identity(clone, sha)
+    records, group_head, prev_id, aa_left = [], None, None, aa
+    for i, c in enumerate(commits):
+        ident = identity(c.sha)
+        same = i > 0 and ident == prev_id
+        rec = {"sha": c.sha, "short": c.short, "subject": c.subject, "date": c.date, "code_identity": ident,
+               "identical_to": group_head if same else None, "measured": not same, "aa": False,
+               "variant": None, "wheel": None, "build": None}
+        if same and aa_left > 0:
+            rec["measured"], rec["aa"] = True, True
+            aa_left -= 1
+        if not same:
+            group_head = c.sha
+        prev_id = ident
+        records.append(rec)
+    return records
+
+
+class CommitEnvs:
+    """The wheel cache and the env manager of a history, bisect or pr run (their options:
+    ``engine.history.add_common_arguments``)."""
+
+    make_overlay = staticmethod(envs.make_overlay)
+
+    def __init__(self, args, say):
+        self.say = say
+        python = args.python or sys.executable
+        pins = {} if args.target else variants.parse_pins(args.constraints)
+        extras = args.extras if args.extras is not None else (
+            "" if (args.system_site_packages or args.target) else "cu13")
+        self.cache = builds.WheelCache(cache_dir=args.wheel_cache, python=python, wheels=args.wheels,
+                                       pins={} if args.target else pins, log=say)
+        self.manager = envs.EnvManager(env_dir=args.env_dir, python=python, pins=pins, wheels=args.wheels,
+                                       site_from=python if args.system_site_packages else None, extras=extras,
+                                       log=say)
+
+    def build(self, clone: str, records: list) -> None:
+        """Wheel and env of every measured commit; a failed build is reported and skipped."""
+        for rec in records:
+            if not rec["measured"]:
+                continue
+            commit = builds.Commit(rec["sha"], rec["short"], rec["subject"], rec["date"])
+            try:
+                wheel = self.cache.build(clone, commit)
+            except builds.BuildFailed as exc:
+                rec.update(measured=False, build={"ok": False, "error": exc.message, "log": exc.log_path})
+                self.say(f"launchbench: {rec['short']} does not build ({exc.message}); skipped. Log: {exc.log_path}")
+                continue
+            env = self.manager.ensure(Base("wheelfile", wheel), variant_name(commit))
+            envs.check_python_matches(env, variant_name(commit))
+            rec.update(wheel=wheel, variant=variant_name(commit), build={"ok": True}, python=env.python,
+                       env=env.path)
