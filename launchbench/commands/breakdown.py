@@ -6,6 +6,7 @@ engine (launchbench.commands.stagedelta).
 """
 from __future__ import annotations
 
+from ..base.options import counts_help
 from ..workloads.breakdown import NOTES, STAGES
 
 
@@ -60,7 +61,8 @@ def add_arguments(p) -> None:
     p.add_argument("--repeats", type=int, default=None, help="samples per stage per round (default 5; with --variant: 3)")
     p.add_argument("--rounds", type=int, default=None,
                    help="interleaved rounds (default 3; with --variant: 60 rounds of fresh processes, capped by --max-time)")
-    p.add_argument("--args", default="0,1,2,3,4", help="comma-separated argument counts (default 0..4)")
+    p.add_argument("--args", default="0,1,2,3,4", help=counts_help(
+        32, what="kernel argument counts (at most 8 in the one-environment mode, without --variant/--simulator)"))
     p.add_argument("--output", "-o", help="write the JSON document here (atomically)")
     from . import stagedelta
 
@@ -73,7 +75,8 @@ SINGLE_DEFAULTS = {"loops": 10000, "repeats": 5, "rounds": 3}
 
 def run_cli(args) -> int:
     from ..base.atomic import write_json_atomic
-    from ..workloads.kernels import check_counts, parse_arg_counts
+    from ..base.options import parse_counts
+    from ..workloads.kernels import MAX_ARGS, check_counts
 
     if getattr(args, "items", None) or getattr(args, "simulator", False) or getattr(args, "target", None):
         from . import stagedelta  # paired stage deltas over variants, on the engine (runner.run)
@@ -82,7 +85,7 @@ def run_cli(args) -> int:
     for name, value in SINGLE_DEFAULTS.items():
         if getattr(args, name, None) is None:
             setattr(args, name, value)
-    counts = parse_arg_counts(args.args)
+    counts = parse_counts(args.args, "--args", MAX_ARGS)
     check_counts(args.loops, args.repeats, args.rounds)
     if args.output:
         from ..base.outputs import check_writable

@@ -28,8 +28,10 @@ import sys
 import time
 
 from ..base.errors import UserError
+from ..base.options import counts_help, parse_counts
 from ..engine import lanes as lanes_mod
 from ..engine.runner import timing_json
+from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
 
 DEFAULT_THRESHOLD_US = 0.2
 DEFAULT_ROUNDS = 30
@@ -61,7 +63,7 @@ def _common(p, default_output: str | None) -> None:
     e.add_argument("--constraints", metavar="FILE", help="pins for the envs (default: constraints.txt's)")
     e.add_argument("--extras", default=None, help="numba-cuda extras (default cu13, none with --system-site-packages)")
     m = p.add_argument_group("measurement (compare's method)")
-    m.add_argument("--args", default="0,1,2,3,4", help="kernel argument counts (default 0,1,2,3,4)")
+    m.add_argument("--args", default="0,1,2,3,4", help=counts_help(MAX_KERNEL_ARGS))
     m.add_argument("--repeats", type=int, default=DEFAULT_REPEATS,
                    help=f"samples per commit, arg count and round (default {DEFAULT_REPEATS})")
     m.add_argument("--sample-time", type=float, default=0.004, help="seconds per sample (default 0.004)")
@@ -214,7 +216,7 @@ class Session:
         self.args = args
         self.clone = clone
         self.say = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
-        self.arg_counts = variants.parse_int_list(args.args, "--args")
+        self.arg_counts = parse_counts(args.args, "--args", MAX_KERNEL_ARGS)
         if args.repeats < 1:
             raise UserError("--repeats must be at least 1")
         if args.sample_time <= 0:

@@ -32,6 +32,7 @@ import time
 from ..engine import runner
 from ..workloads import argkinds, stages
 from ..base.errors import UserError
+from ..base.options import parse_counts
 
 SCHEMA = "launchbench.breakdown/2"
 DEFAULT_ROUNDS = 60
@@ -465,7 +466,7 @@ def run(args) -> int:
         raise UserError("--repeats and --rounds must be at least 1")
     if args.sample_time <= 0 or (args.max_time is not None and args.max_time <= 0):
         raise UserError("--sample-time and --max-time must be positive, e.g. --sample-time 0.002")
-    arg_counts = argkinds.parse_counts(args.args)  # up to 32 arguments (issue 22), not peers' 8
+    arg_counts = parse_counts(args.args, "--args", argkinds.MAX_ARGS)  # up to 32 arguments (issue 22), not peers' 8
     stage_list = parse_stages(args.stages, insitu=not args.no_insitu)
     affinity = runner.parse_affinity(args.affinity)
     # a smoke or stand-in run without variants times this interpreter's environment twice (an A/A pair)
