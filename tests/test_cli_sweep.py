@@ -85,6 +85,13 @@ CASES = {
         (SIM + ["--markdown", UNWRITABLE], "--markdown"),
         (SIM + ["--plot", "{tmp}"], "--plot"),
         (SIM + ["--no-install", "--env-dir", "{tmp}"], "no environment for variant"),
+        # a version the (fake) package index lacks: refused before any virtualenv is built
+        (SIM + ["--variant", "x=numba-cuda==99.0.0", "--variant", "b=numba-cuda==0.30.4", "--env-dir", "{tmp}/envs"],
+         "numba-cuda==99.0.0 is not on the package index (latest: 0.30.4); pick a released version"),
+        (SIM + ["--variant", "x=contextvar@numba-cuda==99.0.0", "--variant", "b=numba-cuda==0.30.4"],
+         "numba-cuda==99.0.0 is not on the package index"),
+        (SIM + ["--variant", "m=numba-cuda-mlir==9.9.9", "--variant", "b=numba-cuda==0.30.4"],
+         "numba-cuda-mlir==9.9.9 is not on the package index (latest: 0.6.0)"),
         (["compare", "--bogus"], "usage"),
     ],
     "mechanisms": [
@@ -143,6 +150,8 @@ CASES = {
         *[(["breakdown", "--simulator", "--args", text], needle) for text, needle in ARGS_GRAMMAR],
         (["breakdown", "--args", "1-3"], "simulator"),  # the grammar's ranges pass; the GPU guard refuses
         (["breakdown", "--output", UNWRITABLE], "--output"),
+        (["breakdown", "--simulator", "--variant", "x=numba-cuda==99.0.0", "--variant", "b=numba-cuda==0.30.4",
+          "-o", "{tmp}/b.json"], "numba-cuda==99.0.0 is not on the package index"),
         (["breakdown"], "simulator"),
     ],
     "history": [
@@ -296,6 +305,13 @@ class _GuardedPopen(subprocess.Popen):
         super().__init__(args, *rest, **kwargs)
 
 
+INDEX = {"numba-cuda": ["0.30.4", "0.30.3", "0.29.0", "0.28.2"], "numba-cuda-mlir": ["0.6.0", "0.5.4"]}
+
+
+def fake_index(python, name):
+    return list(INDEX.get(name, []))
+
+
 @pytest.fixture(scope="module")
 def fixtures(tmp_path_factory):
     """Shared inputs (cases must leave them as they are: the test checks)."""
@@ -328,6 +344,7 @@ def sweep_env(tmp_path, monkeypatch, fixtures):
                       (ledger, "ensure_ledger")):
         monkeypatch.setattr(obj, attr, _tripwire(f"{getattr(obj, '__name__', obj)}.{attr}"))
     monkeypatch.setattr(subprocess, "Popen", _GuardedPopen)
+    monkeypatch.setattr(envs, "index_versions", fake_index)  # no network: the index as of 2026-11
     monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
     monkeypatch.setenv("LAUNCHBENCH_SMOKE", "0")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))

@@ -100,8 +100,13 @@ def test_no_gpu():
 def test_build_failure_names_the_log(tmp_path):
     wheels = tmp_path / "wheels"
     wheels.mkdir()
-    proc = launchbench("compare", "--simulator", "--wheels", str(wheels), "--env-dir", str(tmp_path / "envs"),
-                       "--variant", "a=numba-cuda==0.29.0", "--variant", f"b={HERE_ENV}")
+    args = ("compare", "--simulator", "--wheels", str(wheels), "--env-dir", str(tmp_path / "envs"),
+            "--variant", "a=numba-cuda==0.29.0", "--variant", f"b={HERE_ENV}")
+    proc = launchbench(*args)  # no such wheel in the folder: refused before any build
+    assert_one_line_error(proc, f"numba-cuda==0.29.0 is not in --wheels {wheels} (no numba-cuda there at all)")
+    assert not (tmp_path / "envs").exists()
+    (wheels / "numba_cuda-0.29.0-py3-none-any.whl").write_bytes(b"not a zip")  # there, but pip cannot install it
+    proc = launchbench(*args)
     assert_one_line_error(proc, "building variant a (numba-cuda==0.29.0) failed (pip exit")
     log = proc.stderr.strip().splitlines()[-1].rsplit("see the log: ", 1)[1]
     assert os.path.isfile(log)
