@@ -218,6 +218,7 @@ CASES = {
         (["against", "baseline", "v2", "-a", "repeat"] + GIT, "-a"),
         (["against", "baseline", "v2", "--config", "/no/such/asv.conf.json"] + GIT, "not found"),
         (["against", "baseline", "v2", "--config", "{file}"] + GIT, "not readable JSON"),
+        (["against", "baseline", "v2"] + GIT, "NUMBA_ENABLE_CUDASIM=1"),  # valid options: the GPU guard refuses
     ],
     "asv-releases": [
         (["asv-releases"], "--env"),

@@ -84,6 +84,18 @@ def require_gpu(allow_simulator: bool = False, smoke_flag: bool = True) -> None:
         )
 
 
+def refuse_without_gpu(smoke_flag: bool = True) -> None:
+    """The guard of a command whose numbers come from other environments (compare's workers,
+    asv's benchmarks), before any work: refuse the simulator and a host where numba-cuda sees no
+    GPU; where this interpreter cannot import numba-cuda at all, leave it to those environments."""
+    if not simulator_enabled():
+        try:
+            import numba.cuda  # noqa: F401
+        except Exception:  # noqa: BLE001 - this interpreter may lack numba-cuda; the environments check
+            return
+    require_gpu(smoke_flag=smoke_flag)
+
+
 def host_info() -> dict:
     return {
         "python": sys.version.split()[0],

@@ -17,7 +17,7 @@ import os
 import sys
 import time
 
-from ..base.errors import NoGPUError, UserError
+from ..base.errors import UserError
 from ..base.options import counts_help, parse_counts, parse_ints
 from ..engine.analysis import analyze, apply_rule, gate_result, per_arg, peer_stats, round_series
 from ..engine import lanes as lanes_mod
@@ -231,17 +231,8 @@ def _check_not_simulated(args) -> None:
     """Refuse the simulator without --simulator, and a GPU-less host before building anything."""
     from ..base import device
 
-    if args.simulator:
-        return
-    if device.simulator_enabled():
-        device.require_gpu(allow_simulator=False)  # raises the one-line refusal
-    try:
-        from numba import cuda
-    except Exception:  # noqa: BLE001 - this interpreter may lack numba-cuda; the workers check
-        return
-    if not cuda.is_available():
-        raise NoGPUError("no CUDA GPU is available (numba.cuda.is_available() is False); run on a machine "
-                         "with an NVIDIA GPU and driver, or pass --simulator for a labelled smoke run")
+    if not args.simulator:
+        device.refuse_without_gpu()
 
 
 def _settings(args, arg_counts, loops, calibrated, affinity, prefetch=0, spin=None) -> dict:
