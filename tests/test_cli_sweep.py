@@ -160,6 +160,12 @@ CASES = {
         (HISTORY + ["--repeats", "0"], "--repeats"),
         *[(HISTORY + ["--args", text], needle) for text, needle in ARGS_GRAMMAR],
         (HISTORY + ["--args", "0,40"], "--args '0,40': 40 is more than 32"),
+        (HISTORY + ["--warmup", "-1"], "--warmup"),
+        (HISTORY + ["--max-time", "-1"], "--max-time"),
+        (HISTORY + ["--max-time", "nan"], "--max-time"),
+        (HISTORY + ["--prefetch", "lots"], "--prefetch"),
+        (HISTORY + ["--args", "0-2,4"], "NUMBA_ENABLE_CUDASIM=1"),  # valid options: the GPU guard, before any build
+        (["bisect", "{git}", "HEAD", "HEAD", "-o", "{tmp}/b.json", "--prefetch", "-1"], "--prefetch"),
     ],
     "bisect": [
         (["bisect"], "usage"),

@@ -223,9 +223,14 @@ class Session:
             raise UserError("--sample-time must be positive, e.g. 0.004")
         if args.threshold < 0:
             raise UserError("--threshold must be >= 0 us, e.g. 0.2")
+        if args.warmup < 0:
+            raise UserError(f"--warmup must be >= 0 launches (got {args.warmup})")
+        if args.max_time is not None and not args.max_time >= 0:
+            raise UserError("--max-time must be a number of seconds >= 0, e.g. 600 (0: no cap)")
         gpus = lanes_mod.parse_gpus(args.gpus, lanes_mod.visible_gpus())
         self.lanes = lanes_mod.plan_lanes(gpus, args.affinity) if gpus else None
         self.affinity = self.lanes[0].affinity if self.lanes else runner.parse_affinity(args.affinity)
+        runner.parse_prefetch(args.prefetch, 2, self.affinity)  # its syntax now; the count once builds are known
         python = args.python or sys.executable
         pins = {} if args.target else variants.parse_pins(args.constraints)
         extras = args.extras if args.extras is not None else (
@@ -361,7 +366,12 @@ def _start(args):
         raise UserError("--rounds must be at least 2 (intervals are over rounds)")
     output = outputs.check_writable(args.output, "--output")
     clone = _clone(args.clone)
-    return output, clone, Session(args, clone)
+    session = Session(args, clone)
+    if not (args.simulator or args.target):  # no wheel built for numbers no GPU here can give
+        from ..base import device
+
+        device.refuse_without_gpu()
+    return output, clone, session
 
 
 def run_history(args) -> int:
