@@ -133,6 +133,7 @@ CASES = {
         (["peers", "--args", "0-2,4"], "simulator"),  # the grammar's ranges pass; the GPU guard refuses
         (["peers", "--only", "bogus"], "--only"),
         (["peers", "--only", ","], "--only"),
+        (["peers", "--affinity", "cpu7"], "affinity"),
         (["peers", "-o", UNWRITABLE], "--output"),
         (["peers", "-o", "{tmp}"], "is a directory"),
         (["peers"], "simulator"),
@@ -150,6 +151,7 @@ CASES = {
         *[(["breakdown", "--simulator", "--args", text], needle) for text, needle in ARGS_GRAMMAR],
         (["breakdown", "--args", "1-3"], "simulator"),  # the grammar's ranges pass; the GPU guard refuses
         (["breakdown", "--output", UNWRITABLE], "--output"),
+        (["breakdown", "--affinity", "cpu7"], "affinity"),
         (["breakdown", "--simulator", "--variant", "x=numba-cuda==99.0.0", "--variant", "b=numba-cuda==0.30.4",
           "-o", "{tmp}/b.json"], "numba-cuda==99.0.0 is not on the package index"),
         (["breakdown"], "simulator"),

@@ -91,6 +91,9 @@ def run_cli(args) -> int:
         from ..base.outputs import check_writable
 
         check_writable(args.output, "--output")
+    from ..engine.runner import parse_affinity
+
+    parse_affinity(getattr(args, "affinity", "auto"))  # with the other options, before the GPU guard
     doc = run_breakdown(counts, args.loops, args.repeats, args.rounds, getattr(args, "affinity", "auto"))
     print(format_breakdown(doc))
     if args.output:

@@ -177,6 +177,9 @@ def run_peers(args) -> int:
         from ..base.outputs import check_writable
 
         check_writable(args.output, "--output")
+    from ..engine.runner import parse_affinity
+
+    parse_affinity(args.affinity)  # with the other options, before the GPU guard
     require_gpu(smoke_flag=False)
     started = time.time()
     samples, reasons = measure_on_engine(args, names, counts)
