@@ -78,3 +78,12 @@ def test_no_other_integer_list_parser():
     for module, name in ((kernels, "parse_arg_counts"), (argkinds, "parse_counts"), (variants, "parse_int_list"),
                          (mechanisms_cli, "parse_arg_counts"), (lcs, "parse_nargs")):
         assert not hasattr(module, name), f"{module.__name__}.{name}"
+
+
+def test_sets_take_the_same_items_in_any_order():
+    assert options.parse_set("7,4-6,4", "--affinity", 15, "6,7") == [4, 5, 6, 7]
+    for text, needle in (("cpu7", "'cpu7' is not a whole number or a LO-HI range"), ("3-1", "runs downwards"),
+                         ("99", "99 is more than 15"), ("", "--affinity is empty")):
+        with pytest.raises(UserError, match="--affinity") as exc:
+            options.parse_set(text, "--affinity", 15, "6,7")
+        assert needle in str(exc.value)

@@ -8,7 +8,10 @@ number ``N`` or an inclusive range ``LO-HI``; spaces around an item are ignored.
 once (so the list you write is the list measured, in that order, and ``--loops`` values pair
 with it position by position); every count lies in 0..the command's maximum.
 
-Values (:func:`parse_ints`: ``--loops``) are comma-separated numbers without ranges, in any
+Sets (:func:`parse_set`: ``--affinity``, ``--spin`` and the kernel's CPU lists) are written as
+counts are, but order and repeats do not matter: they come back sorted and distinct.
+
+Values (:func:`parse_ints`: ``--loops``, ``--gpus``) are comma-separated numbers without ranges, in any
 order, repeats allowed; one value may stand for all of *count* positions.
 
 Anything else (an empty list or item, a word, a negative number, a range written downwards, a
@@ -70,9 +73,8 @@ def _bad_item(text: str, item: str, option: str, example: str, ranges: bool) -> 
     return UserError(f"{option} {text!r}: {item!r} {what}; write it like {option} {example}")
 
 
-def parse_counts(text, option: str, maximum: int, example: str = "0,1,2,3,4") -> list[int]:
-    """*text* -> the ascending, distinct counts it names (ranges ``LO-HI`` allowed), each in
-    0..*maximum* (the caller's: what its kernels or launchers take)."""
+def _expand(text, option: str, maximum: int, example: str) -> list[int]:
+    """Items ``N`` and ``LO-HI`` -> their numbers in the order written, each in 0..*maximum*."""
     counts: list[int] = []
     top = 0
     for item in _items(text, option, example):
@@ -91,10 +93,17 @@ def parse_counts(text, option: str, maximum: int, example: str = "0,1,2,3,4") ->
         else:
             raise _bad_item(text, item, option, example, ranges=True)
         counts.extend(values)
-    fixed = format_counts(n for n in counts if n <= maximum) or "0"
     if top > maximum:
         raise UserError(f"{option} {text!r}: {top} is more than {maximum}, the most this command takes; "
-                        f"e.g. {option} {fixed}")
+                        f"e.g. {option} {format_counts(n for n in counts if n <= maximum) or '0'}")
+    return counts
+
+
+def parse_counts(text, option: str, maximum: int, example: str = "0,1,2,3,4") -> list[int]:
+    """*text* -> the ascending, distinct counts it names (ranges ``LO-HI`` allowed), each in
+    0..*maximum* (the caller's: what its kernels or launchers take)."""
+    counts = _expand(text, option, maximum, example)
+    fixed = format_counts(counts)
     for i, n in enumerate(counts):
         if n in counts[:i]:
             raise UserError(f"{option} {text!r}: {n} is given twice; name each count once, e.g. {option} {fixed}")
@@ -102,6 +111,12 @@ def parse_counts(text, option: str, maximum: int, example: str = "0,1,2,3,4") ->
             raise UserError(f"{option} {text!r}: {n} comes after {counts[i - 1]}; give the counts in ascending "
                             f"order, e.g. {option} {fixed}")
     return counts
+
+
+def parse_set(text, option: str, maximum: int, example: str) -> list[int]:
+    """*text* -> the sorted distinct numbers it names (ranges ``LO-HI`` allowed; order and
+    repeats do not matter), each in 0..*maximum*."""
+    return sorted(set(_expand(text, option, maximum, example)))
 
 
 def parse_ints(text, option: str, minimum: int = 0, count: int | None = None, example: str = "100000") -> list[int]:
