@@ -6,14 +6,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import types
+
 import pytest
 
 import launchbench
+from launchbench.base import device
 from launchbench.commands import asv
 from launchbench.output import asvtools
 from launchbench import cli
 
 PACKAGE = Path(launchbench.__file__).resolve().parent
+GPU_GUARD = device.refuse_without_gpu
 
 
 def inside(path, folder) -> bool:
@@ -48,6 +52,7 @@ def stub(tmp_path, monkeypatch):
 
     monkeypatch.setattr(asv, "run_asv", lambda cmd, **kw: calls.append(cmd) or Done())
     monkeypatch.setattr(subprocess, "Popen", no_subprocess)
+    monkeypatch.setattr(device, "refuse_without_gpu", lambda **kw: None)  # as on a GPU machine
     monkeypatch.setattr(asv, "default_local_config", lambda: tmp_path / "dot-asv" / "asv.local.json")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -122,3 +127,26 @@ def test_installed_copy_writes_its_config_to_the_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(asv, "ROOT", site)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     assert asv.against_config_path() == tmp_path / "cache" / "launchbench" / "asv" / "against.asv.json"
+
+
+@pytest.mark.parametrize("simulator, needle", [
+    ("0", "launchbench: error: no CUDA GPU is available (numba.cuda.is_available() is False); run on a machine "
+          "with an NVIDIA GPU and driver\n"),
+    ("1", "launchbench: error: the CUDA simulator is enabled (NUMBA_ENABLE_CUDASIM=1): its timings are not GPU "
+          "launch costs; unset it\n"),
+])
+def test_against_without_a_gpu_stops_in_one_line_before_asv(simulator, needle, clone, stub, tmp_path, capsys,
+                                                            monkeypatch):
+    cuda = types.ModuleType("numba.cuda")
+    cuda.is_available = lambda: False  # numba-cuda installed, no GPU (CI)
+    numba = types.ModuleType("numba")
+    numba.cuda = cuda
+    monkeypatch.setitem(sys.modules, "numba", numba)
+    monkeypatch.setitem(sys.modules, "numba.cuda", cuda)
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", simulator)
+    monkeypatch.delenv("LAUNCHBENCH_CUDA_MODULE", raising=False)
+    monkeypatch.setattr(device, "refuse_without_gpu", GPU_GUARD)
+    before = package_files()
+    assert cli.main(["against", "baseline", "v2", "--repo", str(clone)]) == 2
+    assert capsys.readouterr().err == needle
+    assert stub == [] and not (tmp_path / "dot-asv").exists() and package_files() == before

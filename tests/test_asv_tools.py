@@ -199,6 +199,7 @@ def test_against_builds_asv_continuous_on_a_derived_config(tmp_path, monkeypatch
 
     monkeypatch.setattr(asv, "default_local_config", lambda: tmp_path / "local.json")
     monkeypatch.setattr(asv, "run_asv", lambda cmd, **kw: calls.append(cmd) or Done())
+    monkeypatch.setattr(asv.device, "refuse_without_gpu", lambda **kw: None)  # as on a GPU machine
     assert main(["against", "baseline", "v2", "--repo", str(repo), "-b", "Preconfigured", "--factor", "1.1"]) == 2
     (cmd,) = calls
     assert cmd[cmd.index("--config") + 1] == str(tmp_path / "local.json")

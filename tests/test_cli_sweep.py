@@ -23,6 +23,20 @@ SIM = ["compare", "--simulator"]
 REAL = ["compare", "--variant", "a=numba-cuda==0.29.0", "--variant", "b=numba-cuda==0.30.4", "-o", "{tmp}/r.json"]
 GIT = ["--repo", "{git}"]
 
+# --args mistakes every command that takes --args refuses alike: (text, needle).
+ARGS_GRAMMAR = [
+    ("0,x", "--args '0,x': 'x' is not a whole number or a LO-HI range"),
+    ("-1", "--args '-1': '-1' is negative"),
+    ("", "--args is empty"),
+    ("0,,1", "--args '0,,1' has an empty item"),
+    ("4,0,0", "--args '4,0,0': 0 comes after 4; give the counts in ascending order, e.g. --args 0,4"),
+    ("0,2,2", "--args '0,2,2': 2 is given twice"),
+    ("0-3,1", "--args '0-3,1': 1 is given twice"),
+    ("4-1", "--args '4-1': the range '4-1' runs downwards"),
+    ("0-99", "--args '0-99': 99 is more than"),
+]
+HISTORY = ["history", "{git}", "HEAD..HEAD", "-o", "{tmp}/h.json"]
+
 # (argv, needle): the needle must be in the one error line; "usage" = argparse's error.
 # Placeholders: {tmp} an existing folder, {file} an existing non-JSON file, {git} a git repo
 # with one commit, {py} this interpreter.
@@ -39,12 +53,13 @@ CASES = {
         (SIM + ["--sample-time", "nan"], "--sample-time"),
         (SIM + ["--sample-time", "inf"], "--sample-time"),
         (SIM + ["--warmup", "-1"], "--warmup"),
-        (SIM + ["--args", "0,x"], "--args"),
-        (SIM + ["--args", "-1"], "--args"),
-        (SIM + ["--args", "0-4"], "--args"),
-        (SIM + ["--args", ""], "--args"),
+        # the --args grammar (launchbench/base/options.py), the same in every command: see ARGS_GRAMMAR
+        *[(SIM + ["--args", text], needle) for text, needle in ARGS_GRAMMAR],
+        (SIM + ["--args", "0,40"], "--args '0,40': 40 is more than 32"),
         (SIM + ["--loops", "0"], "--loops"),
         (SIM + ["--loops", "1,2"], "--loops"),
+        (SIM + ["--args", "0-4", "--loops", "1-3"], "--loops '1-3': '1-3' is not a whole number"),
+        (SIM + ["--args", "0-4", "--loops", "5,5"], "--loops '5,5': 2 values for 5 positions"),
         (SIM + ["--affinity", "cpu7"], "affinity"),
         (SIM + ["--affinity", "100000"], "not available"),
         (SIM + ["--prefetch", "-2"], "--prefetch"),
@@ -70,6 +85,13 @@ CASES = {
         (SIM + ["--markdown", UNWRITABLE], "--markdown"),
         (SIM + ["--plot", "{tmp}"], "--plot"),
         (SIM + ["--no-install", "--env-dir", "{tmp}"], "no environment for variant"),
+        # a version the (fake) package index lacks: refused before any virtualenv is built
+        (SIM + ["--variant", "x=numba-cuda==99.0.0", "--variant", "b=numba-cuda==0.30.4", "--env-dir", "{tmp}/envs"],
+         "numba-cuda==99.0.0 is not on the package index (latest: 0.30.4); pick a released version"),
+        (SIM + ["--variant", "x=contextvar@numba-cuda==99.0.0", "--variant", "b=numba-cuda==0.30.4"],
+         "numba-cuda==99.0.0 is not on the package index"),
+        (SIM + ["--variant", "m=numba-cuda-mlir==9.9.9", "--variant", "b=numba-cuda==0.30.4"],
+         "numba-cuda-mlir==9.9.9 is not on the package index (latest: 0.6.0)"),
         (["compare", "--bogus"], "usage"),
     ],
     "mechanisms": [
@@ -82,9 +104,8 @@ CASES = {
         (["mechanisms", "--simulator", "--max-time", "nan"], "--max-time"),
         (["mechanisms", "--simulator", "--warmup", "-1"], "--warmup"),
         (["mechanisms", "--simulator", "--warmup-class-write", "-5"], "--warmup-class-write"),
-        (["mechanisms", "--simulator", "--args", "9"], "--args"),
-        (["mechanisms", "--simulator", "--args", "4-1"], "--args"),
-        (["mechanisms", "--simulator", "--args", "x"], "--args"),
+        (["mechanisms", "--simulator", "--args", "9"], "--args '9': 9 is more than 8"),
+        *[(["mechanisms", "--simulator", "--args", text], needle) for text, needle in ARGS_GRAMMAR],
         (["mechanisms", "--simulator", "--mechanisms", "bogus"], "bogus"),
         (["mechanisms", "--simulator", "--mechanisms", "delay:abc"], "delay"),
         (["mechanisms", "--simulator", "--mechanisms", "delay:-1us"], "delay"),
@@ -107,10 +128,12 @@ CASES = {
         (["peers", "--repeats", "-1"], "--repeats"),
         (["peers", "--rounds", "0"], "--rounds"),
         (["peers", "--loops", "1e4"], "usage"),
-        (["peers", "--args", "0,x"], "--args"),
-        (["peers", "--args", "99"], "--args"),
+        (["peers", "--args", "99"], "--args '99': 99 is more than 8"),
+        *[(["peers", "--args", text], needle) for text, needle in ARGS_GRAMMAR],
+        (["peers", "--args", "0-2,4"], "simulator"),  # the grammar's ranges pass; the GPU guard refuses
         (["peers", "--only", "bogus"], "--only"),
         (["peers", "--only", ","], "--only"),
+        (["peers", "--affinity", "cpu7"], "affinity"),
         (["peers", "-o", UNWRITABLE], "--output"),
         (["peers", "-o", "{tmp}"], "is a directory"),
         (["peers"], "simulator"),
@@ -122,9 +145,34 @@ CASES = {
         (["breakdown", "--rounds", "0"], "--rounds"),
         (["breakdown", "--variant", "a=env:{prefix}", "--variant", "b=env:{prefix}", "--rounds", "0"], "--rounds"),
         (["breakdown", "--variant", "a=env:{prefix}", "--variant", "b=env:{prefix}", "--repeats", "0"], "--repeats"),
-        (["breakdown", "--args", "1-3"], "--args"),
+        (["breakdown", "--args", "9"], "--args '9': 9 is more than 8"),  # one environment: peers' kernels
+        (["breakdown", "--simulator", "--args", "0,33"], "--args '0,33': 33 is more than 32"),  # stage deltas
+        *[(["breakdown", "--args", text], needle) for text, needle in ARGS_GRAMMAR],
+        *[(["breakdown", "--simulator", "--args", text], needle) for text, needle in ARGS_GRAMMAR],
+        (["breakdown", "--args", "1-3"], "simulator"),  # the grammar's ranges pass; the GPU guard refuses
         (["breakdown", "--output", UNWRITABLE], "--output"),
+        (["breakdown", "--affinity", "cpu7"], "affinity"),
+        (["breakdown", "--simulator", "--variant", "x=numba-cuda==99.0.0", "--variant", "b=numba-cuda==0.30.4",
+          "-o", "{tmp}/b.json"], "numba-cuda==99.0.0 is not on the package index"),
         (["breakdown"], "simulator"),
+    ],
+    "history": [
+        (["history"], "usage"),
+        (["history", "/no/such/clone", "HEAD..HEAD"], "/no/such/clone"),
+        (HISTORY + ["--repeats", "0"], "--repeats"),
+        *[(HISTORY + ["--args", text], needle) for text, needle in ARGS_GRAMMAR],
+        (HISTORY + ["--args", "0,40"], "--args '0,40': 40 is more than 32"),
+        (HISTORY + ["--warmup", "-1"], "--warmup"),
+        (HISTORY + ["--max-time", "-1"], "--max-time"),
+        (HISTORY + ["--max-time", "nan"], "--max-time"),
+        (HISTORY + ["--prefetch", "lots"], "--prefetch"),
+        (HISTORY + ["--args", "0-2,4"], "NUMBA_ENABLE_CUDASIM=1"),  # valid options: the GPU guard, before any build
+        (["bisect", "{git}", "HEAD", "HEAD", "-o", "{tmp}/b.json", "--prefetch", "-1"], "--prefetch"),
+    ],
+    "bisect": [
+        (["bisect"], "usage"),
+        (["bisect", "{git}", "HEAD", "HEAD", "-o", "{tmp}/b.json", "--args", "4,0"], "--args '4,0': 0 comes after 4"),
+        (["bisect", "{git}", "HEAD", "HEAD", "-o", "{tmp}/b.json", "--args", "0-2,2"], "--args '0-2,2': 2 is given twice"),
     ],
     "report": [
         (["report"], "usage"),
@@ -178,6 +226,7 @@ CASES = {
         (["against", "baseline", "v2", "-a", "repeat"] + GIT, "-a"),
         (["against", "baseline", "v2", "--config", "/no/such/asv.conf.json"] + GIT, "not found"),
         (["against", "baseline", "v2", "--config", "{file}"] + GIT, "not readable JSON"),
+        (["against", "baseline", "v2"] + GIT, "NUMBA_ENABLE_CUDASIM=1"),  # valid options: the GPU guard refuses
     ],
     "asv-releases": [
         (["asv-releases"], "--env"),
@@ -265,6 +314,13 @@ class _GuardedPopen(subprocess.Popen):
         super().__init__(args, *rest, **kwargs)
 
 
+INDEX = {"numba-cuda": ["0.30.4", "0.30.3", "0.29.0", "0.28.2"], "numba-cuda-mlir": ["0.6.0", "0.5.4"]}
+
+
+def fake_index(python, name):
+    return list(INDEX.get(name, []))
+
+
 @pytest.fixture(scope="module")
 def fixtures(tmp_path_factory):
     """Shared inputs (cases must leave them as they are: the test checks)."""
@@ -297,6 +353,7 @@ def sweep_env(tmp_path, monkeypatch, fixtures):
                       (ledger, "ensure_ledger")):
         monkeypatch.setattr(obj, attr, _tripwire(f"{getattr(obj, '__name__', obj)}.{attr}"))
     monkeypatch.setattr(subprocess, "Popen", _GuardedPopen)
+    monkeypatch.setattr(envs, "index_versions", fake_index)  # no network: the index as of 2026-11
     monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
     monkeypatch.setenv("LAUNCHBENCH_SMOKE", "0")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))

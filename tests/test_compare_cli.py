@@ -100,8 +100,13 @@ def test_no_gpu():
 def test_build_failure_names_the_log(tmp_path):
     wheels = tmp_path / "wheels"
     wheels.mkdir()
-    proc = launchbench("compare", "--simulator", "--wheels", str(wheels), "--env-dir", str(tmp_path / "envs"),
-                       "--variant", "a=numba-cuda==0.29.0", "--variant", f"b={HERE_ENV}")
+    args = ("compare", "--simulator", "--wheels", str(wheels), "--env-dir", str(tmp_path / "envs"),
+            "--variant", "a=numba-cuda==0.29.0", "--variant", f"b={HERE_ENV}")
+    proc = launchbench(*args)  # no such wheel in the folder: refused before any build
+    assert_one_line_error(proc, f"numba-cuda==0.29.0 is not in --wheels {wheels} (no numba-cuda there at all)")
+    assert not (tmp_path / "envs").exists()
+    (wheels / "numba_cuda-0.29.0-py3-none-any.whl").write_bytes(b"not a zip")  # there, but pip cannot install it
+    proc = launchbench(*args)
     assert_one_line_error(proc, "building variant a (numba-cuda==0.29.0) failed (pip exit")
     log = proc.stderr.strip().splitlines()[-1].rsplit("see the log: ", 1)[1]
     assert os.path.isfile(log)
@@ -217,11 +222,15 @@ def test_affinity_none_disables_and_lists_are_sorted_distinct():
     assert runner.parse_affinity("none", {0, 1}) is None
     assert runner.parse_affinity("3,1,3", {0, 1, 2, 3}) == [1, 3]
     assert runner.parse_affinity("2", {0, 1, 2, 3}) == [2]
+    assert runner.parse_affinity("1-3", {0, 1, 2, 3}) == [1, 2, 3]  # the --args grammar's ranges
 
 
 @pytest.mark.parametrize("text, message", [
-    ("x", "bad --affinity 'x'"), ("1,,a", "bad --affinity"), (",", "bad --affinity"),
-    ("9", "CPU(s) [9] not available"),
+    ("x", "--affinity 'x': 'x' is not a whole number or a LO-HI range; write it like --affinity 6,7"),
+    ("1,,a", "--affinity '1,,a' has an empty item"), (",", "--affinity ',' has an empty item"),
+    ("1-0", "the range '1-0' runs downwards"), ("0-2000000", "2000000 is more than 1048575"),
+    ("0-9999", "CPU(s) 2-9999 not available to this process (allowed: 0,1)"),
+    ("9", "CPU(s) 9 not available"),
 ])
 def test_affinity_errors_name_the_fix(text, message):
     with pytest.raises(UserError) as err:

@@ -119,3 +119,86 @@ def test_build_once_then_reuse_and_failures(tmp_path):
     # the failed env has no marker, so it is never reused
     path = manager.location(Base("wheel", "numba-cuda==9.9.9"))[0]
     assert not os.path.exists(os.path.join(path, envs.MARKER))
+
+
+# ---------------------------------------------------------------- versions checked before any build
+
+def _manager(tmp_path, **kwargs):
+    messages = []
+    manager = envs.EnvManager(env_dir=str(tmp_path / "envs"), log=messages.append, **kwargs)
+    return manager, messages
+
+
+def test_unknown_version_is_refused_before_any_env_is_built(tmp_path, monkeypatch):
+    asked = []
+    monkeypatch.setattr(envs, "index_versions", lambda python, name: asked.append(name) or ["0.30.4", "0.29.0"])
+    monkeypatch.setattr(envs.EnvManager, "_build", lambda *a: pytest.fail("an environment was built"))
+    manager, _ = _manager(tmp_path)
+    bases = [Base("wheel", "numba-cuda==0.29.0"), Base("wheel", "numba-cuda==99.0.0")]
+    with pytest.raises(UserError) as exc:
+        manager.check_available(bases)
+    assert str(exc.value) == ("numba-cuda==99.0.0 is not on the package index (latest: 0.30.4); "
+                              "pick a released version")
+    assert asked == ["numba-cuda"] and not (tmp_path / "envs").exists()
+    manager.check_available([Base("wheel", "numba-cuda==0.29"), Base("wheel", "numba-cuda==0.30.4")])  # 0.29 is 0.29.0
+
+
+def test_unreachable_index_warns_and_goes_on(tmp_path, monkeypatch):
+    monkeypatch.setattr(envs, "index_versions", lambda python, name: None)
+    manager, messages = _manager(tmp_path)
+    manager.check_available([Base("wheel", "numba-cuda==99.0.0")])
+    assert len(messages) == 1 and "could not ask the package index" in messages[0] and "99.0.0" in messages[0]
+
+
+def test_built_envs_and_no_install_ask_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(envs, "index_versions", lambda python, name: pytest.fail("the index was asked"))
+    manager, _ = _manager(tmp_path, no_install=True)
+    manager.check_available([Base("wheel", "numba-cuda==99.0.0")])
+    manager, _ = _manager(tmp_path)
+    path, _ = manager.location(WHEEL)
+    os.makedirs(path)
+    open(os.path.join(path, envs.MARKER), "w").close()
+    manager.check_available([WHEEL, Base("env", sys.prefix)])
+
+
+def test_offline_wheels_folder_is_the_index(tmp_path, monkeypatch):
+    monkeypatch.setattr(envs, "index_versions", lambda python, name: pytest.fail("the index was asked offline"))
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    for name in ("numba_cuda-0.30.4-py3-none-any.whl", "numba-cuda-0.29.0.tar.gz", "numba_cuda_mlir-0.6.0-py3-none-any.whl"):
+        (wheels / name).write_text("")
+    assert envs.folder_versions(str(wheels), "numba-cuda") == ["0.29.0", "0.30.4"]
+    manager, _ = _manager(tmp_path, wheels=str(wheels))
+    manager.check_available([Base("wheel", "numba-cuda==0.29.0"), Base("wheel", "numba-cuda==0.30.4")])
+    with pytest.raises(UserError, match=r"numba-cuda==0.28.0 is not in --wheels .* \(latest: 0.30.4\); pick one it holds"):
+        manager.check_available([Base("wheel", "numba-cuda==0.28.0")])
+    with pytest.raises(UserError, match=r"numba-cuda-mlir==0.5.0 is not in --wheels .* \(latest: 0.6.0\)"):
+        manager.check_available([Base("wheel", "numba-cuda-mlir==0.5.0", module="numba-cuda-mlir")])
+
+
+def test_index_versions_reads_pip(monkeypatch):
+    outputs = {
+        "listed": ("numba-cuda (0.30.4)\nAvailable versions: 0.30.4, 0.30.3, 0.29.0\n", ""),
+        "absent": ("", "ERROR: No matching distribution found for numba-cuda\n"),
+        "offline": ("", "WARNING: Retrying (Retry(total=0)) after connection broken by 'NewConnectionError'\n"
+                        "ERROR: No matching distribution found for numba-cuda\n"),
+        "old pip": ("", "ERROR: unknown command \"index\"\n"),
+    }
+    seen = []
+
+    def fake_run(cmd, **kwargs):
+        seen.append(cmd)
+        out, err = outputs[case]
+        return subprocess.CompletedProcess(cmd, 0 if out else 1, out, err)
+
+    monkeypatch.setattr(envs.subprocess, "run", fake_run)
+    expected = {"listed": ["0.30.4", "0.30.3", "0.29.0"], "absent": [], "offline": None, "old pip": None}
+    for case, want in expected.items():
+        assert envs.index_versions("py", "numba-cuda") == want, case
+    assert seen[0][:6] == ["py", "-m", "pip", "index", "versions", "numba-cuda"] and "--pre" in seen[0]
+
+
+def test_same_version_and_newest():
+    assert envs.same_version("0.30", "0.30.0") and not envs.same_version("0.30", "0.30.4")
+    assert envs.same_version("0.31.0rc1", "0.31.0RC1") and not envs.same_version("0.31.0rc1", "0.31.0")
+    assert envs.newest(["0.9.0", "0.30.4", "0.31.0rc1", "0.10.1"]) == "0.30.4"

@@ -45,8 +45,8 @@ def test_parse_gpus_maps_indices_to_visible_devices():
 
 
 @pytest.mark.parametrize("text, visible, message", [
-    ("all", None, "cannot count"), ("all", [], "no GPU is visible"), ("x", ["0"], "bad --gpus"),
-    ("0,0", ["0", "1"], "named twice"), ("0,2", ["0", "1"], "not visible"), ("-1", ["0"], "bad --gpus"),
+    ("all", None, "cannot count"), ("all", [], "no GPU is visible"), ("x", ["0"], "--gpus 'x': 'x' is not a whole number"),
+    ("0,0", ["0", "1"], "named twice"), ("0,2", ["0", "1"], "not visible"), ("-1", ["0"], "--gpus '-1': '-1' is negative"),
 ])
 def test_parse_gpus_errors_name_the_fix(text, visible, message):
     with pytest.raises(UserError, match=message):
@@ -303,4 +303,4 @@ def test_compare_on_two_lanes_under_the_simulator(tmp_path):
 def test_gpus_errors_are_one_line():
     proc = launchbench("compare", "--simulator", "--gpus", "0,x")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert proc.stderr.strip().splitlines()[-1].startswith("launchbench: error: bad --gpus")
+    assert proc.stderr.strip().splitlines()[-1].startswith("launchbench: error: --gpus '0,x': 'x' is not a whole number")

@@ -16,7 +16,6 @@ import types
 import pytest
 
 from launchbench.workloads import lcs
-from launchbench.base.errors import UserError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CC = (9, 0)
@@ -187,13 +186,6 @@ def test_child_bootstrap_loads_the_fixture_by_path():
 
 
 # --- --bench command line ----------------------------------------------------
-
-
-def test_parse_nargs():
-    assert lcs.parse_nargs("4,0,1,1") == [0, 1, 4]
-    for bad in ("", "x", "5", "-1"):
-        with pytest.raises(UserError, match="--nargs"):
-            lcs.parse_nargs(bad)
 
 
 def test_bench_variants_cover_both_kinds_configs_and_callbacks():

@@ -20,14 +20,6 @@ def restore_stock():
     mechanisms.uninstall()
 
 
-def test_parse_arg_counts():
-    assert cli.parse_arg_counts("0-4") == [0, 1, 2, 3, 4]
-    assert cli.parse_arg_counts("3,0, 1") == [0, 1, 3]
-    for bad in ("", "x", "0-9", "-1", "2-x"):
-        with pytest.raises(UserError, match="--args"):
-            cli.parse_arg_counts(bad)
-
-
 def test_parse_specs_adds_references_and_canonicalises():
     # passthrough always (tls and delay are judged against it); stock only for contextvar
     assert cli.parse_specs("tls,delay:0.5us,tls") == ["passthrough", "tls", "delay:500ns"]

@@ -245,8 +245,9 @@ def test_spin_cpus_parse_and_refuse_measuring_ones():
     assert runner.parse_spin("1,0", [15], [0, 1]) == [0, 1]
     with pytest.raises(UserError, match="also measure"):
         runner.parse_spin("15", [15], [0, 1])
-    with pytest.raises(UserError, match="bad --spin"):
+    with pytest.raises(UserError, match="--spin 'x': 'x' is not a whole number"):
         runner.parse_spin("x", [15], [0, 1])
+    assert runner.parse_spin("0-1", [15], [0, 1]) == [0, 1]
 
 
 def test_spinners_busy_until_stopped():

@@ -79,15 +79,6 @@ def test_unknown_reference():
         variants.parse_variants([("variant", "a=numba-cuda==0.29.0"), ("variant", "b=numba-cuda==0.30.4")], "c")
 
 
-def test_int_lists():
-    assert variants.parse_int_list("100000,100000,100000,100000,10000", "--loops", 5)[-1] == 10000
-    assert variants.parse_int_list("500", "--loops", 3) == [500, 500, 500]
-    with pytest.raises(UserError):
-        variants.parse_int_list("1,2", "--loops", 5)
-    with pytest.raises(UserError):
-        variants.parse_int_list("x", "--loops")
-
-
 def test_pins_file(tmp_path):
     f = tmp_path / "c.txt"
     f.write_text("# comment\nnumba==0.65.1  # pinned\nNumPy==2.3.5\n")

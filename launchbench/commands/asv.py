@@ -18,7 +18,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from ..base import atomic
+from ..base import atomic, device
 from ..base.errors import UserError
 from ..output.asvtools import (SMOKE_MACHINE, asv_command, bench_args, check_machine_label, default_machine,
                                derive_config, ensure_machine, load_config, offline_config, parse_attributes,
@@ -124,6 +124,9 @@ def cmd_against(args) -> int:
         if where and _inside(where, package):
             raise UserError(f"asv's {what} {where} lies inside the launchbench package; pass --config "
                             "with a config whose env_dir and results_dir are elsewhere")
+    # asv continuous on a host without a GPU builds two environments to time nothing: stop here
+    # (asv's simulator smoke runs are asv-releases', which labels their machine; against does not)
+    device.refuse_without_gpu(smoke_flag=False)
     config = write_asv_config(conf, target)
     cmd = asv_command(config, "continuous", "--factor", args.factor, *extra_args)
     if args.machine:

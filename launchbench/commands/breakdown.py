@@ -25,7 +25,8 @@ from ..environments.variant_options import Ordered, add_env_arguments, resolve_v
 from ..output import breakdown as render
 from ..output.breakdown import format_breakdown
 from ..workloads import argkinds, stages
-from ..workloads.kernels import check_counts, parse_arg_counts
+from ..base.options import counts_help, parse_counts
+from ..workloads.kernels import MAX_ARGS, check_counts
 
 #: The paired mode's defaults (``--variant``).
 PAIRED_DEFAULTS = {"rounds": 60, "repeats": 3}
@@ -46,7 +47,8 @@ def add_arguments(p) -> None:
     p.add_argument("--repeats", type=int, default=None, help="samples per stage per round (default 5; with --variant: 3)")
     p.add_argument("--rounds", type=int, default=None,
                    help="interleaved rounds (default 3; with --variant: 60 rounds of fresh processes, capped by --max-time)")
-    p.add_argument("--args", default="0,1,2,3,4", help="comma-separated argument counts (default 0..4)")
+    p.add_argument("--args", default="0,1,2,3,4", help=counts_help(
+        32, what="kernel argument counts (at most 8 in the one-environment mode, without --variant/--simulator)"))
     p.add_argument("--output", "-o", help="write the JSON document here (atomically)")
     add_paired_arguments(p)
 
@@ -61,10 +63,11 @@ def run_cli(args) -> int:
     for name, value in SINGLE_DEFAULTS.items():
         if getattr(args, name, None) is None:
             setattr(args, name, value)
-    counts = parse_arg_counts(args.args)
+    counts = parse_counts(args.args, "--args", MAX_ARGS)
     check_counts(args.loops, args.repeats, args.rounds)
     if args.output:
         check_writable(args.output, "--output")
+    runner.parse_affinity(getattr(args, "affinity", "auto"))  # with the other options, before the GPU guard
     doc = run_breakdown(counts, args.loops, args.repeats, args.rounds, getattr(args, "affinity", "auto"))
     print(format_breakdown(doc))
     if args.output:
@@ -132,7 +135,7 @@ def run_paired(args) -> int:
         raise UserError("--repeats and --rounds must be at least 1")
     if args.sample_time <= 0 or (args.max_time is not None and args.max_time <= 0):
         raise UserError("--sample-time and --max-time must be positive, e.g. --sample-time 0.002")
-    arg_counts = argkinds.parse_counts(args.args)  # up to 32 arguments (issue 22), not peers' 8
+    arg_counts = parse_counts(args.args, "--args", argkinds.MAX_ARGS)  # up to 32 arguments (issue 22), not peers' 8
     stage_list = parse_stages(args.stages, insitu=not args.no_insitu)
     affinity = runner.parse_affinity(args.affinity)
     # a smoke or stand-in run without variants times this interpreter's environment twice (an A/A pair)
@@ -143,7 +146,8 @@ def run_paired(args) -> int:
     vlist, reference = variants.parse_variants(items, args.reference)
     prefetch = runner.parse_prefetch(args.prefetch, len(vlist), affinity)
     if not args.target:
-        device.check_not_simulated(args.simulator)
+        if not args.simulator:
+            device.refuse_without_gpu()
     output = args.output or "launchbench-breakdown.json"
     check_outputs([(output, "--output")])
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))

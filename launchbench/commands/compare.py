@@ -17,6 +17,7 @@ import sys
 import time
 
 from ..base.errors import UserError
+from ..base.options import counts_help, parse_counts, parse_ints
 from ..engine.analysis import analyze, apply_rule, gate_result, per_arg, peer_stats, round_series
 from ..engine import lanes as lanes_mod, runner, sequential, stats
 from ..engine.runner import parse_prefetch, timing_json
@@ -59,7 +60,7 @@ def register(sub) -> None:
     v.add_argument("--reference", help="variant the deltas are taken against (default: the first)")
     add_env_arguments(p.add_argument_group("environments"))
     m = p.add_argument_group("measurement")
-    m.add_argument("--args", default="0,1,2,3,4", help="kernel argument counts (default 0,1,2,3,4)")
+    m.add_argument("--args", default="0,1,2,3,4", help=counts_help(MAX_KERNEL_ARGS))
     add_argument_options(m)
     m.add_argument("--loops", help="launches per sample, one value or one per arg count "
                                    "(default: calibrated to --sample-time; the old script's: 100000,100000,100000,100000,10000)")
@@ -219,14 +220,11 @@ def run(args) -> int:
     if args.min_rounds < 2:
         raise UserError("--min-rounds must be at least 2 (intervals are over rounds)")
     stop_rule(args)  # raises on a bad --target-ci
-    arg_counts = variants.parse_int_list(args.args, "--args")
-    if max(arg_counts) > MAX_KERNEL_ARGS:
-        raise UserError(f"--args {args.args!r}: a kernel takes at most {MAX_KERNEL_ARGS} arguments here")
+    arg_counts = parse_counts(args.args, "--args", MAX_KERNEL_ARGS)
     loops = None
     if args.loops:
-        loops = dict(zip(arg_counts, variants.parse_int_list(args.loops, "--loops", len(arg_counts))))
-        if min(loops.values()) < 1:
-            raise UserError("--loops must be at least 1 per sample")
+        loops = dict(zip(arg_counts, parse_ints(args.loops, "--loops", minimum=1, count=len(arg_counts),
+                                                example="100000,100000,100000,100000,10000")))
     gpus = lanes_mod.parse_gpus(args.gpus, lanes_mod.visible_gpus())
     lanes = lanes_mod.plan_lanes(gpus, args.affinity) if gpus else None
     affinity = lanes[0].affinity if lanes else runner.parse_affinity(args.affinity)
@@ -234,7 +232,8 @@ def run(args) -> int:
     prefetch = parse_prefetch(args.prefetch, len(vlist), affinity)
     setup = runner.setup_cpus(affinity) or []
     spin = runner.parse_spin(args.spin, affinity, setup)
-    device.check_not_simulated(args.simulator)
+    if not args.simulator:
+        device.refuse_without_gpu()
     check_outputs([(args.output, "--output"), (args.markdown, "--markdown"), (args.plot, "--plot")])
 
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))

@@ -26,13 +26,15 @@ import os
 import sys
 import time
 
-from ..base import outputs
+from ..base import device, outputs
 from ..base.atomic import write_json_atomic
 from ..base.errors import UserError
+from ..base.options import parse_counts
 from ..engine import lanes as lanes_mod
+from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
 from ..engine.history import (SCHEMA, SCHEMA_VERSION, Session, add_clone_argument, add_common_arguments,
                               command_line)
-from ..environments import builds, variants
+from ..environments import builds
 from ..environments.commits import CommitEnvs, check_clone, commit_records
 from ..output import asvresults
 from ..output.history import export, render, render_bisect
@@ -92,7 +94,10 @@ def _start(args):
         raise UserError("--rounds must be at least 2 (intervals are over rounds)")
     output = outputs.check_writable(args.output, "--output")
     clone = check_clone(args.clone)
-    return output, clone, Session(args, clone, variants.parse_int_list(args.args, "--args"), CommitEnvs)
+    session = Session(args, clone, parse_counts(args.args, "--args", MAX_KERNEL_ARGS), CommitEnvs)
+    if not (args.simulator or args.target):  # no wheel built for numbers no GPU here can give
+        device.refuse_without_gpu()
+    return output, clone, session
 
 
 def run_history(args) -> int:

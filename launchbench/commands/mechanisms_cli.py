@@ -27,7 +27,9 @@ import time
 from datetime import datetime, timezone
 
 from ..base.errors import UserError
+from ..base.options import counts_help, parse_counts
 from ..workloads import mechanisms
+from ..workloads.kernels import MAX_ARGS
 from ..workloads.mechanism_rounds import (DEFAULT_LAUNCHES, DEFAULT_ROUNDS, DEFAULT_WARMUP, DEFAULT_WARMUP_CLASS_WRITE,
                                           SimulatorDispatcher, delay_info, make_launchers, run_rounds, signature_text)
 from ..base.atomic import write_json_atomic  # noqa: F401 - re-exported for callers and tests
@@ -62,24 +64,6 @@ WRITE_EVERY_S = 5.0
 
 
 # ----------------------------------------------------------------- options
-
-def parse_arg_counts(text: str) -> list[int]:
-    """"0,1,4" or "0-4" -> sorted distinct arg counts in 0..8."""
-    counts: set[int] = set()
-    try:
-        for part in text.split(","):
-            part = part.strip()
-            if "-" in part:
-                lo, hi = (int(x) for x in part.split("-", 1))
-                counts.update(range(lo, hi + 1))
-            elif part:
-                counts.add(int(part))
-    except ValueError:
-        raise UserError(f"bad --args {text!r}; write arg counts like 0,1,2 or 0-4") from None
-    if not counts or min(counts) < 0 or max(counts) > 8:
-        raise UserError(f"bad --args {text!r}; arg counts must lie in 0..8, e.g. --args 0-4")
-    return sorted(counts)
-
 
 def parse_specs(text: str) -> list[str]:
     """Mechanism specs, canonical and distinct. passthrough is always included (tls and delay are
@@ -269,7 +253,7 @@ def add_parser(sub):
     p.add_argument("--mechanisms", default=",".join(DEFAULT_SPECS),
                    help="comma-separated specs (default: %(default)s); passthrough is always added, "
                         "and stock when contextvar is measured")
-    p.add_argument("--args", default="0-4", help="argument counts, e.g. 0-4 or 0,2 (default: %(default)s)")
+    p.add_argument("--args", default="0-4", help=counts_help(MAX_ARGS, "0-4"))
     p.add_argument("--processes", type=int, default=None,
                    help=f"fresh worker processes, measured one after another, each for its share of --max-time; "
                         f"the intervals are over processes (default {DEFAULT_PROCESSES}; 2 with --simulator); "
@@ -320,7 +304,7 @@ def settings(args) -> dict:
     if args.warmup_class_write < 0:
         raise UserError(f"--warmup-class-write must be >= 0 (got {args.warmup_class_write})")
     return {
-        "specs": parse_specs(args.mechanisms), "arg_counts": parse_arg_counts(args.args), "simulator": sim,
+        "specs": parse_specs(args.mechanisms), "arg_counts": parse_counts(args.args, "--args", MAX_ARGS), "simulator": sim,
         "processes": processes,
         "rounds": _positive("rounds", args.rounds if args.rounds is not None else (2 if sim else DEFAULT_ROUNDS)),
         "samples": _positive("samples", args.samples if args.samples is not None else 1),

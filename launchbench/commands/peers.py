@@ -16,7 +16,8 @@ from ..engine.breakdown import run_breakdown
 from ..environments import envs
 from ..output.breakdown import format_breakdown
 from ..workloads import argkinds
-from ..workloads.kernels import check_counts, parse_arg_counts
+from ..base.options import counts_help, parse_counts
+from ..workloads.kernels import MAX_ARGS, check_counts
 from ..workloads.peers import LABELS, LAUNCHERS
 from ..engine.analysis import concat_rounds
 from ..engine import runner
@@ -170,11 +171,12 @@ def measure_on_engine(args, names: list, counts: list) -> tuple[dict, dict]:
 
 
 def run_peers(args) -> int:
-    counts = parse_arg_counts(args.args)
+    counts = parse_counts(args.args, "--args", MAX_ARGS)
     check_counts(args.loops, args.repeats, args.rounds)
     names = parse_launchers(args.only)
     if args.output:
         check_writable(args.output, "--output")
+    runner.parse_affinity(args.affinity)  # with the other options, before the GPU guard
     require_gpu(smoke_flag=False)
     started = time.time()
     samples, reasons = measure_on_engine(args, names, counts)
@@ -218,7 +220,7 @@ def register(sub) -> None:
                    help="rounds, each a fresh worker process with every launcher interleaved (default 3)")
     p.add_argument("--affinity", metavar="CPUS", default="auto",
                    help="CPU(s) the workers are pinned to while timing ('auto': the highest; 'none')")
-    p.add_argument("--args", default="0,1,2,3,4", help="comma-separated argument counts (default 0..4)")
+    p.add_argument("--args", default="0,1,2,3,4", help=counts_help(MAX_ARGS))
     p.add_argument("--only", help=f"comma-separated launchers (default all: {','.join(LAUNCHERS)})")
     p.add_argument("--breakdown", action="store_true", help="also time numba-cuda's launch stage by stage")
     argkinds.add_argument_options(p)  # numba-cuda's launcher only: the peers launch raw pointers

@@ -21,7 +21,9 @@ import time
 
 from ..base.errors import UserError
 from ..engine.history import Session, add_clone_argument, add_common_arguments, command_line
-from ..environments import builds, envs, variants
+from ..base.options import parse_counts
+from ..environments import builds, envs
+from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
 from ..environments.commits import CommitEnvs, check_clone, commit_records
 from ..base import outputs
 from ..base.atomic import write_json_atomic, write_text_atomic
@@ -103,7 +105,7 @@ def run(args) -> int:
     base = builds.resolve(clone, args.base) if args.base else builds.merge_base(clone, head, args.main)
     if base.sha == head.sha:
         raise UserError(f"{args.ref} is its own base ({head.short}); pass --base REF or a ref ahead of the main line")
-    session = Session(args, clone, variants.parse_int_list(args.args, "--args"), CommitEnvs)
+    session = Session(args, clone, parse_counts(args.args, "--args", MAX_KERNEL_ARGS), CommitEnvs)
     session.say(f"launchbench: pr {head.short} ({head.subject[:60]}) vs base {base.short}")
     if args.build_only:
         for c in (base, head):

@@ -17,6 +17,8 @@ import time
 
 from ..base import device
 from ..base.errors import UserError
+from ..base.options import counts_help
+from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
 from . import analysis, runner, stats
 from . import lanes as lanes_mod
 from .runner import key_id, launch_keys, timing_json
@@ -47,7 +49,7 @@ def add_common_arguments(p, default_output: str | None) -> None:
     e.add_argument("--constraints", metavar="FILE", help="pins for the envs (default: constraints.txt's)")
     e.add_argument("--extras", default=None, help="numba-cuda extras (default cu13, none with --system-site-packages)")
     m = p.add_argument_group("measurement (compare's method)")
-    m.add_argument("--args", default="0,1,2,3,4", help="kernel argument counts (default 0,1,2,3,4)")
+    m.add_argument("--args", default="0,1,2,3,4", help=counts_help(MAX_KERNEL_ARGS))
     m.add_argument("--repeats", type=int, default=DEFAULT_REPEATS,
                    help=f"samples per commit, arg count and round (default {DEFAULT_REPEATS})")
     m.add_argument("--sample-time", type=float, default=0.004, help="seconds per sample (default 0.004)")
@@ -141,9 +143,14 @@ class Session:
             raise UserError("--sample-time must be positive, e.g. 0.004")
         if args.threshold < 0:
             raise UserError("--threshold must be >= 0 us, e.g. 0.2")
+        if args.warmup < 0:
+            raise UserError(f"--warmup must be >= 0 launches (got {args.warmup})")
+        if args.max_time is not None and not args.max_time >= 0:
+            raise UserError("--max-time must be a number of seconds >= 0, e.g. 600 (0: no cap)")
         gpus = lanes_mod.parse_gpus(args.gpus, lanes_mod.visible_gpus())
         self.lanes = lanes_mod.plan_lanes(gpus, args.affinity) if gpus else None
         self.affinity = self.lanes[0].affinity if self.lanes else runner.parse_affinity(args.affinity)
+        runner.parse_prefetch(args.prefetch, 2, self.affinity)  # its syntax now; the count once builds are known
         self.envs = make_envs(args, self.say)
         self.cache = self.envs.cache
         self.gpu_seconds = 0.0

@@ -28,6 +28,7 @@ import statistics
 import threading
 
 from ..base.errors import UserError
+from ..base.options import parse_ints
 from . import runner, stats
 from .analysis import analyze, round_series
 
@@ -83,12 +84,7 @@ def parse_gpus(text: str | None, visible: list | None) -> list | None:
         if not visible:
             raise UserError("--gpus all: no GPU is visible to this process (CUDA_VISIBLE_DEVICES is empty)")
         return list(visible)
-    try:
-        ids = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        ids = []
-    if not ids or min(ids) < 0:
-        raise UserError(f"bad --gpus {text!r}; give GPU numbers like 0 or 0,1, or 'all'")
+    ids = parse_ints(text, "--gpus", example="0,1 (or all)")  # in lane order: no ranges, no sorting
     if len(set(ids)) != len(ids):
         raise UserError(f"--gpus {text}: a GPU named twice; each lane needs its own GPU")
     if visible is not None:

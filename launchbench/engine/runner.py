@@ -33,6 +33,10 @@ from dataclasses import dataclass, field
 
 from ..base import cudamod
 from ..base.errors import UserError
+from ..base.options import format_counts, parse_set
+
+#: The highest CPU number --affinity and --spin read (what this process may use is checked after).
+MAX_CPU = (1 << 20) - 1
 
 
 class WorkerError(Exception):
@@ -264,16 +268,11 @@ def parse_affinity(text: str | None, available=None) -> list | None:
         return None
     if text == "auto":
         return [max(available)] if available else None
-    try:
-        cpus = sorted({int(part) for part in text.split(",") if part.strip()})
-    except ValueError:
-        raise UserError(f"bad --affinity {text!r}; give CPU numbers like 7 or 6,7, 'auto' or 'none'") from None
-    if not cpus:
-        raise UserError(f"bad --affinity {text!r}; give CPU numbers like 7 or 6,7, 'auto' or 'none'")
+    cpus = parse_set(text, "--affinity", MAX_CPU, "6,7 (or 4-7, auto, none)")
     missing = [c for c in cpus if c not in available]
     if missing:
-        raise UserError(f"--affinity {text}: CPU(s) {missing} not available to this process "
-                        f"(allowed: {sorted(available)}); choose among those or use --affinity none")
+        raise UserError(f"--affinity {text}: CPU(s) {format_counts(missing)} not available to this process "
+                        f"(allowed: {format_counts(available)}); choose among those or use --affinity none")
     return cpus
 
 
@@ -294,15 +293,8 @@ MAX_PREFETCH = 4
 
 
 def parse_cpu_list(text: str) -> set:
-    """The kernel's CPU list format ("0-3,8,10-11") -> {0, 1, 2, 3, 8, 10, 11}."""
-    cpus: set = set()
-    for part in text.strip().split(","):
-        part = part.strip()
-        if not part:
-            continue
-        lo, _, hi = part.partition("-")
-        cpus.update(range(int(lo), int(hi or lo) + 1))
-    return cpus
+    """The kernel's CPU list format ("0-3,8,10-11") -> {0, 1, 2, 3, 8, 10, 11} (--affinity's grammar)."""
+    return set(parse_set(text.strip(), "CPU list", MAX_CPU, "0-3,8"))
 
 
 def smt_siblings(cpus, read=None) -> set:
@@ -317,7 +309,7 @@ def smt_siblings(cpus, read=None) -> set:
     for cpu in cpus:
         try:
             out |= parse_cpu_list(read(cpu))
-        except (OSError, ValueError):
+        except (OSError, UserError):
             pass
     return out
 
@@ -415,12 +407,7 @@ def parse_spin(text: str | None, affinity: list | None, setup: list | None) -> l
         return []
     if text == "auto":
         return [min(setup)] if affinity and setup else []
-    try:
-        cpus = sorted({int(part) for part in text.split(",") if part.strip()})
-    except ValueError:
-        cpus = []
-    if not cpus:
-        raise UserError(f"bad --spin {text!r}; give CPU numbers like 0 or 0,1, 'auto' or 'none'")
+    cpus = parse_set(text, "--spin", MAX_CPU, "0,1 (or 0-1, auto, none)")
     clash = sorted(set(cpus) & set(affinity or []))
     if clash:
         raise UserError(f"--spin {text}: CPU(s) {clash} also measure (--affinity); choose others or --spin none")

@@ -181,6 +181,35 @@ class EnvManager:
         self._build(base, path, label)
         return Env(base, path, python, built=True, git_sha=identity, python_version=self.facts["version"])
 
+    def check_available(self, bases) -> None:
+        """Before any environment is built: refuse a ``NAME==VERSION`` base that would be built
+        but whose version the package index (or, offline, the ``--wheels`` folder) lacks, in one
+        line. Where the index cannot be asked, say so and go on (pip reports it, if it must)."""
+        wanted: dict = {}
+        for base in bases:
+            if base.kind != "wheel" or self.no_install:
+                continue
+            path, _ = self.location(base)
+            if os.path.isfile(os.path.join(path, MARKER)):
+                continue  # built before: nothing to fetch
+            name, _, version = base.target.partition("==")
+            wanted.setdefault(name, []).append(version)
+        for name, versions in wanted.items():
+            if self.wheels:
+                have, where = folder_versions(self.wheels, name), f"in --wheels {self.wheels}"
+                fix = "pick one it holds, or add that wheel to the folder (launchbench wheelhouse)"
+            else:
+                have, where = index_versions(self.python, name), "on the package index"
+                fix = "pick a released version"
+                if have is None:
+                    self.log(f"launchbench: warning: could not ask the package index which {name} versions "
+                             f"exist ({', '.join(versions)} unchecked); building anyway")
+                    continue
+            for version in versions:
+                if not any(same_version(version, h) for h in have):
+                    latest = f"latest: {newest(have)}" if have else f"no {name} there at all"
+                    raise UserError(f"{name}=={version} is not {where} ({latest}); {fix}")
+
     # ------------------------------------------------------------ building
 
     def requirements(self, base: Base) -> list[str]:
@@ -252,6 +281,71 @@ class EnvManager:
 
 
 # ---------------------------------------------------------------- overlay
+
+def _release(version: str) -> tuple | None:
+    parts = version.strip().lower().lstrip("v").split(".")
+    if not all(p.isdigit() for p in parts):
+        return None
+    nums = [int(p) for p in parts]
+    while len(nums) > 1 and nums[-1] == 0:
+        nums.pop()
+    return tuple(nums)
+
+
+def same_version(a: str, b: str) -> bool:
+    """``0.30`` is ``0.30.0`` (PEP 440 release segments); other versions compare as text."""
+    ra, rb = _release(a), _release(b)
+    return ra == rb if ra is not None and rb is not None else a.strip().lower() == b.strip().lower()
+
+
+def newest(versions: list) -> str:
+    """The highest plain release of *versions* (pre-releases only where there is nothing else)."""
+    releases = [v for v in versions if _release(v) is not None]
+    return max(releases, key=_release) if releases else versions[0]
+
+
+def _dist_name(name: str) -> str:
+    return "-".join(p for p in name.replace("_", "-").replace(".", "-").lower().split("-") if p)
+
+
+def folder_versions(folder: str, name: str) -> list:
+    """The versions of distribution *name* among the wheels and sdists in *folder* (pip's
+    ``--find-links`` view: file names only)."""
+    out = []
+    for entry in sorted(os.listdir(folder)):
+        if entry.endswith(".whl"):
+            fields = entry[:-4].split("-")
+        else:
+            stem = next((entry[:-len(ext)] for ext in (".tar.gz", ".zip") if entry.endswith(ext)), None)
+            fields = stem.rsplit("-", 1) if stem else []
+        if len(fields) >= 2 and _dist_name(fields[0]) == _dist_name(name):
+            out.append(fields[1])
+    return out
+
+
+#: pip's words for an index it could not reach (then "No matching distribution" says nothing).
+_UNREACHABLE = ("Retrying", "Could not fetch", "NewConnectionError", "ConnectTimeout", "ProxyError",
+                "SSLError", "Max retries", "timed out", "Network is unreachable")
+
+
+def index_versions(python: str, name: str, timeout: float = 60.0) -> list | None:
+    """The versions of *name* on the package index, as ``python -m pip index versions`` (pip >=
+    21.2, with *python*'s pip configuration: index URL, proxy) lists them; [] where the index
+    answered without *name*; None where it could not be asked."""
+    cmd = [python, "-m", "pip", "index", "versions", name, "--pre", "--disable-pip-version-check", "--no-input",
+           "--retries", "1", "--timeout", "15"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for line in proc.stdout.splitlines():
+        if line.startswith("Available versions:"):
+            return [v.strip() for v in line.partition(":")[2].split(",") if v.strip()]
+    text = proc.stdout + proc.stderr
+    if "No matching distribution found" in text and not any(word in text for word in _UNREACHABLE):
+        return []
+    return None
+
 
 def package_dir() -> str:
     """The running launchbench package (this module lives in its environments/)."""

@@ -45,6 +45,7 @@ def resolve_variant_envs(args, vlist: list, log) -> tuple[dict, dict]:
     manager = envs.EnvManager(env_dir=args.env_dir, python=python, pins=pins, wheels=args.wheels,
                               site_from=python if args.system_site_packages else None, extras=extras,
                               no_install=args.no_install, log=log)
+    manager.check_available([var.base for var in vlist])  # an unknown version: refused before any build
     resolved = {}
     for var in vlist:
         if var.base not in resolved:

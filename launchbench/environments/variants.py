@@ -194,17 +194,3 @@ def parse_pins(path: str | None) -> dict:
     return pins
 
 
-def parse_int_list(text: str, option: str, count: int | None = None) -> list[int]:
-    """``"100000,10000"`` -> ints; a single value is repeated *count* times."""
-    try:
-        values = [int(v) for v in text.replace(" ", "").split(",") if v != ""]
-    except ValueError:
-        raise UserError(f"{option} {text!r}: expected comma-separated integers, e.g. 100000,100000,100000,100000,10000") from None
-    if not values or any(v < 0 for v in values):
-        raise UserError(f"{option} {text!r}: expected non-negative integers")
-    if count is not None:
-        if len(values) == 1:
-            values = values * count
-        elif len(values) != count:
-            raise UserError(f"{option} {text!r}: give one value or one per arg count ({count})")
-    return values

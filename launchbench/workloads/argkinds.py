@@ -122,17 +122,6 @@ def build_kernel(cuda, nargs: int, kind: str = "array", dispatch: str = "lazy"):
     return cuda.jit(namespace["k"])
 
 
-def parse_counts(text: str, option: str = "--args") -> list[int]:
-    """``"0,1,2,4,8,16,26"`` -> sorted distinct counts in 0..MAX_ARGS."""
-    try:
-        counts = sorted({int(part) for part in text.split(",") if part.strip()})
-    except ValueError:
-        raise UserError(f"{option} {text!r} is not a comma-separated list of integers; use e.g. {option} 0,1,2,4,8,16,26") from None
-    if not counts or counts[0] < 0 or counts[-1] > MAX_ARGS:
-        raise UserError(f"{option} {text!r}: argument counts must be in 0..{MAX_ARGS}; use e.g. {option} 0,1,2,4,8,16,26")
-    return counts
-
-
 # -- command-line options (compare, breakdown) ----------------------------------
 
 def add_argument_options(group) -> None:

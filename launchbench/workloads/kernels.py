@@ -57,16 +57,6 @@ def numba_kernel_and_args(nargs: int):
 
 # -- command-line counts ------------------------------------------------------
 
-def parse_arg_counts(text: str) -> list[int]:
-    try:
-        counts = sorted({int(part) for part in text.split(",") if part.strip()})
-    except ValueError:
-        raise UserError(f"--args {text!r} is not a comma-separated list of integers; use e.g. --args 0,1,2,3,4") from None
-    if not counts or counts[0] < 0 or counts[-1] > MAX_ARGS:
-        raise UserError(f"--args {text!r}: argument counts must be in 0..{MAX_ARGS}; use e.g. --args 0,1,2,3,4")
-    return counts
-
-
 def check_counts(loops: int, repeats: int, rounds: int) -> None:
     for flag, value in (("--loops", loops), ("--repeats", repeats), ("--rounds", rounds)):
         if value < 1:

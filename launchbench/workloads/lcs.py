@@ -437,19 +437,6 @@ CALLBACK_COUNTS = (0, 1, 4)
 BENCH_SCHEMA = "launchbench.lcs-bench/1"
 
 
-def parse_nargs(text: str) -> list:
-    """``"0,1,4"`` -> ``[0, 1, 4]``; each count must be 0..4."""
-    from launchbench.base.errors import UserError  # lazy: this file is also loaded by path, without launchbench
-
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise UserError(f"--nargs takes comma-separated integers like 0,1,4, not {text!r}") from None
-    if not values or any(not 0 <= v <= 4 for v in values):
-        raise UserError(f"--nargs values must be 0..4 (got {text!r}); e.g. --nargs 0,1,2,3,4")
-    return sorted(set(values))
-
-
 def bench_variants(nargs_list) -> list:
     """(name, kind, config, nargs, callbacks) of every timed variant."""
     variants = []
@@ -562,7 +549,9 @@ def write_json_atomic(path: str, data: dict) -> None:
 def main(argv=None) -> int:
     import argparse
 
-    from launchbench.base.errors import UserError  # lazy: this file is also loaded by path, without launchbench
+    # lazy: this file is also loaded by path, without launchbench
+    from launchbench.base.errors import UserError
+    from launchbench.base.options import counts_help, parse_counts  # lazy: as above
 
     parser = argparse.ArgumentParser(
         prog="python -m launchbench.workloads.lcs",
@@ -570,7 +559,7 @@ def main(argv=None) -> int:
         "and pre_launch_callbacks, on this machine's GPU (numba-cuda >= 0.30).",
     )
     parser.add_argument("--bench", action="store_true", help="run the timing (required)")
-    parser.add_argument("--nargs", default="0,1,2,3,4", help="argument counts, comma-separated (default 0..4)")
+    parser.add_argument("--nargs", default="0,1,2,3,4", help=counts_help(4))
     parser.add_argument("--launches", type=int, default=5000, help="launches per sample (default 5000)")
     parser.add_argument("--repeats", type=int, default=5, help="interleaved samples per variant (default 5)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
@@ -579,7 +568,7 @@ def main(argv=None) -> int:
         parser.print_help()
         return 2
     try:
-        nargs_list = parse_nargs(args.nargs)
+        nargs_list = parse_counts(args.nargs, "--nargs", 4)
         if args.launches < 1 or args.repeats < 1:
             raise UserError("--launches and --repeats must be at least 1")
         # lazy: this file is also loaded by path where launchbench is not installed (module docstring)

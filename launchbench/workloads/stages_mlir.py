@@ -42,7 +42,8 @@ import sys
 from ..base.errors import UserError
 from .stages import inline_loop, empty_loop
 from ..base import cudamod
-from .kernels import numba_kernel_and_args, parse_arg_counts
+from .kernels import MAX_ARGS, numba_kernel_and_args
+from ..base.options import counts_help, parse_counts
 from ..base.atomic import write_json_atomic
 
 STAGES = ("lock_frame", "sig_lookup", "launch_bookkeeping", "native_launch")
@@ -185,13 +186,13 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m launchbench.workloads.stages_mlir",
                                 description="numba-cuda-mlir's launch path by stage (set "
                                             "LAUNCHBENCH_CUDA_MODULE=numba-cuda-mlir)")
-    p.add_argument("--args", default="0,1,2,3,4", help="argument counts (default 0,1,2,3,4)")
+    p.add_argument("--args", default="0,1,2,3,4", help=counts_help(MAX_ARGS))
     p.add_argument("--loops", type=int, default=5000, help="calls per sample (default 5000)")
     p.add_argument("--repeats", type=int, default=7, help="samples per stage (default 7)")
     p.add_argument("-o", "--output", help="write the JSON document here")
     a = p.parse_args(argv)
     try:
-        counts = parse_arg_counts(a.args)
+        counts = parse_counts(a.args, "--args", MAX_ARGS)
         if a.loops < 1 or a.repeats < 1:
             raise UserError("--loops and --repeats must be >= 1")
         doc = run(counts, a.loops, a.repeats)
