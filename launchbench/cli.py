@@ -58,6 +58,13 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as exc:
         print(f"launchbench: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a write outside the atomic helper (logs, plots, caches) the file system refused
+        from .base import atomic
+
+        if exc.errno not in atomic.WRITE_ERRNOS:
+            raise
+        print(f"launchbench: error: {atomic.describe_write_error(exc)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("launchbench: terminated (SIGTERM)" if signals.terminated() else "launchbench: interrupted",
               file=sys.stderr)

@@ -353,3 +353,36 @@ def test_every_subcommand_is_swept():
                      "breakdown", "report", "site", "info"}
     cases = {p.id.rsplit("-", 1)[0] for p in _all_cases()}
     assert names <= cases, names - cases
+
+
+@pytest.mark.parametrize("code, needle", [(28, "No space left on device; free space"),
+                                          (27, "File too large; the file-size limit"),
+                                          (13, "Permission denied; choose a writable folder"),
+                                          (30, "Read-only file system")])
+def test_a_refused_write_outside_the_atomic_helper_is_one_line(code, needle, tmp_path, capsys, monkeypatch):
+    """A log, plot or cache written with plain open(): cli.main words the OSError in one line."""
+    import errno as errno_mod
+    from launchbench.commands import info
+
+    assert code in (errno_mod.ENOSPC, errno_mod.EFBIG, errno_mod.EACCES, errno_mod.EROFS)
+    target = tmp_path / "run.logs" / "worker.log"
+
+    def refuse(args):
+        raise OSError(code, os.strerror(code), str(target))
+
+    monkeypatch.setattr(info, "_run_info", refuse)
+    rc = cli.main(["info"])
+    out, err = capsys.readouterr()
+    assert rc == 2 and "Traceback" not in out + err and err.count("\n") == 1, err
+    assert err.startswith(f"launchbench: error: cannot write {target}: {needle}"), err
+
+
+def test_other_os_errors_are_not_disguised(capsys, monkeypatch):
+    from launchbench.commands import info
+
+    def broken(args):
+        raise OSError(5, "Input/output error", "/dev/x")
+
+    monkeypatch.setattr(info, "_run_info", broken)
+    with pytest.raises(OSError, match="Input/output error"):
+        cli.main(["info"])

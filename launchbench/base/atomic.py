@@ -42,13 +42,18 @@ class OutputError(UserError, OSError):
 def describe_write_error(exc: OSError, path=None) -> str:
     """One line for an OSError raised while writing *path* (default: the error's filename):
     the file, the errno's meaning, what to do, and where the last complete version is."""
-    path = os.fspath(path if path is not None else (exc.filename or "?"))
+    path = path if path is not None else exc.filename
     why = (exc.strerror or os.strerror(exc.errno)) if exc.errno else str(exc)
-    line = f"cannot write {path}: {why}"
+    if path is None:  # a write that did not say which file (a plain fh.write)
+        line = f"an output could not be written: {why}"
+        path = ""
+    else:
+        path = os.fspath(path)
+        line = f"cannot write {path}: {why}"
     fix = _FIXES.get(exc.errno)
     if fix:
         line += f"; {fix}"
-    if os.path.isfile(path):
+    if path and os.path.isfile(path):
         line += f"; the last complete version is still in {path}"
     return line
 
