@@ -237,9 +237,14 @@ class Session:
 
     def build(self, records: list) -> None:
         """Wheel and env of every measured commit; a failed build is reported and skipped."""
+        from ..base import outputs
         from ..environments import builds, envs
         from ..environments.variants import Base
 
+        if any(rec["measured"] and not self.cache.path_for(rec["sha"]) for rec in records):
+            # a wheel to build, so an env too: both folders refused before the first build, not in it
+            outputs.check_folder(self.cache.cache_dir, "--wheel-cache")
+            outputs.check_folder(self.manager.env_dir, "--env-dir")
         for rec in records:
             if not rec["measured"]:
                 continue
@@ -358,6 +363,8 @@ def _start(args):
     if args.rounds < 2:
         raise UserError("--rounds must be at least 2 (intervals are over rounds)")
     output = outputs.check_writable(args.output, "--output")
+    if getattr(args, "asv_results", None):  # history's: refused now, not after the measuring
+        outputs.check_folder(args.asv_results, "--asv-results")
     clone = _clone(args.clone)
     return output, clone, Session(args, clone)
 
