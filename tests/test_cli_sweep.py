@@ -19,6 +19,7 @@ from launchbench import cli
 ROOT = Path(__file__).resolve().parent.parent
 UNWRITABLE = "/proc/launchbench-sweep/out.json"  # cannot be created, even by root
 COMPARE_JSON = str(ROOT / "results" / "h200" / "2026-11-22-compare-default" / "default.json.gz")
+BREAKDOWN_JSON = str(ROOT / "results" / "h100" / "2026-11-23-breakdown-dev" / "array.json.gz")
 SIM = ["compare", "--simulator"]
 REAL = ["compare", "--variant", "a=numba-cuda==0.29.0", "--variant", "b=numba-cuda==0.30.4", "-o", "{tmp}/r.json"]
 GIT = ["--repo", "{git}"]
@@ -134,6 +135,8 @@ CASES = {
         (["report", COMPARE_JSON, "--markdown", UNWRITABLE], "--markdown"),
         (["report", COMPARE_JSON, "--html", "{tmp}"], "is a directory"),
         (["report", COMPARE_JSON, "--plot", "{file}/p.png"], "not a folder"),
+        (["report", BREAKDOWN_JSON, "--text", "{file}/t.txt"], "--text"),
+        (["report", BREAKDOWN_JSON, "--text", "{tmp}"], "is a directory"),
     ],
     "site": [
         (["site", "--config", "/no/such/asv.conf.json"], "not found"),
@@ -141,6 +144,7 @@ CASES = {
         (["site", "--config", "{file}"], "asv config"),
         (["site", "--config", "{tmp}"], "asv config"),
         (["site", "--results", "/no/such/results"], "no such directory"),
+        (["site", "--html-dir", "{file}"], "--html-dir {file} is a file"),
         (["site", "--config", str(ROOT / "asv.conf.json"), "--results", "{tmp}"], "not an asv results directory"),
     ],
     "info": [
@@ -192,6 +196,7 @@ CASES = {
         (["asv-releases", "--env", "0.0.1={py}", "--log", UNWRITABLE], "--log"),
         (["asv-releases", "--env", "0.0.1={py}", "--compare-output", "{tmp}"], "--compare-output"),
         (["asv-releases", "--env", "0.0.1={py}", "--ledger", "{file}"], "--ledger"),
+        (["asv-releases", "--env", "0.0.1={py}", "--results-dir", "{file}"], "--results-dir {file} is a file"),
         (["asv-releases", "--env", "0.0.1={py}"], "not 0.0.1"),
     ],
     "wheelhouse": [

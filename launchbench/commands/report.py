@@ -46,6 +46,10 @@ def _run(args) -> int:
     except Exception:  # noqa: BLE001 - schema.read gives the one-line error
         raw = None
     if isinstance(raw, dict) and str(raw.get("schema", "")).startswith("launchbench.breakdown/"):
+        if args.text:
+            from ..base.outputs import check_writable
+
+            check_writable(args.text, "--text")
         text = breakdown_text(raw)
         if args.text:
             from ..base.atomic import write_text_atomic

@@ -33,6 +33,10 @@ def _run(args) -> int:
     for s in sources or []:
         if not s.is_dir():
             raise UserError(f"--results {s}: no such directory")
+    if args.html_dir:
+        from ..base.outputs import check_folder
+
+        check_folder(args.html_dir, "--html-dir")
     build_site(
         Path(args.config),
         sources=sources,
