@@ -268,3 +268,32 @@ def test_a_read_only_cache_or_asv_results_folder_is_refused_before_any_build(sta
         assert os.listdir(ro) == []
     finally:
         ro.chmod(0o755)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd (Linux)")
+def test_a_full_disk_mid_run_is_one_line_and_keeps_the_last_json(standin, tmp_path, capsys, monkeypatch):
+    """ENOSPC on the results JSON after measuring: one line naming it, the previous JSON whole,
+    no temp file (history used to end in a traceback with no file name)."""
+    import errno
+
+    from launchbench.base import atomic
+
+    repo, shas = standin
+    out = tmp_path / "h.json"
+    out.write_text('{"previous": true}\n')
+    real = atomic.os.fsync
+
+    def fsync(fd):
+        if os.path.basename(os.readlink(f"/proc/self/fd/{fd}")).startswith(".h.json."):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd)
+
+    monkeypatch.setattr(atomic.os, "fsync", fsync)
+    rc = cli.main(["history", str(repo), f"{shas[0]}..{shas[2]}", "--rounds", "2", "-o", str(out),
+                   *_common(tmp_path)])
+    out_text, err = capsys.readouterr()
+    assert rc == 2 and "Traceback" not in out_text + err, err
+    assert err.splitlines()[-1] == (f"launchbench: error: cannot write {out}: No space left on device; free space "
+                                    f"or choose another folder; the last complete version is still in {out}")
+    assert out.read_text() == '{"previous": true}\n'
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]

@@ -94,3 +94,39 @@ def test_report_refuses_an_unwritable_output(tmp_path, capsys):
     assert capsys.readouterr().err.startswith("launchbench: error: --markdown /proc/")
     assert cli.main(["report", str(tmp_path)]) == 2  # a folder, not a results file: no IsADirectoryError
     assert "cannot read results file" in capsys.readouterr().err
+
+
+# ------------------------------------------------ a full disk after the checks: one line, old file kept
+
+def _fsync_refusing(monkeypatch, code, name):
+    """os.fsync raising *code* for files whose temp name starts with ``.<name>.`` (the atomic
+    helper's temp files); every other fsync is the real one."""
+    import errno as _errno  # noqa: F401
+    from launchbench.base import atomic
+
+    real = atomic.os.fsync
+
+    def fsync(fd):
+        if os.path.basename(os.readlink(f"/proc/self/fd/{fd}")).startswith(f".{name}."):
+            raise OSError(code, os.strerror(code))
+        return real(fd)
+
+    monkeypatch.setattr(atomic.os, "fsync", fsync)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd (Linux)")
+def test_report_on_a_full_disk_is_one_line_and_keeps_the_last_report(tmp_path, capsys, monkeypatch):
+    import errno
+
+    results = os.path.join(os.path.dirname(__file__), "..", "results", "h200", "2026-11-22-compare-default",
+                           "default.json.gz")
+    md = tmp_path / "report.md"
+    md.write_text("the last good report\n")
+    _fsync_refusing(monkeypatch, errno.ENOSPC, "report.md")
+    assert cli.main(["report", results, "--markdown", str(md)]) == 2
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err and err.count("\n") == 1, err
+    assert err == (f"launchbench: error: cannot write {md}: No space left on device; free space or choose "
+                   f"another folder; the last complete version is still in {md}\n")
+    assert md.read_text() == "the last good report\n"
+    assert listing(tmp_path) == ["report.md"]  # no temp file left

@@ -619,6 +619,11 @@ def plot(doc: dict, path: str) -> str:
         ax.axvline(i, color="red", lw=0.8, ls="--")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    import io
+
+    from ..base.atomic import write_bytes_atomic
+
+    buf = io.BytesIO()  # rendered first, then written whole: a full disk leaves no half PNG
+    fig.savefig(buf, format="png", dpi=110)
     plt.close(fig)
-    return path
+    return write_bytes_atomic(path, buf.getvalue())
