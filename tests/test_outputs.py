@@ -130,3 +130,31 @@ def test_report_on_a_full_disk_is_one_line_and_keeps_the_last_report(tmp_path, c
                    f"another folder; the last complete version is still in {md}\n")
     assert md.read_text() == "the last good report\n"
     assert listing(tmp_path) == ["report.md"]  # no temp file left
+
+
+def test_report_past_a_file_size_limit_is_one_line_and_keeps_the_last_report(tmp_path):
+    """A real EFBIG: `launchbench report` in a process whose RLIMIT_FSIZE (ulimit -f) is below the
+    report's size, SIGXFSZ ignored as a shell's ulimit leaves it."""
+    pytest.importorskip("resource")
+    import subprocess
+    import textwrap
+
+    results = os.path.join(os.path.dirname(__file__), "..", "results", "h200", "2026-11-22-compare-default",
+                           "default.json.gz")
+    md = tmp_path / "report.md"
+    md.write_text("kept\n")
+    code = textwrap.dedent(f"""
+        import resource, signal, sys
+        from launchbench import cli
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (512, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+        sys.exit(cli.main(["report", {results!r}, "--markdown", {str(md)!r}]))
+        """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr == (f"launchbench: error: cannot write {md}: File too large; the file-size limit (ulimit -f) "
+                           f"is below its size; raise it or choose another file system; the last complete version "
+                           f"is still in {md}\n"), proc.stderr
+    assert md.read_text() == "kept\n"
+    assert listing(tmp_path) == ["report.md"]
