@@ -158,3 +158,24 @@ def test_report_past_a_file_size_limit_is_one_line_and_keeps_the_last_report(tmp
                            f"is still in {md}\n"), proc.stderr
     assert md.read_text() == "kept\n"
     assert listing(tmp_path) == ["report.md"]
+
+
+class _Statvfs:
+    def __init__(self, bavail, blocks=1000, frsize=4096):
+        self.f_bavail, self.f_blocks, self.f_frsize = bavail, blocks, frsize
+
+
+def test_a_full_file_system_is_refused_before_any_work(tmp_path, monkeypatch):
+    """The probe (an empty file) succeeds on a full disk; the free space check does not."""
+    monkeypatch.setattr(outputs.os, "statvfs", lambda path: _Statvfs(0))
+    for check, path, option in ((outputs.check_writable, tmp_path / "r.json", "--output"),
+                                (outputs.check_folder, tmp_path / "asv", "--asv-results")):
+        with pytest.raises(UserError) as info:
+            check(str(path), option)
+        assert str(info.value) == (f"{option} {path}: only 0 KiB free on the file system of {tmp_path} "
+                                   "(No space left on device); free space or choose another folder")
+    monkeypatch.setattr(outputs.os, "statvfs", lambda path: _Statvfs(outputs.MIN_FREE // 4096))
+    assert outputs.check_writable(str(tmp_path / "r.json"), "--output") == str(tmp_path / "r.json")
+    monkeypatch.setattr(outputs.os, "statvfs", lambda path: _Statvfs(0, blocks=0))  # sizes not reported
+    assert outputs.check_folder(str(tmp_path / "asv"), "--asv-results") == str(tmp_path / "asv")
+    assert listing(tmp_path) == []
