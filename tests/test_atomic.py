@@ -125,3 +125,18 @@ def test_a_file_size_limit_mid_write_keeps_the_last_complete_file(tmp_path):
     assert f"the last complete version is still in {path}" in proc.stdout
     assert path.read_text() == "kept\n"
     assert os.listdir(tmp_path) == ["results.json"]
+
+
+def test_an_interrupt_during_the_write_keeps_the_old_file_and_no_temp(tmp_path, monkeypatch):
+    """Ctrl-C or SIGTERM (raised as a KeyboardInterrupt) mid-write: the old file whole, no temp."""
+    path = tmp_path / "results.json"
+    write_json_atomic(path, {"round": 1})
+
+    def interrupted(fd):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(atomic.os, "fsync", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_json_atomic(path, {"round": 2})
+    assert path.read_text() == '{\n "round": 1\n}\n'
+    assert os.listdir(tmp_path) == ["results.json"]
