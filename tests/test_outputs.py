@@ -173,7 +173,7 @@ def test_a_full_file_system_is_refused_before_any_work(tmp_path, monkeypatch):
         with pytest.raises(UserError) as info:
             check(str(path), option)
         assert str(info.value) == (f"{option} {path}: only 0 KiB free on the file system of {tmp_path} "
-                                   "(No space left on device); free space or choose another folder")
+                                   "(at least 1024 KiB needed); free space or choose another folder")
     monkeypatch.setattr(outputs.os, "statvfs", lambda path: _Statvfs(outputs.MIN_FREE // 4096))
     assert outputs.check_writable(str(tmp_path / "r.json"), "--output") == str(tmp_path / "r.json")
     monkeypatch.setattr(outputs.os, "statvfs", lambda path: _Statvfs(0, blocks=0))  # sizes not reported

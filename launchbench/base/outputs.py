@@ -46,8 +46,8 @@ def _probe(folder: str, what: str) -> None:
         return
     free = st.f_bavail * st.f_frsize
     if free < MIN_FREE and st.f_blocks:  # f_blocks 0: a pseudo file system that reports no sizes
-        raise UserError(f"{what}: only {free // 1024} KiB free on the file system of {existing} (No space left "
-                        f"on device); free space or choose another folder")
+        raise UserError(f"{what}: only {free // 1024} KiB free on the file system of {existing} (at least "
+                        f"{MIN_FREE // 1024} KiB needed); free space or choose another folder")
 
 
 def check_writable(path: str, option: str) -> str:
