@@ -13,7 +13,7 @@ import importlib
 import sys
 
 from . import __version__
-from .base import signals
+from .base import atomic, signals
 from .base.errors import UserError
 
 # Order is the order shown in --help.
@@ -57,6 +57,11 @@ def main(argv: list[str] | None = None) -> int:
             return signals.exit_status(int(args.func(args) or 0))
     except UserError as exc:
         print(f"launchbench: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a write outside the atomic helper (logs, plots, caches) the file system refused
+        if exc.errno not in atomic.WRITE_ERRNOS:
+            raise
+        print(f"launchbench: error: {atomic.describe_write_error(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("launchbench: terminated (SIGTERM)" if signals.terminated() else "launchbench: interrupted",

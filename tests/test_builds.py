@@ -219,6 +219,23 @@ def test_failed_build_raises_with_log(repo, tmp_path):
     assert cache.path_for(c.sha) is None
 
 
+def test_a_full_disk_while_building_is_not_a_failed_commit(repo, tmp_path):
+    """ENOSPC while exporting or building stops the run (cli.main words it in one line)
+    instead of marking every commit "does not build" and going on."""
+    import errno
+
+    def full(src, out_dir, log):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), os.path.join(out_dir, "x.whl"))
+
+    clone, shas = repo
+    cache = builds.WheelCache(cache_dir=str(tmp_path), builder=full, log=lambda m: None)
+    c = builds.resolve(clone, shas["code"])
+    with pytest.raises(OSError) as exc:
+        cache.build(clone, c)
+    assert exc.value.errno == errno.ENOSPC and not isinstance(exc.value, builds.BuildFailed)
+    assert cache.path_for(c.sha) is None
+
+
 def test_commit_without_version_file_fails(tmp_path):
     r = tmp_path / "repo"
     r.mkdir()

@@ -19,6 +19,7 @@ from launchbench import cli
 ROOT = Path(__file__).resolve().parent.parent
 UNWRITABLE = "/proc/launchbench-sweep/out.json"  # cannot be created, even by root
 COMPARE_JSON = str(ROOT / "results" / "h200" / "2026-11-22-compare-default" / "default.json.gz")
+BREAKDOWN_JSON = str(ROOT / "results" / "h100" / "2026-11-23-breakdown-dev" / "array.json.gz")
 SIM = ["compare", "--simulator"]
 REAL = ["compare", "--variant", "a=numba-cuda==0.29.0", "--variant", "b=numba-cuda==0.30.4", "-o", "{tmp}/r.json"]
 GIT = ["--repo", "{git}"]
@@ -182,6 +183,8 @@ CASES = {
         (["report", COMPARE_JSON, "--markdown", UNWRITABLE], "--markdown"),
         (["report", COMPARE_JSON, "--html", "{tmp}"], "is a directory"),
         (["report", COMPARE_JSON, "--plot", "{file}/p.png"], "not a folder"),
+        (["report", BREAKDOWN_JSON, "--text", "{file}/t.txt"], "--text"),
+        (["report", BREAKDOWN_JSON, "--text", "{tmp}"], "is a directory"),
     ],
     "site": [
         (["site", "--config", "/no/such/asv.conf.json"], "not found"),
@@ -189,6 +192,7 @@ CASES = {
         (["site", "--config", "{file}"], "asv config"),
         (["site", "--config", "{tmp}"], "asv config"),
         (["site", "--results", "/no/such/results"], "no such directory"),
+        (["site", "--html-dir", "{file}"], "--html-dir {file} is a file"),
         (["site", "--config", str(ROOT / "asv.conf.json"), "--results", "{tmp}"], "not an asv results directory"),
     ],
     "info": [
@@ -241,6 +245,7 @@ CASES = {
         (["asv-releases", "--env", "0.0.1={py}", "--log", UNWRITABLE], "--log"),
         (["asv-releases", "--env", "0.0.1={py}", "--compare-output", "{tmp}"], "--compare-output"),
         (["asv-releases", "--env", "0.0.1={py}", "--ledger", "{file}"], "--ledger"),
+        (["asv-releases", "--env", "0.0.1={py}", "--results-dir", "{file}"], "--results-dir {file} is a file"),
         (["asv-releases", "--env", "0.0.1={py}"], "not 0.0.1"),
     ],
     "wheelhouse": [
@@ -410,3 +415,36 @@ def test_every_subcommand_is_swept():
                      "breakdown", "report", "site", "info"}
     cases = {p.id.rsplit("-", 1)[0] for p in _all_cases()}
     assert names <= cases, names - cases
+
+
+@pytest.mark.parametrize("code, needle", [(28, "No space left on device; free space"),
+                                          (27, "File too large; the file-size limit"),
+                                          (13, "Permission denied; choose a writable folder"),
+                                          (30, "Read-only file system")])
+def test_a_refused_write_outside_the_atomic_helper_is_one_line(code, needle, tmp_path, capsys, monkeypatch):
+    """A log, plot or cache written with plain open(): cli.main words the OSError in one line."""
+    import errno as errno_mod
+    from launchbench.commands import info
+
+    assert code in (errno_mod.ENOSPC, errno_mod.EFBIG, errno_mod.EACCES, errno_mod.EROFS)
+    target = tmp_path / "run.logs" / "worker.log"
+
+    def refuse(args):
+        raise OSError(code, os.strerror(code), str(target))
+
+    monkeypatch.setattr(info, "_run_info", refuse)
+    rc = cli.main(["info"])
+    out, err = capsys.readouterr()
+    assert rc == 2 and "Traceback" not in out + err and err.count("\n") == 1, err
+    assert err.startswith(f"launchbench: error: cannot write {target}: {needle}"), err
+
+
+def test_other_os_errors_are_not_disguised(capsys, monkeypatch):
+    from launchbench.commands import info
+
+    def broken(args):
+        raise OSError(5, "Input/output error", "/dev/x")
+
+    monkeypatch.setattr(info, "_run_info", broken)
+    with pytest.raises(OSError, match="Input/output error"):
+        cli.main(["info"])

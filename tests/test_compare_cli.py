@@ -248,3 +248,36 @@ def test_affinity_unavailable_cpu_is_a_one_line_cli_error():
     assert_one_line_error(launchbench("compare", "--simulator", "--affinity", "100000",
                                       "--variant", f"a={HERE_ENV}", "--variant", "b=passthrough@a"),
                           "not available to this process")
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd (Linux)")
+def test_a_full_disk_mid_run_keeps_the_last_checkpoint(tmp_path, capsys, monkeypatch):
+    """The second checkpoint refused with ENOSPC (after round 2): one line naming the JSON, which
+    still holds round 1 whole; no temp file, exit 2 (it used to be a traceback with no file name)."""
+    pytest.importorskip("numba")
+    import errno
+
+    from launchbench.base import atomic
+
+    out = tmp_path / "r.json"
+    real, seen = atomic.os.fsync, []
+
+    def fsync(fd):
+        if os.path.basename(os.readlink(f"/proc/self/fd/{fd}")).startswith(".r.json."):
+            seen.append(fd)
+            if len(seen) >= 2:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd)
+
+    monkeypatch.setattr(atomic.os, "fsync", fsync)
+    monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
+    rc = cli.main(["compare", "--simulator", *FAST, "--rounds", "4", "--target-ci", "0", "--no-report",
+                   "-o", str(out), "--variant", f"a={HERE_ENV}", "--variant", "b=passthrough@a"])
+    stdout, stderr = capsys.readouterr()
+    assert rc == 2 and "Traceback" not in stdout + stderr, stderr
+    errors = [ln for ln in stderr.splitlines() if ln.startswith("launchbench: error:")]
+    assert errors == [f"launchbench: error: cannot write {out}: No space left on device; free space or choose "
+                      f"another folder; the last complete version is still in {out}"], stderr
+    doc = json.loads(out.read_text())
+    assert doc["rounds_completed"] == 1
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]

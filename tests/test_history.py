@@ -186,6 +186,11 @@ def test_a_commit_that_fails_to_build_is_reported_and_skipped(tmp_path, capsys):
     from launchbench.environments import builds
 
     class Cache:
+        cache_dir = str(tmp_path / "wheels")
+
+        def path_for(self, sha):
+            return None
+
         def build(self, clone, commit):
             if commit.sha.startswith("b"):
                 raise builds.BuildFailed(commit, str(tmp_path / "b.log"), f"building {commit.short} failed (pip wheel exit 1)")
@@ -196,6 +201,8 @@ def test_a_commit_that_fails_to_build_is_reported_and_skipped(tmp_path, capsys):
             self.path, self.python = path, path + "/bin/python"
 
     class Manager:
+        env_dir = str(tmp_path / "envs")
+
         def ensure(self, base, label):
             return Env(str(tmp_path / label))
 
@@ -216,3 +223,79 @@ def test_a_commit_that_fails_to_build_is_reported_and_skipped(tmp_path, capsys):
                                    "log": str(tmp_path / "b.log")}
     assert records[0]["variant"] == "gaaaaaaaaa" and records[2]["build"] == {"ok": True}
     assert "bbbbbbb does not build" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("option", ["--wheel-cache", "--env-dir", "--asv-results"])
+def test_an_unusable_cache_or_asv_results_folder_is_refused_before_any_build(standin, tmp_path, capsys, option):
+    """A file where the folder should be (root can be refused this way too); history used to
+    build, or measure for minutes, before failing in a traceback."""
+    repo, shas = standin
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    argv = ["history", str(repo), f"{shas[0]}..{shas[2]}", "--rounds", "2", "-o", str(tmp_path / "h.json")]
+    argv += _common(tmp_path)
+    if option in argv:
+        argv[argv.index(option) + 1] = str(afile)
+    else:
+        argv += [option, str(afile)]
+    if option != "--asv-results":  # nothing cached there: the first build must be refused
+        other = "--env-dir" if option == "--wheel-cache" else "--wheel-cache"
+        argv[argv.index(other) + 1] = str(tmp_path / other.strip("-"))
+    rc = cli.main(argv)
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"launchbench: error: {option} {afile} is a file, not a folder"), err
+    assert sorted(os.listdir(tmp_path)) == ["afile"]  # nothing built, nothing written
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="runs as root: chmod 0o555 does not stop root writing (the is-a-file case covers it)")
+@pytest.mark.parametrize("option", ["--wheel-cache", "--asv-results"])
+def test_a_read_only_cache_or_asv_results_folder_is_refused_before_any_build(standin, tmp_path, capsys, option):
+    repo, shas = standin
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        argv = ["history", str(repo), f"{shas[0]}..{shas[2]}", "--rounds", "2", "-o", str(tmp_path / "h.json")]
+        argv += _common(tmp_path)
+        if option == "--wheel-cache":
+            argv[argv.index(option) + 1] = str(ro / "wheels")
+        else:
+            argv += [option, str(ro / "asv")]
+        rc = cli.main(argv)
+        err = capsys.readouterr().err
+        assert rc == 2 and err.count("\n") == 1, err
+        assert err.startswith(f"launchbench: error: {option} {ro}") and "Permission denied" in err, err
+        assert os.listdir(ro) == []
+    finally:
+        ro.chmod(0o755)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd (Linux)")
+def test_a_full_disk_mid_run_is_one_line_and_keeps_the_last_json(standin, tmp_path, capsys, monkeypatch):
+    """ENOSPC on the results JSON after measuring: one line naming it, the previous JSON whole,
+    no temp file (history used to end in a traceback with no file name)."""
+    import errno
+
+    from launchbench.base import atomic
+
+    repo, shas = standin
+    out = tmp_path / "h.json"
+    out.write_text('{"previous": true}\n')
+    real = atomic.os.fsync
+
+    def fsync(fd):
+        if os.path.basename(os.readlink(f"/proc/self/fd/{fd}")).startswith(".h.json."):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd)
+
+    monkeypatch.setattr(atomic.os, "fsync", fsync)
+    rc = cli.main(["history", str(repo), f"{shas[0]}..{shas[2]}", "--rounds", "2", "-o", str(out),
+                   *_common(tmp_path)])
+    out_text, err = capsys.readouterr()
+    assert rc == 2 and "Traceback" not in out_text + err, err
+    assert err.splitlines()[-1] == (f"launchbench: error: cannot write {out}: No space left on device; free space "
+                                    f"or choose another folder; the last complete version is still in {out}")
+    assert out.read_text() == '{"previous": true}\n'
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]

@@ -94,3 +94,88 @@ def test_report_refuses_an_unwritable_output(tmp_path, capsys):
     assert capsys.readouterr().err.startswith("launchbench: error: --markdown /proc/")
     assert cli.main(["report", str(tmp_path)]) == 2  # a folder, not a results file: no IsADirectoryError
     assert "cannot read results file" in capsys.readouterr().err
+
+
+# ------------------------------------------------ a full disk after the checks: one line, old file kept
+
+def _fsync_refusing(monkeypatch, code, name):
+    """os.fsync raising *code* for files whose temp name starts with ``.<name>.`` (the atomic
+    helper's temp files); every other fsync is the real one."""
+    import errno as _errno  # noqa: F401
+    from launchbench.base import atomic
+
+    real = atomic.os.fsync
+
+    def fsync(fd):
+        if os.path.basename(os.readlink(f"/proc/self/fd/{fd}")).startswith(f".{name}."):
+            raise OSError(code, os.strerror(code))
+        return real(fd)
+
+    monkeypatch.setattr(atomic.os, "fsync", fsync)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd (Linux)")
+def test_report_on_a_full_disk_is_one_line_and_keeps_the_last_report(tmp_path, capsys, monkeypatch):
+    import errno
+
+    results = os.path.join(os.path.dirname(__file__), "..", "results", "h200", "2026-11-22-compare-default",
+                           "default.json.gz")
+    md = tmp_path / "report.md"
+    md.write_text("the last good report\n")
+    _fsync_refusing(monkeypatch, errno.ENOSPC, "report.md")
+    assert cli.main(["report", results, "--markdown", str(md)]) == 2
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err and err.count("\n") == 1, err
+    assert err == (f"launchbench: error: cannot write {md}: No space left on device; free space or choose "
+                   f"another folder; the last complete version is still in {md}\n")
+    assert md.read_text() == "the last good report\n"
+    assert listing(tmp_path) == ["report.md"]  # no temp file left
+
+
+def test_report_past_a_file_size_limit_is_one_line_and_keeps_the_last_report(tmp_path):
+    """A real EFBIG: `launchbench report` in a process whose RLIMIT_FSIZE (ulimit -f) is below the
+    report's size, SIGXFSZ ignored as a shell's ulimit leaves it."""
+    pytest.importorskip("resource")
+    import subprocess
+    import textwrap
+
+    results = os.path.join(os.path.dirname(__file__), "..", "results", "h200", "2026-11-22-compare-default",
+                           "default.json.gz")
+    md = tmp_path / "report.md"
+    md.write_text("kept\n")
+    code = textwrap.dedent(f"""
+        import resource, signal, sys
+        from launchbench import cli
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (512, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+        sys.exit(cli.main(["report", {results!r}, "--markdown", {str(md)!r}]))
+        """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr == (f"launchbench: error: cannot write {md}: File too large; the file-size limit (ulimit -f) "
+                           f"is below its size; raise it or choose another file system; the last complete version "
+                           f"is still in {md}\n"), proc.stderr
+    assert md.read_text() == "kept\n"
+    assert listing(tmp_path) == ["report.md"]
+
+
+class _Statvfs:
+    def __init__(self, bavail, blocks=1000, frsize=4096):
+        self.f_bavail, self.f_blocks, self.f_frsize = bavail, blocks, frsize
+
+
+def test_a_full_file_system_is_refused_before_any_work(tmp_path, monkeypatch):
+    """The probe (an empty file) succeeds on a full disk; the free space check does not."""
+    monkeypatch.setattr(outputs.os, "statvfs", lambda path: _Statvfs(0))
+    for check, path, option in ((outputs.check_writable, tmp_path / "r.json", "--output"),
+                                (outputs.check_folder, tmp_path / "asv", "--asv-results")):
+        with pytest.raises(UserError) as info:
+            check(str(path), option)
+        assert str(info.value) == (f"{option} {path}: only 0 KiB free on the file system of {tmp_path} "
+                                   "(at least 1024 KiB needed); free space or choose another folder")
+    monkeypatch.setattr(outputs.os, "statvfs", lambda path: _Statvfs(outputs.MIN_FREE // 4096))
+    assert outputs.check_writable(str(tmp_path / "r.json"), "--output") == str(tmp_path / "r.json")
+    monkeypatch.setattr(outputs.os, "statvfs", lambda path: _Statvfs(0, blocks=0))  # sizes not reported
+    assert outputs.check_folder(str(tmp_path / "asv"), "--asv-results") == str(tmp_path / "asv")
+    assert listing(tmp_path) == []

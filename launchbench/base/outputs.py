@@ -3,7 +3,9 @@ end in a traceback because its -o folder cannot be written.
 
 ``check_writable`` (a file) and ``check_folder`` (a folder) prove the folder
 can be written by creating (and removing) a probe in it, or, when it does not
-exist yet, in its nearest existing ancestor; nothing is left behind.
+exist yet, in its nearest existing ancestor; nothing is left behind. A file
+system with less than ``MIN_FREE`` bytes free is refused too: the probe (an
+empty file) would pass on a full disk, and the results would not.
 Import-light.
 """
 from __future__ import annotations
@@ -14,6 +16,7 @@ import tempfile
 from .errors import UserError
 
 _PROBE = ".launchbench-probe-"
+MIN_FREE = 1 << 20  # bytes: less cannot hold a results JSON; a full disk has 0
 
 
 def _why(exc: OSError) -> str:
@@ -37,6 +40,14 @@ def _probe(folder: str, what: str) -> None:
     except OSError as exc:
         where = folder if existing == folder else f"{folder} (cannot create it in {existing})"
         raise UserError(f"{what}: cannot write to {where}: {_why(exc)}; choose a writable folder") from None
+    try:
+        st = os.statvfs(existing)
+    except (OSError, AttributeError):  # no statvfs (Windows) or none for this file system: the write will tell
+        return
+    free = st.f_bavail * st.f_frsize
+    if free < MIN_FREE and st.f_blocks:  # f_blocks 0: a pseudo file system that reports no sizes
+        raise UserError(f"{what}: only {free // 1024} KiB free on the file system of {existing} (at least "
+                        f"{MIN_FREE // 1024} KiB needed); free space or choose another folder")
 
 
 def check_writable(path: str, option: str) -> str:

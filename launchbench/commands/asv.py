@@ -291,6 +291,7 @@ def cmd_asv_releases(args) -> int:
         pairs = [pair] if pair else []
     check_outputs([(args.log, "--log"), (args.compare_output, "--compare-output")])
     check_folder(args.ledger, "--ledger")
+    check_folder(args.results_dir, "--results-dir")  # asv writes every benchmark's results there
     found = check_env_versions(envs, args.allow_version_mismatch)
 
     ledger_dir = Path(args.ledger)
@@ -338,7 +339,7 @@ def cmd_asv_releases(args) -> int:
         if proc.returncode != 0:
             failed.append("compare")
     if args.log:
-        Path(args.log).write_text("\n".join(log) + "\n", encoding="utf-8")
+        atomic.write_text_atomic(args.log, "\n".join(log) + "\n")
     if args.compare_output and tables:
         atomic.write_text_atomic(args.compare_output, "\n".join(tables))
     if failed:

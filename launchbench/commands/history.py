@@ -93,6 +93,8 @@ def _start(args):
     if args.rounds < 2:
         raise UserError("--rounds must be at least 2 (intervals are over rounds)")
     output = outputs.check_writable(args.output, "--output")
+    if getattr(args, "asv_results", None):  # history's: refused now, not after the measuring
+        outputs.check_folder(args.asv_results, "--asv-results")
     clone = check_clone(args.clone)
     session = Session(args, clone, parse_counts(args.args, "--args", MAX_KERNEL_ARGS), CommitEnvs)
     if not (args.simulator or args.target):  # no wheel built for numbers no GPU here can give

@@ -7,7 +7,7 @@ from ..output import schema
 from ..output.breakdown import breakdown_text
 from ..output.report import default_outputs, export
 from ..base.atomic import read_json, write_text_atomic
-from ..base.outputs import check_outputs
+from ..base.outputs import check_outputs, check_writable
 
 
 def register(sub) -> None:
@@ -33,6 +33,8 @@ def _run(args) -> int:
     except Exception:  # noqa: BLE001 - schema.read gives the one-line error
         raw = None
     if isinstance(raw, dict) and str(raw.get("schema", "")).startswith("launchbench.breakdown/"):
+        if args.text:
+            check_writable(args.text, "--text")
         text = breakdown_text(raw)
         if args.text:
             write_text_atomic(args.text, text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..base.errors import UserError
+from ..base.outputs import check_folder
 from ..output.site import build_site
 
 
@@ -33,6 +34,8 @@ def _run(args) -> int:
     for s in sources or []:
         if not s.is_dir():
             raise UserError(f"--results {s}: no such directory")
+    if args.html_dir:
+        check_folder(args.html_dir, "--html-dir")
     build_site(
         Path(args.config),
         sources=sources,

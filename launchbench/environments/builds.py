@@ -27,7 +27,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from ..base.atomic import write_json_atomic
+from ..base.atomic import WRITE_ERRNOS, write_json_atomic
 from ..base.errors import UserError
 from .variants import DEFAULT_PINS
 
@@ -292,6 +292,8 @@ class WheelCache:
                     rc = (self.builder or self._pip_wheel)(src, out_dir, log)
                     reason = None if rc == 0 else f"pip wheel exit {rc}"
             except OSError as exc:
+                if exc.errno in WRITE_ERRNOS:  # a full disk is no fault of the commit: every build would
+                    raise                      # "fail"; one line (cli.main) instead of skipping them all
                 reason = f"{type(exc).__name__}: {exc}"
             wheels = sorted(f for f in os.listdir(out_dir) if f.endswith(".whl"))
             if reason is None and len(wheels) != 1:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 
+from ..base import outputs
 from ..base.errors import UserError
 from . import builds, envs, variants
 from .variants import Base
@@ -67,6 +68,10 @@ class CommitEnvs:
 
     def build(self, clone: str, records: list) -> None:
         """Wheel and env of every measured commit; a failed build is reported and skipped."""
+        if any(rec["measured"] and not self.cache.path_for(rec["sha"]) for rec in records):
+            # a wheel to build, so an env too: both folders refused before the first build, not in it
+            outputs.check_folder(self.cache.cache_dir, "--wheel-cache")
+            outputs.check_folder(self.manager.env_dir, "--env-dir")
         for rec in records:
             if not rec["measured"]:
                 continue

@@ -1,9 +1,10 @@
 """The text, Markdown and plot of a ``launchbench history`` document, and bisect's summary."""
 from __future__ import annotations
 
+import io
 import os
 
-from ..base.atomic import write_text_atomic
+from ..base.atomic import write_bytes_atomic, write_text_atomic
 
 
 def _ci(d: dict) -> str:
@@ -113,6 +114,7 @@ def plot(doc: dict, path: str) -> str:
         ax.axvline(i, color="red", lw=0.8, ls="--")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    buf = io.BytesIO()  # rendered first, then written whole: a full disk leaves no half PNG
+    fig.savefig(buf, format="png", dpi=110)
     plt.close(fig)
-    return path
+    return write_bytes_atomic(path, buf.getvalue())
