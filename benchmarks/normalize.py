@@ -37,6 +37,7 @@ REFERENCE_US = {"bindings": 3.70, "bindings-args": 3.70, "core": 3.61}
 REF_ENV = "LAUNCHBENCH_ASV_REFERENCE"    # bindings (default) | bindings-args | core | none
 REF_US_ENV = "LAUNCHBENCH_REF_US"         # R0 override, µs
 DELAY_ENV = "LAUNCHBENCH_ASV_DELAY_US"    # calibration: busy-wait added after each launch
+DELAY_COMMIT_ENV = "LAUNCHBENCH_ASV_DELAY_COMMIT"  # ... only in processes of this commit (hash prefix)
 SLOTS_ENV = "LAUNCHBENCH_ASV_SLOTS"       # slots per sample
 
 
@@ -74,7 +75,25 @@ def reference_us(kind: str, environ=None) -> float:
 
 
 def delay_us(environ=None) -> float:
-    return _positive_float(environ, DELAY_ENV, 0.0, allow_zero=True)
+    """The calibration busy-wait (µs) for this process.
+
+    With ``LAUNCHBENCH_ASV_DELAY_COMMIT=HASH`` only the processes of that commit
+    get it: asv names the commit it benchmarks in ``ASV_COMMIT``, so one
+    ``asv continuous A B`` of two code-identical commits (delay on B) reads the
+    known cost back through asv's own per-commit builds.
+    """
+    env = os.environ if environ is None else environ
+    delay = _positive_float(env, DELAY_ENV, 0.0, allow_zero=True)
+    only = env.get(DELAY_COMMIT_ENV, "").strip().lower()
+    if not only:
+        return delay
+    if len(only) < 7 or any(c not in "0123456789abcdef" for c in only):
+        raise ConfigError(f"{DELAY_COMMIT_ENV}={only!r}: give a commit hash (7 or more hex digits)")
+    commit = env.get("ASV_COMMIT", "").strip().lower()
+    if not commit:
+        raise ConfigError(f"{DELAY_COMMIT_ENV} is set but ASV_COMMIT is not: it works only under asv's "
+                          "own per-commit builds (asv run/continuous with a repo)")
+    return delay if commit.startswith(only) else 0.0
 
 
 def slots(default: int, environ=None) -> int:

@@ -13,6 +13,11 @@
 #   grid-wait  wait for it (up to GRID_WAIT s), then copy its results and wall time
 #   builds     asv's own per-commit builds of v0.29.0 and v0.30.4 from /tmp/nc, offline (/tmp/wheels),
 #              then asv continuous-style compare: the path the design card names
+#   buildcheck why asv's build of v0.30.4 read 16-28 % slow (2026-11-25): the compiler flags in each
+#              _dispatcher.so, asv's wheels swapped into copies of the release envs, and one launchbench
+#              compare of release / asv-built / CPU-built / asv-built with BUILD_CFLAGS wheels and asv's env
+#   aabuilds   A/A through asv's builds: asv continuous 10eac70a v0.30.4 (code-identical: VERSION only)
+#   calbuilds  the same pair with LAUNCHBENCH_ASV_DELAY_US=0.5 on v0.30.4's processes only
 #   publish    asv publish of the native results (+ builds) into DIR/html
 #   summary    python gpu/analyze_asv_native.py DIR > DIR/summary.txt
 # Needs: bash gpu/setup_env.sh stage envs base (env029, env030, env-base, /tmp/wheels, /tmp/nc).
@@ -60,6 +65,39 @@ releases() {  # releases NAME ARGS...: launchbench asv-releases into the shared 
     tail -n 30 "$D/$name.log"
 }
 
+BPY=/tmp/env-base/bin/python
+BUILD_ROWS=(-b "TimeLaunchPreconfigured.time_launch\((0|2|4), '\[1, 1\]'\)" -b "TimeReferenceLaunch.time_launch\(0\)")
+builds_config() {  # builds_config CONFIG RESULTS ENV_DIR: asv builds each commit from /tmp/nc, offline
+    log "$BPY -m launchbench asv-config --repo /tmp/nc --offline /tmp/wheels --host-site $HOST_SITE --results-dir $2 --env-dir $3 -o $1"
+    "$BPY" -m launchbench asv-config --repo /tmp/nc --offline /tmp/wheels --host-site "$HOST_SITE" \
+        --launch-method forkserver --results-dir "$2" --env-dir "$3" \
+        --html-dir "$D/html" -o "$1" > "$D/builds-config.log" 2>&1 || cat "$D/builds-config.log"
+    # asv's own requirement installs do not see matrix.env: the pip switches must be in asv's environment
+    export PIP_NO_INDEX=1 PIP_FIND_LINKS=/tmp/wheels PIP_DISABLE_PIP_VERSION_CHECK=1
+    "$BPY" -m asv --config "$1" machine --yes --machine "$MACHINE" > /dev/null 2>&1
+}
+so_flags() {  # so_flags NAME WHEEL: the compiler and flags recorded in the wheel's _dispatcher.so
+    local so; so=$(mktemp)
+    python3 - "$2" "$so" <<'PY'
+import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+name = next(n for n in z.namelist() if "cext/_dispatcher" in n and n.endswith(".so"))
+open(sys.argv[2], "wb").write(z.read(name))
+PY
+    echo "$1: $(basename "$2") _dispatcher.so $(stat -c %s "$so") bytes; $(strings -a "$so" | grep -m1 'GNU C' || echo 'no producer string')"
+    rm -f "$so"
+}
+swap_env() {  # swap_env DST WHEEL: a copy of /tmp/env030 whose numba-cuda is WHEEL's (nothing else differs)
+    rm -rf "$1"; cp -a /tmp/env030 "$1"
+    local site; site=$("$1/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    rm -rf "$site"/numba_cuda "$site"/numba_cuda-*.dist-info "$site"/_numba_cuda_redirector.*
+    python3 -c "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])" "$2" "$site"
+    "$1/bin/python" -c "import importlib.metadata as m, numba.cuda; print('$1:', m.version('numba-cuda'), numba.cuda.__file__)"
+}
+asv_wheel() {  # asv_wheel ENV_DIR SHA: the wheel asv built for SHA (its build cache)
+    find "$1" -path "*asv-build-cache/$2*" -name 'numba_cuda-*.whl' | head -1
+}
+
 for part in $PARTS; do
   echo "=== $part $(date -u +%T)"
   case $part in
@@ -101,20 +139,65 @@ for part in $PARTS; do
       fi
       cp /tmp/lb-grid.log "$D/grid.log"; rm -rf "$D/grid-results"; cp -r /tmp/lb-grid-results "$D/grid-results" ;;
     builds)
-      BPY=/tmp/env-base/bin/python
-      log "$BPY -m launchbench asv-config --repo /tmp/nc --offline /tmp/wheels --host-site $HOST_SITE ..."
-      "$BPY" -m launchbench asv-config --repo /tmp/nc --offline /tmp/wheels --host-site "$HOST_SITE" \
-          --launch-method forkserver --results-dir "$D/asv-builds" --env-dir /tmp/lb-asv-env \
-          --html-dir "$D/html" -o /tmp/lb-builds.asv.json > "$D/builds-config.log" 2>&1 || cat "$D/builds-config.log"
-      # asv's own requirement installs do not see matrix.env: the pip switches must be in asv's environment
-      export PIP_NO_INDEX=1 PIP_FIND_LINKS=/tmp/wheels PIP_DISABLE_PIP_VERSION_CHECK=1
-      "$BPY" -m asv --config /tmp/lb-builds.asv.json machine --yes --machine "$MACHINE" > /dev/null 2>&1
+      builds_config /tmp/lb-builds.asv.json "$D/asv-builds" /tmp/lb-asv-env
       timed builds "$BPY" -m asv --config /tmp/lb-builds.asv.json continuous v0.29.0 v0.30.4 \
           --machine "$MACHINE" --factor "$FACTOR" --record-samples --show-stderr -a rounds="${BUILD_ROUNDS:-10}" \
           -b "TimeLaunchPreconfigured.time_launch\(\d, '\[1, 1\]'\)" -b "TimeReferenceLaunch.time_launch\(0\)"
       tail -n 40 "$D/builds.log"
       "$BPY" -m asv --config /tmp/lb-builds.asv.json compare --machine "$MACHINE" --split --factor "$FACTOR" \
           v0.29.0 v0.30.4 > "$D/builds-compare.txt" 2>&1; cat "$D/builds-compare.txt" ;;
+    buildcheck)
+      {
+        for py in python3 "$BPY"; do
+          "$py" -c 'import os, sys, sysconfig as c; print(sys.executable, "->", os.path.realpath(sys.executable), sys.version.split()[0]); [print("  ", k, "=", c.get_config_var(k)) for k in ("CC", "CXX", "OPT", "CFLAGS", "CONFIG_ARGS")]'
+        done
+        gcc --version | head -1; g++ --version | head -1; echo "CFLAGS=${CFLAGS-} CXXFLAGS=${CXXFLAGS-}"
+      } > "$D/buildcheck-flags.txt" 2>&1
+      builds_config /tmp/lb-check.asv.json /tmp/lb-check-results /tmp/lb-asv-env
+      for c in v0.29.0 v0.30.4; do  # asv builds and installs the commit (one quick sample, not kept)
+        timed "check-build-$c" "$BPY" -m asv --config /tmp/lb-check.asv.json run "$c^!" --machine "$MACHINE" \
+            --quick --show-stderr -b "TimeReferenceLaunch.time_launch\(0\)"
+      done
+      AENV=$(dirname "$(dirname "$(find /tmp/lb-asv-env -maxdepth 3 -path '*/bin/python' | head -1)")")
+      # the same, built with explicit optimisation flags into a second env dir
+      builds_config /tmp/lb-check-o3.asv.json /tmp/lb-check-o3-results /tmp/lb-asv-env-o3
+      timed check-build-o3 env CFLAGS="${BUILD_CFLAGS:--O3}" CXXFLAGS="${BUILD_CFLAGS:--O3}" "$BPY" -m asv \
+          --config /tmp/lb-check-o3.asv.json run "v0.30.4^!" --machine "$MACHINE" --quick --show-stderr \
+          -b "TimeReferenceLaunch.time_launch\(0\)"
+      W029=$(asv_wheel /tmp/lb-asv-env a8221c7b); W030=$(asv_wheel /tmp/lb-asv-env 15286822)
+      WO3=$(asv_wheel /tmp/lb-asv-env-o3 15286822); WCPU=$(ls /tmp/wcache/15286822*/numba_cuda-*.whl | head -1)
+      {
+        so_flags release-0.29.0 /tmp/wheels/numba_cuda-0.29.0-*.whl
+        so_flags release-0.30.4 /tmp/wheels/numba_cuda-0.30.4-*.whl
+        so_flags asv-0.29.0 "$W029"; so_flags asv-0.30.4 "$W030"; so_flags asv-O3-0.30.4 "$WO3"
+        so_flags cpu-built-0.30.4 "$WCPU"
+        echo "asv env: $AENV"; "$AENV/bin/python" -c 'import os, sys; print(os.path.realpath(sys.executable), sys.version.split()[0])'
+        "$AENV/bin/python" -m pip list 2>/dev/null; echo "--- env030"; /tmp/env030/bin/python -m pip list --path "$(/tmp/env030/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" 2>/dev/null
+      } >> "$D/buildcheck-flags.txt" 2>&1
+      swap_env /tmp/envasv029 "$W029"; swap_env /tmp/envasv030 "$W030"; swap_env /tmp/envo3030 "$WO3"
+      swap_env /tmp/envcpu030 "$WCPU"
+      cat "$D/buildcheck-flags.txt"
+      timed buildcheck "$PY" -m launchbench compare --variant rel029=env:/tmp/env029 --variant rel030=env:/tmp/env030 \
+          --variant asv029=env:/tmp/envasv029 --variant asv030=env:/tmp/envasv030 \
+          --variant asvO3030=env:/tmp/envo3030 --variant cpu030=env:/tmp/envcpu030 --variant asvenv030=env:"$AENV" \
+          --max-time "${CHECK_MAX_TIME:-120}" -o "$D/buildcheck.json" --markdown "$D/buildcheck.md"
+      tail -n 30 "$D/buildcheck.log" ;;
+    aabuilds|calbuilds)
+      builds_config /tmp/lb-builds.asv.json "$D/asv-builds" /tmp/lb-asv-env
+      if [ "$part" = calbuilds ]; then
+        export LAUNCHBENCH_ASV_DELAY_US=0.5 LAUNCHBENCH_ASV_DELAY_COMMIT=15286822
+        MACH="$MACHINE-cal"
+      else
+        MACH="$MACHINE-aa"
+      fi
+      "$BPY" -m asv --config /tmp/lb-builds.asv.json machine --yes --machine "$MACH" > /dev/null 2>&1
+      timed "$part" "$BPY" -m asv --config /tmp/lb-builds.asv.json continuous 10eac70a v0.30.4 \
+          --machine "$MACH" --factor "$FACTOR" --record-samples --show-stderr -a rounds="${AA_ROUNDS:-12}" \
+          "${BUILD_ROWS[@]}"
+      unset LAUNCHBENCH_ASV_DELAY_US LAUNCHBENCH_ASV_DELAY_COMMIT
+      tail -n 25 "$D/$part.log"
+      "$BPY" -m asv --config /tmp/lb-builds.asv.json compare --machine "$MACH" --split --factor "$FACTOR" \
+          10eac70a v0.30.4 > "$D/$part-compare.txt" 2>&1; cat "$D/$part-compare.txt" ;;
     publish)
       [ -e "$LEDGER.asv.json" ] && { "$PY" -m asv --config "$LEDGER.asv.json" publish > "$D/publish.log" 2>&1; tail -n 3 "$D/publish.log"; }
       [ -e /tmp/lb-builds.asv.json ] && /tmp/env-base/bin/python -m asv --config /tmp/lb-builds.asv.json publish \

@@ -145,6 +145,17 @@ def test_settings_defaults_and_overrides():
     assert normalize.slots(100, {}) == 100 and normalize.slots(100, {normalize.SLOTS_ENV: "40"}) == 40
 
 
+def test_delay_only_for_the_named_commit():
+    """asv's per-commit builds: the busy-wait goes only into the processes of the named commit."""
+    env = {normalize.DELAY_ENV: "0.5", normalize.DELAY_COMMIT_ENV: "15286822"}
+    assert normalize.delay_us({**env, "ASV_COMMIT": "152868224df441cf7250c63b6e0545bb99f16c5d"}) == 0.5
+    assert normalize.delay_us({**env, "ASV_COMMIT": "10eac70a0000000000000000000000000000000"}) == 0.0
+    with pytest.raises(normalize.ConfigError, match="ASV_COMMIT is not"):
+        normalize.delay_us(env)
+    with pytest.raises(normalize.ConfigError, match="7 or more hex digits"):
+        normalize.delay_us({**env, normalize.DELAY_COMMIT_ENV: "v0.30.4", "ASV_COMMIT": "15286822"})
+
+
 def test_release_labels_twin_and_delay():
     assert asvcmd.release_of("0.30.4+twin") == "0.30.4" and asvcmd.release_of("0.29.0") == "0.29.0"
     assert asvcmd.label_delay_us("0.30.4+delay0.5us") == 0.5
