@@ -121,6 +121,25 @@ def test_build_once_then_reuse_and_failures(tmp_path):
     assert not os.path.exists(os.path.join(path, envs.MARKER))
 
 
+@pytest.mark.slow
+def test_env_gets_its_own_copy_when_the_host_site_has_the_same_version(tmp_path):
+    """pip calls numba-cuda==X "already satisfied" when the appended host site has X and installs
+    nothing; the env must still hold (and import) its own copy, as asv's envs must (docs/asv.md)."""
+    host = tmp_path / "host"
+    subprocess.run([sys.executable, "-m", "venv", str(host)], check=True, capture_output=True)
+    host_python = str(host / "bin" / "python")
+    wheels = make_fake_wheel(tmp_path)
+    subprocess.run([host_python, "-m", "pip", "install", "-q", "--no-index", "--find-links", wheels,
+                    "numba-cuda==0.0.1"], check=True, capture_output=True)
+    manager = envs.EnvManager(env_dir=str(tmp_path / "envs"), pins={}, wheels=wheels, extras="",
+                              site_from=host_python, log=lambda m: None)
+    env = manager.ensure(WHEEL, "standin")
+    code = "import numba_cuda_standin as m, os; print(os.path.realpath(m.__file__))"
+    loaded = subprocess.run([env.python, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded.startswith(os.path.realpath(env.path) + os.sep), loaded
+    assert envs._dist_dir(env.python, "numba-cuda").startswith(os.path.realpath(env.path) + os.sep)
+
+
 # ---------------------------------------------------------------- versions checked before any build
 
 def _manager(tmp_path, **kwargs):

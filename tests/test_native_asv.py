@@ -1,6 +1,9 @@
 """Native asv (issue 20): the normalization arithmetic, the timed slot loop with injected clocks, the value
 clock through asv_runner itself, and asv-releases' labels. CPU only; no wall-clock bounds."""
+import os
+import sys
 import timeit
+from pathlib import Path
 
 import pytest
 
@@ -215,6 +218,77 @@ def test_asv_compare_tables_read_back_with_flags_ratios_and_units():
     assert asvcompare.parse_value_us("950±3ns") == pytest.approx(0.95)
 
 
+def _fake_wheel(folder, version):
+    """A minimal installable numba-cuda wheel (one module) of *version*."""
+    import base64
+    import hashlib
+    import zipfile
+
+    files = {"numba_cuda/__init__.py": f"VERSION = {version!r}\n",
+             f"numba_cuda-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: numba-cuda\nVersion: {version}\n",
+             f"numba_cuda-{version}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = [f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b'=').decode()},"
+              f"{len(text.encode())}" for name, text in files.items()]
+    files[f"numba_cuda-{version}.dist-info/RECORD"] = "\n".join(record + [f"numba_cuda-{version}.dist-info/RECORD,,"]) + "\n"
+    path = folder / f"numba_cuda-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in files.items():
+            z.writestr(name, text)
+    return path
+
+
+def _run_asv_commands(commands, variables):
+    """Each command as asv runs it (asv's own parser: in-dir=, return-code=, shlex)."""
+    import subprocess
+
+    from asv.util import interpolate_command
+
+    for command in commands:
+        args, env, codes, cwd = interpolate_command(command, variables)
+        args = [variables["python"] if a == "python" else a for a in args]
+        proc = subprocess.run(args, cwd=cwd, env={**os.environ, **env, "PIP_NO_INDEX": "1",
+                                                  "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+                              capture_output=True, text=True)
+        assert codes is None or proc.returncode in codes, f"{command}: exit {proc.returncode}\n{proc.stdout}{proc.stderr}"
+
+
+@pytest.mark.slow
+def test_offline_install_puts_the_commit_into_the_env_even_when_the_host_has_its_version(tmp_path):
+    """The H200 bug: the host site (appended by a .pth) had numba-cuda 0.30.4, so pip called asv's
+    v0.30.4 wheel "already installed" and installed nothing; asv then measured the host's copy.
+    The install must land in the env, the host's copy must survive the uninstall."""
+    import subprocess
+
+    from launchbench.output.asvtools import offline_config
+
+    host = tmp_path / "host-site"
+    host.mkdir()
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    host_copy = _fake_wheel(tmp_path, "0.30.4")
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(host),
+                    str(host_copy)], check=True, capture_output=True)
+    (host / "numba_cuda" / "__init__.py").write_text("VERSION = 'the host copy'\n")
+    commit_dir = tmp_path / "commit"
+    commit_dir.mkdir()
+    commit_wheel = _fake_wheel(commit_dir, "0.30.4")
+    env_dir = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True, capture_output=True)
+    python = str(env_dir / "bin" / "python")
+    conf = offline_config({}, wheels, host_site=host)
+    variables = {"env_dir": str(env_dir), "wheel_file": str(commit_wheel), "python": python}
+    for _ in range(2):  # asv uninstalls, then installs, every time it switches commits
+        _run_asv_commands(conf["uninstall_command"], variables)
+        _run_asv_commands(conf["install_command"], variables)
+        got = subprocess.run([python, "-c", "import numba_cuda; print(numba_cuda.VERSION, numba_cuda.__file__)"],
+                             capture_output=True, text=True, check=True).stdout
+        assert got.startswith("0.30.4 ") and str(env_dir) in got, got
+    assert (host / "numba_cuda" / "__init__.py").read_text() == "VERSION = 'the host copy'\n"
+    own = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert (Path(own) / "zz_launchbench_host_site.pth").read_text().strip() == str(host.resolve())
+
+
 def test_offline_config_makes_every_pip_call_local_and_appends_the_host_site(tmp_path):
     from launchbench.output.asvtools import offline_config
 
@@ -223,8 +297,11 @@ def test_offline_config_makes_every_pip_call_local_and_appends_the_host_site(tmp
     env = conf["matrix"]["env"]
     assert env["PIP_NO_INDEX"] == "1" and env["PIP_FIND_LINKS"] == str(tmp_path.resolve())
     assert conf["matrix"]["req"] == {"numpy": "2.3.5"} and conf["launch_method"] == "forkserver"
-    assert conf["install_command"][0].endswith("pip install --no-deps {wheel_file}")
-    assert "zz_launchbench_host_site.pth" in conf["install_command"][1] and str(tmp_path / "site") in conf["install_command"][1]
+    install = conf["install_command"]
+    assert [c.endswith("pip install --no-deps {wheel_file}") for c in install] == [False, True, False, False]
+    assert "os.remove(p)" in install[0] and str(tmp_path / "site") in install[2]  # .pth away, then back
+    assert "numba-cuda resolves to" in install[3]
+    assert conf["uninstall_command"][0] == "return-code=any " + install[0]
     assert base["install_command"] == ["python -m pip install {wheel_file}[cu13]"]  # the input is not changed
     plain = offline_config(base, tmp_path)
     assert plain["install_command"] == base["install_command"] and "launch_method" not in plain

@@ -71,6 +71,15 @@ def python_facts(python: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _dist_dir(python: str, dist: str) -> str:
+    """The site folder *python* loads distribution *dist* from ('' if none)."""
+    code = ("import importlib.metadata as m, sys\n"
+            "try:\n    print(m.distribution(sys.argv[1]).locate_file(''))\n"
+            "except m.PackageNotFoundError:\n    print('')\n")
+    out = subprocess.run([python, "-c", code, dist], capture_output=True, text=True, timeout=120)
+    return os.path.realpath(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else ""
+
+
 def git_identity(path: str) -> str | None:
     """HEAD SHA of a checkout, with ``+dirty-<hash>`` when it has uncommitted changes."""
     def git(*args):
@@ -263,6 +272,8 @@ class EnvManager:
             rc = self._pip(python, ["--no-deps"] + reqs, log_path)
         if rc != 0:
             raise UserError(f"building variant {label} ({base.label}) failed (pip exit {rc}); see the log: {log_path}")
+        if self.site_from:
+            self._own_copy(python, path, base, reqs[0], log_path, label)
         _atomic_json(os.path.join(path, MARKER), {
             "base": {"kind": base.kind, "target": base.target},
             "pins": self.pins, "python": self.facts["version"], "options": self.options(),
@@ -270,6 +281,23 @@ class EnvManager:
             "seconds": round(time.monotonic() - start, 1), "log": log_path,
         })
         self.log(f"launchbench: built {label} in {time.monotonic() - start:.0f} s")
+
+    def _own_copy(self, python: str, path: str, base: Base, main: str, log_path: str, label: str) -> None:
+        """The env holds its own copy of the measured package.
+
+        Why: pip sees the host's site-packages through the ``.pth`` and calls a
+        requirement the host already has at that version "satisfied", installing
+        nothing; the env would then measure the host's copy (on the H200 asv's
+        v0.30.4 ran the machine's own numba-cuda that way, 14-25 % slower).
+        """
+        dist, own = base.module, os.path.realpath(path) + os.sep
+        if _dist_dir(python, dist).startswith(own):
+            return
+        rc = self._pip(python, ["--no-deps", "--ignore-installed", main], log_path)
+        where = _dist_dir(python, dist)
+        if rc != 0 or not where.startswith(own):
+            raise UserError(f"variant {label}: {dist} resolves to {where or 'nothing'}, not to its own env "
+                            f"(the host site shadows it); see the log: {log_path}")
 
     def _add_host_site(self, python: str, path: str) -> None:
         host = python_facts(self.site_from)["site"]

@@ -76,6 +76,16 @@ def derive_config(base: dict, base_dir, repo=None, results_dir=None, html_dir=No
     return conf
 
 
+#: Python that names the env's host-site ``.pth`` as ``p`` (asv runs it with the env's python).
+HOST_PTH_CODE = ("import os, sysconfig; "
+                 "p = os.path.join(sysconfig.get_paths()['purelib'], 'zz_launchbench_host_site.pth')")
+#: Fails the install when numba-cuda does not import from the env's own site.
+OWN_COPY_CHECK = ("import importlib.metadata as m, sys, sysconfig; "
+                  "own = sysconfig.get_paths()['purelib']; "
+                  "at = str(m.distribution('numba-cuda').locate_file('')); "
+                  "sys.exit(0 if at.startswith(own) else 'numba-cuda resolves to ' + at + ', not ' + own)")
+
+
 def offline_config(conf: dict, wheels, host_site=None, launch_method=None) -> dict:
     """*conf* made to build and install every commit from a local wheel folder, no index.
 
@@ -88,6 +98,15 @@ def offline_config(conf: dict, wheels, host_site=None, launch_method=None) -> di
     wheel installs without them (``--no-deps``) and a ``.pth`` appends the
     machine's site-packages *after* the env's own, so the env's pins win and
     cuda-bindings/NVVM come from the host.
+
+    pip must not see that ``.pth`` while it uninstalls or installs the
+    commit: a host that has numba-cuda of the commit's version makes
+    ``pip install {wheel_file}`` say "already installed" and install nothing
+    (on the H200, v0.30.4 then measured the machine's own numba-cuda, 14-25 %
+    slower, and an A/A pair of code-identical commits differed by 8-20 %),
+    and ``pip uninstall`` would remove the host's copy. So the ``.pth`` is
+    taken away first and written back last, and the install fails unless
+    numba-cuda then resolves to the env's own site.
     """
     out = json.loads(json.dumps(conf))
     wheels = str(Path(wheels).resolve())
@@ -96,11 +115,15 @@ def offline_config(conf: dict, wheels, host_site=None, launch_method=None) -> di
     env.update({"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": wheels, "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
     if host_site:
         site = str(Path(host_site).resolve())
-        pth = ("import os, sysconfig; d = sysconfig.get_paths()['purelib']; "
-               f"open(os.path.join(d, 'zz_launchbench_host_site.pth'), 'w').write({site!r} + chr(10))")
         out["install_command"] = [
+            f"in-dir={{env_dir}} python -c \"{HOST_PTH_CODE}; os.path.exists(p) and os.remove(p)\"",
             "in-dir={env_dir} python -m pip install --no-deps {wheel_file}",
-            f"in-dir={{env_dir}} python -c \"{pth}\"",
+            f"in-dir={{env_dir}} python -c \"{HOST_PTH_CODE}; open(p, 'w').write({site!r} + chr(10))\"",
+            f"in-dir={{env_dir}} python -c \"{OWN_COPY_CHECK}\"",
+        ]
+        out["uninstall_command"] = [
+            f"return-code=any in-dir={{env_dir}} python -c \"{HOST_PTH_CODE}; os.path.exists(p) and os.remove(p)\"",
+            "return-code=any in-dir={env_dir} python -m pip uninstall -y numba-cuda",
         ]
     if launch_method:
         out["launch_method"] = launch_method
