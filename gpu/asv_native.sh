@@ -12,7 +12,8 @@
 #   grid-start the full default grid for 0.30.4, started in the background (setsid: outlives the call)
 #   grid-wait  wait for it (up to GRID_WAIT s), then copy its results and wall time
 #   builds     asv's own per-commit builds of v0.29.0 and v0.30.4 from /tmp/nc, offline (/tmp/wheels),
-#              then asv continuous-style compare: the path the design card names
+#              then asv continuous-style compare: the path the design card names (BUILD_ROUNDS processes
+#              per row and commit; BUILD_ARGS_RE="0|4" picks the argument counts of the [1, 1] rows)
 #   buildcheck why asv's build of v0.30.4 read 16-28 % slow (2026-11-25): the compiler flags in each
 #              _dispatcher.so, asv's wheels swapped into copies of the release envs, and one launchbench
 #              compare of release / asv-built / CPU-built / asv-built with BUILD_CFLAGS wheels and asv's env
@@ -142,7 +143,7 @@ for part in $PARTS; do
       builds_config /tmp/lb-builds.asv.json "$D/asv-builds" /tmp/lb-asv-env
       timed builds "$BPY" -m asv --config /tmp/lb-builds.asv.json continuous v0.29.0 v0.30.4 \
           --machine "$MACHINE" --factor "$FACTOR" --record-samples --show-stderr -a rounds="${BUILD_ROUNDS:-10}" \
-          -b "TimeLaunchPreconfigured.time_launch\(\d, '\[1, 1\]'\)" -b "TimeReferenceLaunch.time_launch\(0\)"
+          -b "TimeLaunchPreconfigured.time_launch\((${BUILD_ARGS_RE:-\d}), '\[1, 1\]'\)" -b "TimeReferenceLaunch.time_launch\(0\)"
       tail -n 40 "$D/builds.log"
       "$BPY" -m asv --config /tmp/lb-builds.asv.json compare --machine "$MACHINE" --split --factor "$FACTOR" \
           v0.29.0 v0.30.4 > "$D/builds-compare.txt" 2>&1; cat "$D/builds-compare.txt" ;;
