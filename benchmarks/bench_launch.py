@@ -31,6 +31,8 @@ Dynamic shared memory: ``[1, 128] sharedmem=1KiB`` launches the same empty
 kernel with 1024 bytes of dynamic shared memory; the host path does not
 look at the kernel's declarations.
 """
+import os
+
 from . import common, native, normalize
 
 #: Launch configurations by readable name: (griddim, blockdim, extra), where
@@ -108,13 +110,24 @@ def _prepared(key, build):
 
 
 def _settings():
-    """The LAUNCHBENCH_ASV_* settings of this process; a bad one skips with its message."""
+    """The LAUNCHBENCH_ASV_* settings of this process; a bad one skips with its message.
+
+    Also pins the process and starts its spinners (``LAUNCHBENCH_ASV_PIN`` /
+    ``_SPIN``, normalize.pin_cpu / spin_cpus): once per process, before any
+    warm-up, so every slot is timed in the held state.
+    """
     try:
         kind = "none" if SMOKE else normalize.reference_kind()
-        return {"kind": kind, "r0": normalize.reference_us(kind), "delay": normalize.delay_us(),
-                "slots": 2 if SMOKE else normalize.slots(SLOTS)}
+        settings = {"kind": kind, "r0": normalize.reference_us(kind), "delay": normalize.delay_us(),
+                    "slots": 2 if SMOKE else normalize.slots(SLOTS), "pin": None, "spin": []}
+        if not SMOKE and hasattr(os, "sched_getaffinity"):
+            allowed = os.sched_getaffinity(0)
+            settings["pin"] = normalize.pin_cpu(allowed)
+            settings["spin"] = normalize.spin_cpus(allowed, settings["pin"])
     except normalize.ConfigError as exc:
         raise NotImplementedError(str(exc))
+    settings["spinners"] = native.hold_machine_state(settings["pin"], settings["spin"])
+    return settings
 
 
 def _reference(settings, nargs=0):

@@ -13,6 +13,10 @@ empty kernel loaded from PTX: it runs Python per launch like numba-cuda
 loop did not), it is in every numba-cuda >= 0.29 environment (cuda-bindings
 is a dependency), and it does not depend on the numba-cuda commit.
 """
+import atexit
+import os
+import subprocess
+import sys
 import time
 
 MAX_REFERENCE_ARGS = 4
@@ -183,3 +187,42 @@ def slot_loop(numba_run, ref_run, slots, numba_batch=NUMBA_BATCH, ref_batch=REFE
             if ref_run is not None:
                 ref_s.append(ref_run(ref_batch))
     return numba_s, ref_s
+
+
+#: A busy loop pinned to one CPU that ends when the process that started it
+#: is gone (asv's forkserver children leave with os._exit: no atexit there).
+SPIN_CODE = """import os, sys
+os.sched_setaffinity(0, {int(sys.argv[1])})
+parent = int(sys.argv[2])
+sys.stdout.write("1"); sys.stdout.flush()
+while os.getppid() == parent:
+    for _ in range(20000):
+        pass
+"""
+
+
+def hold_machine_state(pin, spin_cpus, popen=subprocess.Popen, setaffinity=getattr(os, "sched_setaffinity", None)):
+    """Pin this process to *pin* and keep *spin_cpus* busy until it exits.
+
+    Returns the spinner processes. Each has started spinning when this
+    returns (it writes one byte first), so the first slot is already timed in
+    the held state.
+    """
+    if pin is not None:
+        setaffinity(0, {pin})
+    procs = []
+    for cpu in spin_cpus:
+        proc = popen([sys.executable, "-c", SPIN_CODE, str(cpu), str(os.getpid())],
+                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        procs.append(proc)
+        proc.stdout.read(1)
+    if procs:
+        atexit.register(stop_spinners, procs)
+    return procs
+
+
+def stop_spinners(procs):
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()

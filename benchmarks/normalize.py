@@ -39,6 +39,8 @@ REF_US_ENV = "LAUNCHBENCH_REF_US"         # R0 override, µs
 DELAY_ENV = "LAUNCHBENCH_ASV_DELAY_US"    # calibration: busy-wait added after each launch
 DELAY_COMMIT_ENV = "LAUNCHBENCH_ASV_DELAY_COMMIT"  # ... only in processes of this commit (hash prefix)
 SLOTS_ENV = "LAUNCHBENCH_ASV_SLOTS"       # slots per sample
+PIN_ENV = "LAUNCHBENCH_ASV_PIN"           # the CPU a benchmark process measures on: auto | none | N
+SPIN_ENV = "LAUNCHBENCH_ASV_SPIN"         # CPUs kept busy while it measures: auto | none | 0,1 | 0-1
 
 
 class ConfigError(ValueError):
@@ -101,6 +103,74 @@ def slots(default: int, environ=None) -> int:
     if value != int(value) or value < 1:
         raise ConfigError(f"{SLOTS_ENV}={value!r}: give a whole number of slots >= 1")
     return int(value)
+
+
+def _cpu_set(text: str, name: str, allowed) -> list:
+    """"3", "0,1" or "0-1" -> sorted CPUs, each one this process may run on."""
+    cpus = set()
+    for item in text.split(","):
+        lo, sep, hi = item.strip().partition("-")
+        try:
+            first, last = int(lo), int(hi) if sep else int(lo)
+        except ValueError:
+            raise ConfigError(f"{name}={text!r}: give auto, none or CPUs like 0, 0,1 or 0-1") from None
+        if first < 0 or last < first:
+            raise ConfigError(f"{name}={text!r}: give auto, none or CPUs like 0, 0,1 or 0-1")
+        cpus.update(range(first, last + 1))
+    missing = sorted(cpus - set(allowed))
+    if missing:
+        raise ConfigError(f"{name}={text!r}: CPU(s) {missing} are not available to this process "
+                          f"(it may run on {_ranges(allowed)})")
+    return sorted(cpus)
+
+
+def _ranges(cpus) -> str:
+    cpus = sorted(cpus)
+    return f"{cpus[0]}-{cpus[-1]}" if cpus and cpus == list(range(cpus[0], cpus[-1] + 1)) else ",".join(map(str, cpus))
+
+
+def pin_cpu(allowed, environ=None, default="none"):
+    """The CPU a benchmark process pins itself to (None: no pinning).
+
+    ``auto`` is the highest CPU it may run on (launchbench compare's measuring
+    CPU). Only with two or more CPUs: on one there is nothing to choose.
+    """
+    env = os.environ if environ is None else environ
+    text = env.get(PIN_ENV, "").strip().lower() or default
+    allowed = sorted(allowed)
+    if text == "none" or len(allowed) < 2:
+        return None
+    if text == "auto":
+        return allowed[-1]
+    cpus = _cpu_set(text, PIN_ENV, allowed)
+    if len(cpus) != 1:
+        raise ConfigError(f"{PIN_ENV}={text!r}: give one CPU (or auto, none)")
+    return cpus[0]
+
+
+def spin_cpus(allowed, pinned, environ=None, default="none") -> list:
+    """CPUs a benchmark process keeps busy while it measures.
+
+    Why: on the VM a lone busy vCPU drops into a slow state, and a busy loop on
+    another CPU holds it fast (gpu/cpu_probe.py, docs/methodology.md). asv
+    compares samples from separate processes, so a process that lands in the
+    slow state moves the comparison; holding every process in the fast state
+    removes that. ``auto`` is the lowest CPU other than the pinned one (none
+    without pinning, or with a single CPU).
+    """
+    env = os.environ if environ is None else environ
+    text = env.get(SPIN_ENV, "").strip().lower() or default
+    allowed = sorted(allowed)
+    if text == "none":
+        return []
+    if text == "auto":
+        others = [c for c in allowed if c != pinned]
+        return others[:1] if pinned is not None and others else []
+    cpus = _cpu_set(text, SPIN_ENV, allowed)
+    if pinned in cpus:
+        raise ConfigError(f"{SPIN_ENV}={text!r}: CPU {pinned} is the one that measures ({PIN_ENV}); "
+                          "choose others")
+    return cpus
 
 
 def normalized_us(numba_s, ref_s, r0_us: float) -> float:

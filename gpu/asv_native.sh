@@ -19,6 +19,8 @@
 #              compare of release / asv-built / CPU-built / asv-built with BUILD_CFLAGS wheels and asv's env
 #   aabuilds   A/A through asv's builds: asv continuous 10eac70a v0.30.4 (code-identical: VERSION only)
 #   calbuilds  the same pair with LAUNCHBENCH_ASV_DELAY_US=0.5 on v0.30.4's processes only
+# LAUNCHBENCH_ASV_PIN / LAUNCHBENCH_ASV_SPIN (auto, none, CPUs) pass through asv to every benchmark process
+# (benchmarks/normalize.py: pin_cpu, spin_cpus); LAUNCHBENCH_MACHINE names the asv machine of the run.
 #   publish    asv publish of the native results (+ builds) into DIR/html
 #   summary    python gpu/analyze_asv_native.py DIR > DIR/summary.txt
 # Needs: bash gpu/setup_env.sh stage envs base (env029, env030, env-base, /tmp/wheels, /tmp/nc).
@@ -44,7 +46,7 @@ LEDGER=/tmp/lb-native-ledger
 ROWS=(-b "TimeLaunchPreconfigured.time_launch\(\d, '\[1, 1\]'\)" -b "TimeLaunchRaw.time_launch\((0|4)," -b "TimeReferenceLaunch.time_launch\((0|4)\)")
 HOST_SITE=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 "$PY" setup.py -q build_ext --inplace > /dev/null 2>&1 || true
-echo "# $(date -u +%FT%TZ) parts: $PARTS rounds=$ROUNDS passes=$PASSES build_rounds=${BUILD_ROUNDS:-10} factor=$FACTOR" >> "$D/command.txt"
+echo "# $(date -u +%FT%TZ) parts: $PARTS rounds=$ROUNDS passes=$PASSES build_rounds=${BUILD_ROUNDS:-10} aa_rounds=${AA_ROUNDS:-12} factor=$FACTOR machine=$MACHINE LAUNCHBENCH_ASV_PIN=${LAUNCHBENCH_ASV_PIN:-} LAUNCHBENCH_ASV_SPIN=${LAUNCHBENCH_ASV_SPIN:-}" >> "$D/command.txt"
 
 log() { echo "$*" >> "$D/command.txt"; echo "+ $*"; }
 timed() {  # timed NAME CMD...: run, log, record wall seconds in DIR/walls.txt

@@ -159,6 +159,83 @@ def test_delay_only_for_the_named_commit():
         normalize.delay_us({**env, normalize.DELAY_COMMIT_ENV: "v0.30.4", "ASV_COMMIT": "15286822"})
 
 
+def test_pin_and_spin_choose_cpus_the_process_may_use():
+    allowed = {0, 1, 2, 3}
+    assert normalize.pin_cpu(allowed, {}) is None                       # default: no pinning
+    assert normalize.pin_cpu(allowed, {normalize.PIN_ENV: "auto"}) == 3  # the highest, as compare pins
+    assert normalize.pin_cpu(allowed, {normalize.PIN_ENV: "1"}) == 1
+    assert normalize.pin_cpu({5}, {normalize.PIN_ENV: "auto"}) is None   # one CPU: nothing to choose
+    assert normalize.spin_cpus(allowed, 3, {normalize.SPIN_ENV: "auto"}) == [0]
+    assert normalize.spin_cpus(allowed, None, {normalize.SPIN_ENV: "auto"}) == []  # unpinned: no auto spinner
+    assert normalize.spin_cpus(allowed, 3, {normalize.SPIN_ENV: "0-1"}) == [0, 1]
+    assert normalize.spin_cpus(allowed, 3, {}) == []
+    assert normalize.pin_cpu(allowed, {}, default="auto") == 3
+
+
+@pytest.mark.parametrize("name, value, message", [
+    (normalize.PIN_ENV, "7", r"CPU\(s\) \[7\] are not available to this process \(it may run on 0-3\)"),
+    (normalize.PIN_ENV, "0,1", "give one CPU"),
+    (normalize.PIN_ENV, "fast", "give auto, none or CPUs like 0, 0,1 or 0-1"),
+    (normalize.SPIN_ENV, "3", "CPU 3 is the one that measures"),
+    (normalize.SPIN_ENV, "2-1", "give auto, none or CPUs"),
+])
+def test_bad_pin_or_spin_names_the_variable_and_the_fix(name, value, message):
+    with pytest.raises(normalize.ConfigError, match=message) as info:
+        pin = normalize.pin_cpu({0, 1, 2, 3}, {normalize.PIN_ENV: "auto", name: value})
+        normalize.spin_cpus({0, 1, 2, 3}, pin, {name: value})
+    assert name in str(info.value)
+
+
+def test_hold_pins_then_waits_until_each_spinner_runs():
+    calls = []
+
+    class FakeProc:
+        def __init__(self, cmd, **kw):
+            calls.append(("popen", cmd[-2]))
+            self.stdout = self
+
+        def read(self, n):
+            calls.append(("started", n))
+            return b"1"
+
+        def poll(self):
+            return 0
+
+        def wait(self):
+            return 0
+
+    procs = native.hold_machine_state(3, [0, 1], popen=FakeProc, setaffinity=lambda pid, cpus: calls.append(("pin", cpus)))
+    assert calls == [("pin", {3}), ("popen", "0"), ("started", 1), ("popen", "1"), ("started", 1)]
+    assert len(procs) == 2
+    assert native.hold_machine_state(None, [], popen=None, setaffinity=None) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="needs Linux CPU affinity")
+def test_a_spinner_ends_when_the_benchmark_process_is_gone(tmp_path):
+    """asv's forkserver children leave with os._exit: the spinner must notice on its own."""
+    import subprocess
+    import time
+
+    cpu = min(os.sched_getaffinity(0))
+    code = ("import os, sys; sys.path.insert(0, sys.argv[1]); from benchmarks import native; "
+            f"procs = native.hold_machine_state(None, [{cpu}]); print(procs[0].pid, flush=True); os._exit(0)")
+    out = subprocess.run([sys.executable, "-c", code, str(Path(__file__).resolve().parents[1])],
+                         capture_output=True, text=True, check=True)
+    spinner = int(out.stdout.split()[0])
+    deadline = time.monotonic() + 60  # a liveness bound for a loaded machine, not a speed check
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{spinner}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            break
+        if state == "Z":  # exited, waiting for a reaper
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(spinner, 9)
+        pytest.fail("the spinner outlived the process that started it")
+
+
 def test_release_labels_twin_and_delay():
     assert asvcmd.release_of("0.30.4+twin") == "0.30.4" and asvcmd.release_of("0.29.0") == "0.29.0"
     assert asvcmd.label_delay_us("0.30.4+delay0.5us") == 0.5
