@@ -25,6 +25,10 @@ parameter set. Processes are cheap with asv's forkserver: numba.cuda is
 imported at module import (before the fork, no CUDA context yet) and the
 kernels load from numba's disk cache in a per-environment folder.
 
+Held state (opt-in): ``LAUNCHBENCH_ASV_PIN`` / ``LAUNCHBENCH_ASV_SPIN``
+pin each process and keep other CPUs busy while it measures; whether that
+holds a VM's fast state depends on the VM (docs/asv.md).
+
 Low-occupancy warning: turned off in every setup (see
 ``common.quiet_occupancy_warnings``) so ``[1, 1]`` pays no ``warnings.warn``.
 Dynamic shared memory: ``[1, 128] sharedmem=1KiB`` launches the same empty
@@ -90,6 +94,12 @@ def launch_index(config, stream=None):
 #: a sample of ~0.3-0.8 s per process.
 SLOTS = 100
 
+#: Default of LAUNCHBENCH_ASV_PIN and _SPIN: off. Pinning each process to the
+#: highest CPU with a busy loop on the lowest halved the per-process spread on
+#: one H200 VM and did nothing, or harm, on two others (which CPU holds the
+#: measuring one fast differs per VM; results/h200/2026-11-25-asv-native-held).
+HOLD = "none"
+
 #: The clock asv reads around each timed call (see normalize.ValueClock).
 CLOCK = normalize.ValueClock()
 
@@ -122,8 +132,8 @@ def _settings():
                     "slots": 2 if SMOKE else normalize.slots(SLOTS), "pin": None, "spin": []}
         if not SMOKE and hasattr(os, "sched_getaffinity"):
             allowed = os.sched_getaffinity(0)
-            settings["pin"] = normalize.pin_cpu(allowed)
-            settings["spin"] = normalize.spin_cpus(allowed, settings["pin"])
+            settings["pin"] = normalize.pin_cpu(allowed, default=HOLD)
+            settings["spin"] = normalize.spin_cpus(allowed, settings["pin"], default=HOLD)
     except normalize.ConfigError as exc:
         raise NotImplementedError(str(exc))
     settings["spinners"] = native.hold_machine_state(settings["pin"], settings["spin"])
