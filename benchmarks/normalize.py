@@ -151,12 +151,12 @@ def pin_cpu(allowed, environ=None, default="none"):
 def spin_cpus(allowed, pinned, environ=None, default="none") -> list:
     """CPUs a benchmark process keeps busy while it measures.
 
-    Why: on the VM a lone busy vCPU drops into a slow state, and a busy loop on
-    another CPU holds it fast (gpu/cpu_probe.py, docs/methodology.md). asv
-    compares samples from separate processes, so a process that lands in the
-    slow state moves the comparison; holding every process in the fast state
-    removes that. ``auto`` is the lowest CPU other than the pinned one (none
-    without pinning, or with a single CPU).
+    Why: on some VMs a lone busy vCPU drops into a slow state and a busy loop
+    on another CPU holds it fast (gpu/cpu_probe.py); asv compares samples from
+    separate processes, so a process in the slow state moves the comparison.
+    Which CPU helps, if any, differs per VM (on one H200 VM a busy CPU made
+    the measuring one slower), so this is opt-in. ``auto`` is the lowest CPU
+    other than the pinned one (none without pinning, or with a single CPU).
     """
     env = os.environ if environ is None else environ
     text = env.get(SPIN_ENV, "").strip().lower() or default
