@@ -106,7 +106,11 @@ def slots(default: int, environ=None) -> int:
 
 
 def _cpu_set(text: str, name: str, allowed) -> list:
-    """"3", "0,1" or "0-1" -> sorted CPUs, each one this process may run on."""
+    """"3", "0,1" or "0-1" -> sorted CPUs, each one this process may run on.
+
+    The grammar of launchbench's ``--affinity`` (base.options.parse_set), written
+    again here because asv's per-commit envs have no launchbench to import.
+    """
     cpus = set()
     for item in text.split(","):
         lo, sep, hi = item.strip().partition("-")

@@ -35,6 +35,8 @@ from .variants import MLIR_PIN_NAMES, Base, env_python
 from ..base.outputs import check_folder
 
 MARKER = "launchbench-env.json"
+#: The ``.pth`` that appends the host's site-packages after an env's own (asv's offline envs use it too).
+HOST_SITE_PTH = "zz_launchbench_host_site.pth"
 ENV_FORMAT = 1  # bump when the layout of built envs changes
 
 
@@ -304,7 +306,7 @@ class EnvManager:
         own = python_facts(python)["site"]
         target = next((p for p in own if p.startswith(path) and p.endswith("site-packages")), own[-1])
         lines = "".join(f"import site; site.addsitedir({p!r})\n" for p in host if os.path.isdir(p))
-        with open(os.path.join(target, "zz_launchbench_host_site.pth"), "w") as fh:
+        with open(os.path.join(target, HOST_SITE_PTH), "w") as fh:
             fh.write(lines)
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..base.errors import UserError
 from ..base import atomic
+from ..environments.envs import HOST_SITE_PTH
 
 #: Machine name forced for simulator smoke runs: asv shows it everywhere.
 SMOKE_MACHINE = "SIMULATOR-SMOKE"
@@ -78,7 +79,9 @@ def derive_config(base: dict, base_dir, repo=None, results_dir=None, html_dir=No
 
 #: Python that names the env's host-site ``.pth`` as ``p`` (asv runs it with the env's python).
 HOST_PTH_CODE = ("import os, sysconfig; "
-                 "p = os.path.join(sysconfig.get_paths()['purelib'], 'zz_launchbench_host_site.pth')")
+                 f"p = os.path.join(sysconfig.get_paths()['purelib'], {HOST_SITE_PTH!r})")
+#: Takes the host-site ``.pth`` out of the env, if it is there.
+REMOVE_HOST_PTH = f"python -c \"{HOST_PTH_CODE}; os.path.exists(p) and os.remove(p)\""
 #: Fails the install when numba-cuda does not import from the env's own site.
 OWN_COPY_CHECK = ("import importlib.metadata as m, sys, sysconfig; "
                   "own = sysconfig.get_paths()['purelib']; "
@@ -116,13 +119,13 @@ def offline_config(conf: dict, wheels, host_site=None, launch_method=None) -> di
     if host_site:
         site = str(Path(host_site).resolve())
         out["install_command"] = [
-            f"in-dir={{env_dir}} python -c \"{HOST_PTH_CODE}; os.path.exists(p) and os.remove(p)\"",
+            f"in-dir={{env_dir}} {REMOVE_HOST_PTH}",
             "in-dir={env_dir} python -m pip install --no-deps {wheel_file}",
             f"in-dir={{env_dir}} python -c \"{HOST_PTH_CODE}; open(p, 'w').write({site!r} + chr(10))\"",
             f"in-dir={{env_dir}} python -c \"{OWN_COPY_CHECK}\"",
         ]
         out["uninstall_command"] = [
-            f"return-code=any in-dir={{env_dir}} python -c \"{HOST_PTH_CODE}; os.path.exists(p) and os.remove(p)\"",
+            f"return-code=any in-dir={{env_dir}} {REMOVE_HOST_PTH}",
             "return-code=any in-dir={env_dir} python -m pip uninstall -y numba-cuda",
         ]
     if launch_method:
