@@ -37,7 +37,7 @@ look at the kernel's declarations.
 """
 import os
 
-from . import common, native, normalize
+from . import anchor, common, native, normalize
 
 #: Launch configurations by readable name: (griddim, blockdim, extra), where
 #: extra is "" (plain), "stream" (a non-default stream) or a dynamic
@@ -127,12 +127,18 @@ def _settings():
     warm-up, so every slot is timed in the held state.
     """
     try:
-        kind = "none" if SMOKE else normalize.reference_kind()
+        kind = normalize.reference_kind()
+        if SMOKE and kind != "anchor":
+            kind = "none"
         settings = {"kind": kind, "r0": normalize.reference_us(kind), "delay": normalize.delay_us(),
                     "slots": 2 if SMOKE else normalize.slots(SLOTS), "pin": None, "spin": []}
+        if kind == "anchor":
+            settings["anchor"] = normalize.anchor_python()
+            settings["anchor_dir"] = os.environ.get(normalize.ANCHOR_DIR_ENV, "").strip() or None
         if not SMOKE and hasattr(os, "sched_getaffinity"):
             allowed = os.sched_getaffinity(0)
-            settings["pin"] = normalize.pin_cpu(allowed, default=HOLD)
+            # the anchor takes turns with this process on one CPU, as compare's workers do
+            settings["pin"] = normalize.pin_cpu(allowed, default="auto" if kind == "anchor" else HOLD)
             settings["spin"] = normalize.spin_cpus(allowed, settings["pin"], default=HOLD)
     except normalize.ConfigError as exc:
         raise NotImplementedError(str(exc))
@@ -140,14 +146,17 @@ def _settings():
     return settings
 
 
-def _reference(settings, nargs=0):
+def _reference(settings, nargs=0, kind=None):
     """The reference launcher (None under ``none``), made once per process and argument count.
 
     ``bindings``: 0 args, parameters prebuilt (commit- and argument-independent);
-    ``bindings-args``: numba-cuda's argument count, marshalled per launch.
+    ``bindings-args``: numba-cuda's argument count, marshalled per launch;
+    ``anchor``: the anchor server's batch of the same *kind* of launch (anchor.py).
     """
     if settings["kind"] == "none":
         return None
+    if settings["kind"] == "anchor":
+        return _anchor_reference(settings, kind)
     args = nargs if settings["kind"] == "bindings-args" else 0
     try:
         if settings["kind"] == "core":
@@ -183,6 +192,27 @@ def _launch_state(nargs, config, per_launch_configure=False):
     return {"run": run, "configured": configured, "args": args, "stream": stream}
 
 
+def _anchor_reference(settings, kind):
+    """``run(n)`` -> the anchor's seconds per launch of *kind*; ``run.r0_us`` is its A0, ``run.batch`` its batch."""
+    client = _prepared("anchor", lambda: anchor.Client(settings["anchor"], settings["anchor_dir"]))
+    try:
+        reply = client.prepare(kind)
+    except (anchor.AnchorError, OSError, ValueError) as exc:
+        raise NotImplementedError(f"anchor ({normalize.ANCHOR_ENV}={settings['anchor']}): {exc}") from None
+    client.current = kind
+
+    def run(n):
+        if client.current != kind:  # another benchmark of this process prepared another kind
+            client.prepare(kind)
+            client.current = kind
+        return client.run(n)
+
+    run.r0_us, run.batch, run.anchor = reply["a0_us"], anchor.BATCH, reply
+    for _ in range(3):
+        run(anchor.BATCH)
+    return run
+
+
 class _Timing:
     """Timing attributes shared by the launch benchmarks (docs/asv.md, "Native asv").
 
@@ -208,11 +238,12 @@ class _Timing:
 
     def _sample(self, run, ref):
         settings = self.settings
-        numba_s, ref_s = native.slot_loop(run, ref, settings["slots"])
+        numba_s, ref_s = native.slot_loop(run, ref, settings["slots"],
+                                          ref_batch=getattr(ref, "batch", native.REFERENCE_BATCH))
         if ref is None:
             value = normalize.raw_us(numba_s)
         else:
-            value = normalize.normalized_us(numba_s, ref_s, settings["r0"])
+            value = normalize.normalized_us(numba_s, ref_s, getattr(ref, "r0_us", settings["r0"]))
         CLOCK.advance(value * 1e-6)
 
 
@@ -230,10 +261,15 @@ class _LaunchBase(_Timing):
         key = ("launch", nargs, config, self.per_launch_configure)
         state = _prepared(key, lambda: _launch_state(nargs, config, self.per_launch_configure))
         self.run = state["run"]
-        self.ref = _ref_for(self.settings, nargs) if self.normalized else None
+        mode = "cpl" if self.per_launch_configure else "pre"
+        self.ref = _ref_for(self.settings, nargs, mode, config) if self.normalized else None
 
 
-def _ref_for(settings, nargs):
+def _ref_for(settings, nargs, mode="pre", config="[1, 1]"):
+    """The process's reference for one kind of launch (only the anchor's depends on the kind)."""
+    if settings["kind"] == "anchor":
+        kind = {"mode": mode, "args": nargs, "config": config}
+        return _prepared(("anchor", mode, nargs, config), lambda: _reference(settings, nargs, kind))
     key = ("reference", nargs if settings["kind"] == "bindings-args" else 0)
     return _prepared(key, lambda: _reference(settings, key[1]))
 
@@ -273,7 +309,8 @@ class TimeLaunchRaw(_LaunchBase):
 
 class TimeReferenceLaunch(_Timing):
     """The reference launch alone, raw µs: R0's measured counterpart on this machine (per argument
-    count: the ``bindings-args`` reference takes numba-cuda's; ``bindings`` always 0)."""
+    count: the ``bindings-args`` reference takes numba-cuda's; ``bindings`` always 0; ``anchor``: the
+    anchor's ``[1, 1]`` launch with that many arguments, whose A0 the samples are scaled by)."""
 
     params = [common.ARG_COUNTS]
     param_names = ["args"]

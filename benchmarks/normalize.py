@@ -34,7 +34,9 @@ import statistics
 REFERENCE_US = {"bindings": 3.70, "bindings-args": 3.70, "core": 3.61}
 
 #: Environment switches (asv passes the environment on to benchmark processes).
-REF_ENV = "LAUNCHBENCH_ASV_REFERENCE"    # bindings (default) | bindings-args | core | none
+REF_ENV = "LAUNCHBENCH_ASV_REFERENCE"    # bindings (default) | bindings-args | core | anchor | none
+ANCHOR_ENV = "LAUNCHBENCH_ASV_ANCHOR"     # a Python whose numba-cuda is the anchor (benchmarks/anchor.py)
+ANCHOR_DIR_ENV = "LAUNCHBENCH_ASV_ANCHOR_DIR"  # the anchor server's folder (socket, log, a0.json)
 REF_US_ENV = "LAUNCHBENCH_REF_US"         # R0 override, µs
 DELAY_ENV = "LAUNCHBENCH_ASV_DELAY_US"    # calibration: busy-wait added after each launch
 DELAY_COMMIT_ENV = "LAUNCHBENCH_ASV_DELAY_COMMIT"  # ... only in processes of this commit (hash prefix)
@@ -48,11 +50,27 @@ class ConfigError(ValueError):
 
 
 def reference_kind(environ=None) -> str:
+    """The reference a sample is divided by: ``anchor`` when LAUNCHBENCH_ASV_ANCHOR is set, else bindings."""
     env = os.environ if environ is None else environ
-    kind = env.get(REF_ENV, "bindings").strip() or "bindings"
-    if kind not in (*REFERENCE_US, "none"):
-        raise ConfigError(f"{REF_ENV}={kind!r}: use {', '.join(REFERENCE_US)} or none")
+    default = "anchor" if env.get(ANCHOR_ENV, "").strip() else "bindings"
+    kind = env.get(REF_ENV, default).strip() or default
+    if kind not in (*REFERENCE_US, "anchor", "none"):
+        raise ConfigError(f"{REF_ENV}={kind!r}: use {', '.join(REFERENCE_US)}, anchor or none")
+    if kind == "anchor":
+        anchor_python(env)
     return kind
+
+
+def anchor_python(environ=None) -> str:
+    """LAUNCHBENCH_ASV_ANCHOR: an executable Python (its numba-cuda is the anchor)."""
+    env = os.environ if environ is None else environ
+    path = env.get(ANCHOR_ENV, "").strip()
+    if not path:
+        raise ConfigError(f"{REF_ENV}=anchor needs {ANCHOR_ENV}=PYTHON: a Python whose numba-cuda "
+                          "(a release env, not the commit under test) is the anchor")
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        raise ConfigError(f"{ANCHOR_ENV}={path!r} is not an executable file: give a Python, e.g. ENV/bin/python")
+    return path
 
 
 def _positive_float(environ, name, default, allow_zero=False):
@@ -70,8 +88,8 @@ def _positive_float(environ, name, default, allow_zero=False):
 
 
 def reference_us(kind: str, environ=None) -> float:
-    """R0 for *kind* (µs); 1.0 for ``none`` (the value is then raw µs)."""
-    if kind == "none":
+    """R0 for *kind* (µs); 1.0 for ``none`` (the value is then raw µs) and ``anchor`` (its A0 is per kind)."""
+    if kind in ("none", "anchor"):
         return 1.0
     return _positive_float(environ, REF_US_ENV, REFERENCE_US[kind])
 

@@ -21,6 +21,9 @@
 #   calbuilds  the same pair with LAUNCHBENCH_ASV_DELAY_US=0.5 on v0.30.4's processes only
 # LAUNCHBENCH_ASV_PIN / LAUNCHBENCH_ASV_SPIN (auto, none, CPUs) pass through asv to every benchmark process
 # (benchmarks/normalize.py: pin_cpu, spin_cpus); LAUNCHBENCH_MACHINE names the asv machine of the run.
+# LAUNCHBENCH_ASV_ANCHOR=/tmp/env029/bin/python divides every sample by the anchor (benchmarks/anchor.py); the
+# builds/aabuilds/calbuilds parts then copy its a0.json and log into DIR/anchor-PART; REF_ARGS_RE="0|2|4" adds
+# the anchor's raw rows at those argument counts to aabuilds/calbuilds (the calibration's expected value).
 #   publish    asv publish of the native results (+ builds) into DIR/html
 #   summary    python gpu/analyze_asv_native.py DIR > DIR/summary.txt
 # Needs: bash gpu/setup_env.sh stage envs base (env029, env030, env-base, /tmp/wheels, /tmp/nc).
@@ -46,9 +49,14 @@ LEDGER=/tmp/lb-native-ledger
 ROWS=(-b "TimeLaunchPreconfigured.time_launch\(\d, '\[1, 1\]'\)" -b "TimeLaunchRaw.time_launch\((0|4)," -b "TimeReferenceLaunch.time_launch\((0|4)\)")
 HOST_SITE=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 "$PY" setup.py -q build_ext --inplace > /dev/null 2>&1 || true
-echo "# $(date -u +%FT%TZ) parts: $PARTS rounds=$ROUNDS passes=$PASSES build_rounds=${BUILD_ROUNDS:-10} aa_rounds=${AA_ROUNDS:-12} factor=$FACTOR machine=$MACHINE LAUNCHBENCH_ASV_PIN=${LAUNCHBENCH_ASV_PIN:-} LAUNCHBENCH_ASV_SPIN=${LAUNCHBENCH_ASV_SPIN:-}" >> "$D/command.txt"
+echo "# $(date -u +%FT%TZ) parts: $PARTS rounds=$ROUNDS passes=$PASSES build_rounds=${BUILD_ROUNDS:-10} aa_rounds=${AA_ROUNDS:-12} factor=$FACTOR machine=$MACHINE LAUNCHBENCH_ASV_PIN=${LAUNCHBENCH_ASV_PIN:-} LAUNCHBENCH_ASV_SPIN=${LAUNCHBENCH_ASV_SPIN:-} LAUNCHBENCH_ASV_ANCHOR=${LAUNCHBENCH_ASV_ANCHOR:-}" >> "$D/command.txt"
 
 log() { echo "$*" >> "$D/command.txt"; echo "+ $*"; }
+anchor_files() {  # anchor_files PART: the anchor server's A0 table and log (LAUNCHBENCH_ASV_ANCHOR runs)
+    [ -n "${LAUNCHBENCH_ASV_ANCHOR:-}" ] || return 0
+    local dir=${LAUNCHBENCH_ASV_ANCHOR_DIR:-$(python3 -c "import sys; sys.path.insert(0, '.'); from benchmarks import anchor; print(anchor.default_dir(sys.argv[1]))" "$LAUNCHBENCH_ASV_ANCHOR")}
+    mkdir -p "$D/anchor-$1"; cp "$dir"/a0.json "$dir"/anchor.log "$D/anchor-$1/" 2>/dev/null || true
+}
 timed() {  # timed NAME CMD...: run, log, record wall seconds in DIR/walls.txt
     local name=$1; shift
     log "$@"
@@ -69,7 +77,7 @@ releases() {  # releases NAME ARGS...: launchbench asv-releases into the shared 
 }
 
 BPY=/tmp/env-base/bin/python
-BUILD_ROWS=(-b "TimeLaunchPreconfigured.time_launch\((0|2|4), '\[1, 1\]'\)" -b "TimeReferenceLaunch.time_launch\(0\)")
+BUILD_ROWS=(-b "TimeLaunchPreconfigured.time_launch\((0|2|4), '\[1, 1\]'\)" -b "TimeReferenceLaunch.time_launch\(${REF_ARGS_RE:-0}\)")
 builds_config() {  # builds_config CONFIG RESULTS ENV_DIR: asv builds each commit from /tmp/nc, offline
     log "$BPY -m launchbench asv-config --repo /tmp/nc --offline /tmp/wheels --host-site $HOST_SITE --results-dir $2 --env-dir $3 -o $1"
     "$BPY" -m launchbench asv-config --repo /tmp/nc --offline /tmp/wheels --host-site "$HOST_SITE" \
@@ -148,7 +156,7 @@ for part in $PARTS; do
           -b "TimeLaunchPreconfigured.time_launch\((${BUILD_ARGS_RE:-\d}), '\[1, 1\]'\)" -b "TimeReferenceLaunch.time_launch\(0\)"
       tail -n 40 "$D/builds.log"
       "$BPY" -m asv --config /tmp/lb-builds.asv.json compare --machine "$MACHINE" --split --factor "$FACTOR" \
-          v0.29.0 v0.30.4 > "$D/builds-compare.txt" 2>&1; cat "$D/builds-compare.txt" ;;
+          v0.29.0 v0.30.4 > "$D/builds-compare.txt" 2>&1; cat "$D/builds-compare.txt"; anchor_files builds ;;
     buildcheck)
       {
         for py in python3 "$BPY"; do
@@ -200,7 +208,7 @@ for part in $PARTS; do
       unset LAUNCHBENCH_ASV_DELAY_US LAUNCHBENCH_ASV_DELAY_COMMIT
       tail -n 25 "$D/$part.log"
       "$BPY" -m asv --config /tmp/lb-builds.asv.json compare --machine "$MACH" --split --factor "$FACTOR" \
-          10eac70a v0.30.4 > "$D/$part-compare.txt" 2>&1; cat "$D/$part-compare.txt" ;;
+          10eac70a v0.30.4 > "$D/$part-compare.txt" 2>&1; cat "$D/$part-compare.txt"; anchor_files "$part" ;;
     publish)
       [ -e "$LEDGER.asv.json" ] && { "$PY" -m asv --config "$LEDGER.asv.json" publish > "$D/publish.log" 2>&1; tail -n 3 "$D/publish.log"; }
       [ -e /tmp/lb-builds.asv.json ] && /tmp/env-base/bin/python -m asv --config /tmp/lb-builds.asv.json publish \

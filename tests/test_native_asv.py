@@ -123,7 +123,7 @@ def test_value_clock_is_what_timeit_and_asv_runner_record():
 
 
 @pytest.mark.parametrize("environ, message", [
-    ({normalize.REF_ENV: "cupy"}, "use bindings, bindings-args, core or none"),
+    ({normalize.REF_ENV: "cupy"}, "use bindings, bindings-args, core, anchor or none"),
     ({normalize.REF_US_ENV: "fast"}, "is not a number"),
     ({normalize.REF_US_ENV: "-1"}, "finite number > 0"),
     ({normalize.DELAY_ENV: "nan"}, ">= 0"),
