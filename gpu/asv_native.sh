@@ -77,7 +77,7 @@ releases() {  # releases NAME ARGS...: launchbench asv-releases into the shared 
 }
 
 BPY=/tmp/env-base/bin/python
-BUILD_ROWS=(-b "TimeLaunchPreconfigured.time_launch\((0|2|4), '\[1, 1\]'\)" -b "TimeReferenceLaunch.time_launch\(${REF_ARGS_RE:-0}\)")
+BUILD_ROWS=(-b "TimeLaunchPreconfigured.time_launch\((0|2|4), '\[1, 1\]'\)" -b "TimeReferenceLaunch.time_launch\((${REF_ARGS_RE:-0})\)")
 builds_config() {  # builds_config CONFIG RESULTS ENV_DIR: asv builds each commit from /tmp/nc, offline
     log "$BPY -m launchbench asv-config --repo /tmp/nc --offline /tmp/wheels --host-site $HOST_SITE --results-dir $2 --env-dir $3 -o $1"
     "$BPY" -m launchbench asv-config --repo /tmp/nc --offline /tmp/wheels --host-site "$HOST_SITE" \
@@ -134,12 +134,16 @@ for part in $PARTS; do
     grid-start)
       rm -f /tmp/lb-grid.done
       log "(background) $PY -m launchbench asv-releases --env 0.30.4=$E030 (full default grid)"
-      setsid bash -c "t0=\$(date +%s.%N); '$PY' -m launchbench asv-releases --env '0.30.4=$E030' \
+      # GRID_CPUS (e.g. 0-11) keeps the grid off the CPU another part measures on; GRID_ANCHOR_DIR gives
+      # it an anchor server of its own (one server serves one benchmark process at a time)
+      [ -n "${GRID_ANCHOR_DIR:-}" ] && export LAUNCHBENCH_ASV_ANCHOR_DIR=$GRID_ANCHOR_DIR
+      log "grid: GRID_CPUS=${GRID_CPUS:-all} LAUNCHBENCH_ASV_ANCHOR=${LAUNCHBENCH_ASV_ANCHOR:-} LAUNCHBENCH_ASV_ANCHOR_DIR=${LAUNCHBENCH_ASV_ANCHOR_DIR:-}"
+      setsid ${GRID_CPUS:+taskset -c "$GRID_CPUS"} bash -c "t0=\$(date +%s.%N); '$PY' -m launchbench asv-releases --env '0.30.4=$E030' \
           --machine '$MACHINE-grid' --ledger /tmp/lb-grid-ledger --results-dir /tmp/lb-grid-results \
           --html-dir /tmp/lb-grid-html > /tmp/lb-grid.log 2>&1; rc=\$?; \
           echo \"grid rc=\$rc wall=\$(python3 -c \"print(round(\$(date +%s.%N) - \$t0, 1))\")s\" > /tmp/lb-grid.done" \
           < /dev/null > /dev/null 2>&1 &
-      sleep 2; echo "grid started" ;;
+      sleep 2; echo "grid started"; unset LAUNCHBENCH_ASV_ANCHOR_DIR ;;
     grid-wait)
       waited=0
       while [ ! -e /tmp/lb-grid.done ] && [ $waited -lt "${GRID_WAIT:-540}" ]; do sleep 10; waited=$((waited + 10)); done
@@ -148,7 +152,8 @@ for part in $PARTS; do
         else
         echo "grid still running after ${waited}s more (partial results copied)" | tee -a "$D/walls.txt"
       fi
-      cp /tmp/lb-grid.log "$D/grid.log"; rm -rf "$D/grid-results"; cp -r /tmp/lb-grid-results "$D/grid-results" ;;
+      cp /tmp/lb-grid.log "$D/grid.log"; rm -rf "$D/grid-results"; cp -r /tmp/lb-grid-results "$D/grid-results"
+      [ -n "${GRID_ANCHOR_DIR:-}" ] && { mkdir -p "$D/anchor-grid"; cp "$GRID_ANCHOR_DIR"/a0.json "$GRID_ANCHOR_DIR"/anchor.log "$D/anchor-grid/" 2>/dev/null; } ;;
     builds)
       builds_config /tmp/lb-builds.asv.json "$D/asv-builds" /tmp/lb-asv-env
       timed builds "$BPY" -m asv --config /tmp/lb-builds.asv.json continuous v0.29.0 v0.30.4 \
