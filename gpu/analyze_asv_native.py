@@ -5,7 +5,8 @@
 Reads DIR/verdict-compare.txt, DIR/builds-compare.txt (asv compare tables), DIR/lbcompare.json
 (launchbench compare the same hour), DIR/aa-compare.txt (A/A and delay) and DIR/walls.txt, and prints:
 per [1, 1] row the asv ratio and flag next to launchbench's paired % (within 2 pp?), the A/A flags,
-the delay read back against its expected normalized value, and the walls.
+the delay read back against its expected normalized value (asv-releases' aa-compare.txt, and
+calbuilds' samples in DIR/asv-builds, anchor-aware), and the walls.
 """
 from __future__ import annotations
 
@@ -105,6 +106,63 @@ def aa(d):
         print(f"  flagged: {len(flags)} of {len(rows)} rows")
 
 
+def result_samples(results_dir):
+    """asv result files (``--record-samples``) -> {(machine, commit[:8], benchmark, params): [µs, ...]}."""
+    import glob
+    import itertools
+
+    out = {}
+    for path in glob.glob(os.path.join(results_dir, "*", "*-*.json")):
+        if os.path.basename(path) == "machine.json":
+            continue
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+        machine, commit, cols = os.path.basename(os.path.dirname(path)), doc["commit_hash"][:8], doc["result_columns"]
+        for name, values in doc["results"].items():
+            row = dict(zip(cols, values))
+            combos = list(itertools.product(*row["params"])) if row.get("params") else [()]
+            for combo, samples in zip(combos, row.get("samples") or []):
+                if samples:
+                    out[(machine, commit, name.split(".", 1)[1], combo)] = [x * 1e6 for x in samples]
+    return out
+
+
+def anchor_a0(d, part):
+    """The anchor's A0 table copied by gpu/asv_native.sh (DIR/anchor-PART/a0.json), keyed by argument count."""
+    text = _read(os.path.join(d, f"anchor-{part}", "a0.json"))
+    if not text:
+        return {}
+    return {int(k.split("|")[2]): v for k, v in json.loads(text).items() if k.split("|")[1:4:2] == ["pre", "[1, 1]"]}
+
+
+def calibration(d, delay_us=0.5, delay_commit="15286822"):
+    """calbuilds from the samples: per argument count the delay's added µs (median after - median before)
+    against what it should read: ``delay x A0 / a`` with the anchor (a: its raw µs, TimeReferenceLaunch of
+    that count), ``delay x R0 / r`` with the bindings reference."""
+    import statistics
+
+    samples = result_samples(os.path.join(d, "asv-builds"))
+    rows = [k for k in samples if k[0].endswith("-cal") and k[2] == LAUNCH and k[3][1:] == ("'[1, 1]'",)]
+    if not rows:
+        return
+    a0 = anchor_a0(d, "calbuilds")
+    print(f"\n== calibration through asv's builds ({delay_us} µs wall per launch in {delay_commit}'s processes; "
+          + ("anchor A0 from anchor-calbuilds/a0.json)" if a0 else "bindings reference, R0)"))
+    for nargs in sorted({int(k[3][0]) for k in rows}):
+        by = {k[1]: statistics.median(v) for k, v in samples.items() if k in rows and int(k[3][0]) == nargs}
+        delayed = [c for c in by if delay_commit.startswith(c) or c.startswith(delay_commit[:8])]
+        plain = [c for c in by if c not in delayed]
+        refs = [x for k, v in samples.items() if k[0].endswith("-cal") and "TimeReferenceLaunch" in k[2]
+                and k[3] == (str(nargs if a0 else 0),) for x in v]
+        if not (delayed and plain and refs):
+            continue
+        scale = a0.get(nargs) if a0 else normalize.REFERENCE_US["bindings"]
+        added = by[delayed[0]] - by[plain[0]]
+        want = normalize.expected_delay_us(delay_us, scale, statistics.median(refs))
+        print(f"  {nargs} args: {by[plain[0]]:.3f} -> {by[delayed[0]]:.3f} µs; added {added:+.3f}, expected {want:.3f}, "
+              f"off {added - want:+.3f}" + (" (within ±0.2)" if abs(added - want) <= 0.2 else " (NOT within ±0.2)"))
+
+
 def walls(d):
     text = _read(os.path.join(d, "walls.txt"))
     if text:
@@ -120,6 +178,7 @@ def main(d):
     verdict(d, "verdict-compare.txt", lambda k: k == ("baseline", "v2"))
     verdict(d, "builds-compare.txt", lambda k: True)
     aa(d)
+    calibration(d)
     walls(d)
 
 

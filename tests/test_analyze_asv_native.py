@@ -53,3 +53,33 @@ def test_summary_reads_verdict_lbcompare_aa_delay_and_walls(tmp_path, analyze, c
 def test_summary_of_an_empty_folder_prints_nothing(tmp_path, analyze, capsys):
     analyze.main(str(tmp_path))
     assert capsys.readouterr().out == ""
+
+
+def _asv_result(path, commit, rows):
+    """One asv result file with samples (seconds): rows = {benchmark: (params, [samples per combo])}."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    results = {f"bench_launch.{name}": [None, params, None, None, None, None, samples]
+               for name, (params, samples) in rows.items()}
+    path.write_text(json.dumps({"commit_hash": commit, "result_columns": [
+        "result", "params", "version", "started_at", "duration", "stats_ci_99_a", "samples"], "results": results}))
+
+
+def test_calibration_reads_the_samples_and_scales_the_delay_by_the_anchor(tmp_path, analyze, capsys):
+    launch = "TimeLaunchPreconfigured.time_launch"
+    params = [["0", "2"], ["'[1, 1]'"]]
+    refs = ("TimeReferenceLaunch.time_launch", ([["0", "2"]], [[10e-6, 10e-6], [20e-6, 20e-6]]))
+    cal = tmp_path / "asv-builds" / "m-cal"
+    _asv_result(cal / "10eac70a-env-x.json", "10eac70a" + "0" * 32,
+                {launch: (params, [[11e-6, 11e-6], [19e-6, 19e-6]]), refs[0]: refs[1]})
+    _asv_result(cal / "15286822-env-x.json", "15286822" + "0" * 32,
+                {launch: (params, [[11.5e-6, 11.5e-6], [19.9e-6, 19.9e-6]]), refs[0]: refs[1]})
+    (cal / "machine.json").write_text("{}")
+    (tmp_path / "anchor-calbuilds").mkdir()
+    (tmp_path / "anchor-calbuilds" / "a0.json").write_text(json.dumps(
+        {"0.29.0|pre|0|[1, 1]": 9.0, "0.29.0|pre|2|[1, 1]": 18.0, "0.29.0|cpl|0|[1, 1]": 99.0}))
+
+    analyze.calibration(str(tmp_path))
+    out = capsys.readouterr().out
+    # 0 args: +0.5 read, 0.5 x 9 / 10 = 0.45 expected; 2 args: +0.9 read, 0.5 x 18 / 20 = 0.45 expected
+    assert "0 args: 11.000 -> 11.500 µs; added +0.500, expected 0.450, off +0.050 (within ±0.2)" in out
+    assert "2 args: 19.000 -> 19.900 µs; added +0.900, expected 0.450, off +0.450 (NOT within ±0.2)" in out
