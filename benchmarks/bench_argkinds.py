@@ -40,8 +40,11 @@ class TimeArgKindLaunch:
 
     params = [KINDS, ARG_COUNTS, DISPATCHES]
     param_names = ["kind", "args", "dispatch"]
-    number = 2000
-    repeat = (5, 20, 10.0)
+    # 200 calls per sample, 3-10 samples within 2 s: at 26 torch arguments a launch takes ~1.6 ms, so
+    # the earlier 2000 x (5-20 samples, 10 s) spent 16-20 s per parameter set and ~4 min per round of the
+    # grid (results/h200/2026-11-25-asv-native-anchor/diag-argkinds)
+    number = 200
+    repeat = (3, 10, 2.0)
     warmup_time = 0.2
 
     def setup(self, kind, nargs, dispatch):
