@@ -25,6 +25,13 @@ parameter set. Processes are cheap with asv's forkserver: numba.cuda is
 imported at module import (before the fork, no CUDA context yet) and the
 kernels load from numba's disk cache in a per-environment folder.
 
+The anchor (``LAUNCHBENCH_ASV_ANCHOR=PYTHON``, benchmarks/anchor.py): the
+reference is then a fixed numba-cuda in one shared server process that
+launches the same kind of launch on this process's CPU, slot by slot; the
+VM's state moves both alike (what a lighter reference loop does not), and
+native asv read v2's regression within 2 pp of ``launchbench compare`` on
+the H200 (docs/asv.md, lever 6). Off unless the variable is set.
+
 Held state (opt-in): ``LAUNCHBENCH_ASV_PIN`` / ``LAUNCHBENCH_ASV_SPIN``
 pin each process and keep other CPUs busy while it measures; whether that
 holds a VM's fast state depends on the VM (docs/asv.md).
