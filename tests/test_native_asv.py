@@ -434,3 +434,25 @@ def test_kernel_cache_is_per_build_not_per_environment(tmp_path, monkeypatch):
     second = common.kernel_cache_dir()
     assert second != first
     assert common.build_fingerprint("not-installed") == "none"
+
+
+@pytest.mark.parametrize("name, value, message", [
+    ("LAUNCHBENCH_ASV_REFERENCE", "anchor", "needs LAUNCHBENCH_ASV_ANCHOR=PYTHON"),
+    ("LAUNCHBENCH_ASV_ANCHOR", "/no/such/python", "is not an executable file"),
+    ("LAUNCHBENCH_ASV_SLOTS", "many", "is not a number"),
+    ("LAUNCHBENCH_ASV_DELAY_US", "-1", "give a finite number >= 0"),
+])
+def test_asv_commands_check_the_suite_settings_before_any_work(name, value, message):
+    """asv would hand a bad value to every benchmark process (each then skips); the command stops first."""
+    with pytest.raises(UserError, match=message):
+        asvcmd.check_suite_settings({name: value})
+    asvcmd.check_suite_settings({name: "" if name != "LAUNCHBENCH_ASV_DELAY_US" else "0.5"})
+
+
+def test_the_suite_settings_check_runs_first_in_asv_releases(monkeypatch, tmp_path):
+    monkeypatch.setenv("LAUNCHBENCH_ASV_REFERENCE", "cupy")
+    from launchbench.cli import build_parser
+
+    args = build_parser().parse_args(["asv-releases", "--env", f"0.30.4={tmp_path}/missing/python"])
+    with pytest.raises(UserError, match="LAUNCHBENCH_ASV_REFERENCE='cupy'"):
+        asvcmd.cmd_asv_releases(args)  # before the --env check, which would name the missing python

@@ -33,6 +33,36 @@ ROOT = Path(__file__).resolve().parents[2]  # the checkout (this module: launchb
 DEFAULT_CONFIG = ROOT / "asv.conf.json" if (ROOT / "asv.conf.json").is_file() else Path("asv.conf.json").resolve()
 
 
+def check_suite_settings(environ=None) -> None:
+    """The suite's LAUNCHBENCH_ASV_* variables, checked before asv starts.
+
+    asv hands the environment to every benchmark process, where a bad value
+    makes each benchmark skip with its message; here it stops the command in
+    one line before any work. Needs the checkout's benchmarks/ (an installed
+    copy without it checks nothing).
+    """
+    import importlib.util
+
+    env = os.environ if environ is None else environ
+    path = ROOT / "benchmarks" / "normalize.py"  # standard library only: loads without the suite's package
+    if not path.is_file():
+        return
+    spec = importlib.util.spec_from_file_location("launchbench_suite_normalize", path)
+    normalize = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(normalize)
+    try:
+        kind = normalize.reference_kind(env)
+        normalize.reference_us(kind, env)
+        normalize.delay_us({k: v for k, v in env.items() if k != normalize.DELAY_COMMIT_ENV})
+        normalize.slots(1, env)
+        if hasattr(os, "sched_getaffinity"):
+            allowed = os.sched_getaffinity(0)
+            pin = normalize.pin_cpu(allowed, env, default="auto" if kind == "anchor" else "none")
+            normalize.spin_cpus(allowed, pin, env)
+    except normalize.ConfigError as exc:
+        raise UserError(str(exc)) from None
+
+
 # ----------------------------------------------------------------- asv-config
 def cmd_asv_config(args) -> int:
     check_writable(args.output, "--output")
@@ -105,6 +135,7 @@ def check_ref(ref: str, what: str) -> None:
 
 
 def cmd_against(args) -> int:
+    check_suite_settings()
     try:
         factor = float(args.factor)
     except ValueError:
@@ -271,6 +302,7 @@ def compare_pair(branches: dict) -> tuple[str, str] | None:
 
 
 def cmd_asv_releases(args) -> int:
+    check_suite_settings()
     envs = parse_env_specs(args.env)
     branches = parse_branch_specs(args.branch or default_branches(envs), envs)
     smoke = smoke_requested()
