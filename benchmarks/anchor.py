@@ -77,26 +77,14 @@ def kind_key(kind: dict) -> str:
 
 
 def _kind_runner(kind, launchers):
-    """``run(n)`` for one kind of launch with the anchor's numba-cuda, warmed up."""
-    from . import bench_launch, common, native
+    """``run(n)`` for one kind of launch with the anchor's numba-cuda, warmed up (bench_launch's own builder)."""
+    from . import bench_launch
 
     if kind["mode"] not in ("pre", "cpl") or kind["config"] not in bench_launch.LAUNCH_CONFIGS:
         raise AnchorError(f"unknown kind {kind!r}")
-    cuda = common.cuda_module()
-    common.quiet_occupancy_warnings()
-    kernel = common.cached_kernel(int(kind["args"]))
-    args = common.make_args(int(kind["args"]))
-    stream = cuda.stream() if bench_launch.LAUNCH_CONFIGS[kind["config"]][2] == "stream" else None
-    index = bench_launch.launch_index(kind["config"], stream)
-    configured = kernel[index]
-    for _ in range(1 if common.smoke_mode() else bench_launch.WARMUP_LAUNCHES):
-        configured(*args)
-    common.synchronize()
-    if kind["mode"] == "cpl":
-        run = native.configure_batch(kernel, index, args, common.synchronize)
-    else:
-        run = native.launch_batch(configured, args, common.synchronize)
-    run.keepalive = (kernel, args, stream, configured)
+    state = bench_launch.launch_runner(int(kind["args"]), kind["config"], kind["mode"] == "cpl")
+    run = state["run"]
+    run.keepalive = state
     launchers[kind_key(kind)] = run
     return run
 

@@ -144,8 +144,7 @@ def _settings():
             settings["anchor_dir"] = os.environ.get(normalize.ANCHOR_DIR_ENV, "").strip() or None
         if not SMOKE and hasattr(os, "sched_getaffinity"):
             allowed = os.sched_getaffinity(0)
-            # the anchor takes turns with this process on one CPU, as compare's workers do
-            settings["pin"] = normalize.pin_cpu(allowed, default="auto" if kind == "anchor" else HOLD)
+            settings["pin"] = normalize.pin_cpu(allowed, default=normalize.pin_default(kind, HOLD))
             settings["spin"] = normalize.spin_cpus(allowed, settings["pin"], default=HOLD)
     except normalize.ConfigError as exc:
         raise NotImplementedError(str(exc))
@@ -178,7 +177,13 @@ def _reference(settings, nargs=0, kind=None):
 
 
 def _launch_state(nargs, config, per_launch_configure=False):
-    """Kernel, arguments and a warmed-up batch runner for one parameter set."""
+    """Kernel, arguments and a warmed-up batch runner for one parameter set (with its calibration delay)."""
+    delay = _prepared("settings", _settings)["delay"] * 1e-6
+    return launch_runner(nargs, config, per_launch_configure, delay)
+
+
+def launch_runner(nargs, config, per_launch_configure=False, delay_s=0.0):
+    """Kernel, arguments and a warmed-up ``run(n)`` for one kind of launch (the anchor server's too)."""
     common.quiet_occupancy_warnings()
     cuda = common.cuda_module()
 
@@ -190,12 +195,10 @@ def _launch_state(nargs, config, per_launch_configure=False):
     for _ in range(1 if SMOKE else WARMUP_LAUNCHES):  # first launch compiles (or loads the cache)
         configured(*args)
     common.synchronize()
-    settings = _prepared("settings", _settings)
-    delay = settings["delay"] * 1e-6
     if per_launch_configure:
-        run = native.configure_batch(kernel, index, args, common.synchronize, delay)
+        run = native.configure_batch(kernel, index, args, common.synchronize, delay_s)
     else:
-        run = native.launch_batch(configured, args, common.synchronize, delay)
+        run = native.launch_batch(configured, args, common.synchronize, delay_s)
     return {"run": run, "configured": configured, "args": args, "stream": stream}
 
 

@@ -151,6 +151,12 @@ def _ranges(cpus) -> str:
     return f"{cpus[0]}-{cpus[-1]}" if cpus and cpus == list(range(cpus[0], cpus[-1] + 1)) else ",".join(map(str, cpus))
 
 
+def pin_default(kind: str, hold: str = "none") -> str:
+    """LAUNCHBENCH_ASV_PIN's default: ``auto`` with the anchor (it takes turns with the benchmark process
+    on one CPU, as compare's workers do), else *hold* (the suite's opt-in hold, off)."""
+    return "auto" if kind == "anchor" else hold
+
+
 def pin_cpu(allowed, environ=None, default="none"):
     """The CPU a benchmark process pins itself to (None: no pinning).
 

@@ -57,7 +57,7 @@ def check_suite_settings(environ=None) -> None:
         normalize.slots(1, env)
         if hasattr(os, "sched_getaffinity"):
             allowed = os.sched_getaffinity(0)
-            pin = normalize.pin_cpu(allowed, env, default="auto" if kind == "anchor" else "none")
+            pin = normalize.pin_cpu(allowed, env, default=normalize.pin_default(kind))
             normalize.spin_cpus(allowed, pin, env)
     except normalize.ConfigError as exc:
         raise UserError(str(exc)) from None
