@@ -135,6 +135,7 @@ class Server:
         self.smoke = common.smoke_mode()
         self.a0 = {} if self.smoke else _load_a0(folder)
         self.digest = code_digest()
+        self.current = None
 
     def prepare(self, kind, cpus):
         if cpus and hasattr(os, "sched_setaffinity"):
@@ -153,6 +154,8 @@ class Server:
         """One request line -> one reply line (None: close the server)."""
         op, _, rest = line.partition(" ")
         if op == "run":
+            if self.current is None:
+                return json.dumps({"error": "run before prepare"})
             return repr(self.current(int(rest)))
         if op == "prepare":
             request = json.loads(rest)

@@ -141,7 +141,7 @@ def _settings():
                     "slots": 2 if SMOKE else normalize.slots(SLOTS), "pin": None, "spin": []}
         if kind == "anchor":
             settings["anchor"] = normalize.anchor_python()
-            settings["anchor_dir"] = os.environ.get(normalize.ANCHOR_DIR_ENV, "").strip() or None
+            settings["anchor_dir"] = normalize.anchor_dir()
         if not SMOKE and hasattr(os, "sched_getaffinity"):
             allowed = os.sched_getaffinity(0)
             settings["pin"] = normalize.pin_cpu(allowed, default=normalize.pin_default(kind, HOLD))

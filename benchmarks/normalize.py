@@ -87,6 +87,17 @@ def _positive_float(environ, name, default, allow_zero=False):
     return value
 
 
+def anchor_dir(environ=None):
+    """LAUNCHBENCH_ASV_ANCHOR_DIR (None: anchor.default_dir); a file there, not a folder, is refused."""
+    env = os.environ if environ is None else environ
+    path = env.get(ANCHOR_DIR_ENV, "").strip()
+    if not path:
+        return None
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ConfigError(f"{ANCHOR_DIR_ENV}={path!r} is a file, not a folder; give a folder (or unset it)")
+    return path
+
+
 def reference_us(kind: str, environ=None) -> float:
     """R0 for *kind* (µs); 1.0 for ``none`` (the value is then raw µs) and ``anchor`` (its A0 is per kind)."""
     if kind in ("none", "anchor"):

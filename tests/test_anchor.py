@@ -88,6 +88,7 @@ def _prefilled(server, run):
 def test_server_answers_prepare_run_and_quit(tmp_path):
     run = FakeRun()
     server = _prefilled(anchor.Server(str(tmp_path)), run)
+    assert json.loads(server.handle("run 100")) == {"error": "run before prepare"}  # the server lives on
     reply = json.loads(server.handle("prepare " + json.dumps({"kind": KIND, "cpus": _cpus()})))
     assert reply["a0_us"] == 9.5 and reply["digest"] == anchor.code_digest() and reply["pid"] == os.getpid()
     assert server.handle("run 100") == repr(2e-6) and run.calls == [100]

@@ -449,6 +449,15 @@ def test_asv_commands_check_the_suite_settings_before_any_work(name, value, mess
     asvcmd.check_suite_settings({name: "" if name != "LAUNCHBENCH_ASV_DELAY_US" else "0.5"})
 
 
+def test_the_anchor_folder_is_checked_before_any_work(tmp_path):
+    python = os.path.realpath(sys.executable)
+    afile = tmp_path / "a-file"
+    afile.write_text("")
+    with pytest.raises(UserError, match="LAUNCHBENCH_ASV_ANCHOR_DIR=.*is a file, not a folder"):
+        asvcmd.check_suite_settings({"LAUNCHBENCH_ASV_ANCHOR": python, "LAUNCHBENCH_ASV_ANCHOR_DIR": str(afile)})
+    asvcmd.check_suite_settings({"LAUNCHBENCH_ASV_ANCHOR": python, "LAUNCHBENCH_ASV_ANCHOR_DIR": str(tmp_path / "new")})
+
+
 def test_the_suite_settings_check_runs_first_in_asv_releases(monkeypatch, tmp_path):
     monkeypatch.setenv("LAUNCHBENCH_ASV_REFERENCE", "cupy")
     from launchbench.cli import build_parser

@@ -55,12 +55,15 @@ def check_suite_settings(environ=None) -> None:
         normalize.reference_us(kind, env)
         normalize.delay_us({k: v for k, v in env.items() if k != normalize.DELAY_COMMIT_ENV})
         normalize.slots(1, env)
+        folder = normalize.anchor_dir(env) if kind == "anchor" else None
         if hasattr(os, "sched_getaffinity"):
             allowed = os.sched_getaffinity(0)
             pin = normalize.pin_cpu(allowed, env, default=normalize.pin_default(kind))
             normalize.spin_cpus(allowed, pin, env)
     except normalize.ConfigError as exc:
         raise UserError(str(exc)) from None
+    if folder:
+        check_folder(folder, normalize.ANCHOR_DIR_ENV)  # the anchor's socket, log and a0.json go there
 
 
 # ----------------------------------------------------------------- asv-config
