@@ -44,6 +44,7 @@ class TimeArgKindLaunch:
     # the earlier 2000 x (5-20 samples, 10 s) spent 16-20 s per parameter set and ~4 min per round of the
     # grid (results/h200/2026-11-25-asv-native-anchor/diag-argkinds)
     number = 200
+    rounds = common.SURVEY_ROUNDS
     repeat = (3, 10, 2.0)
     warmup_time = 0.2
 

@@ -231,9 +231,10 @@ class _Timing:
     * ``repeat = 1``: one sample per process. On the VM the process is the
       independent unit, and asv treats samples as independent: its median,
       99 % interval and Mann-Whitney test are honest only over processes.
-    * ``rounds = 4`` processes per parameter set for the full grid (about
-      1.5 s each with the forkserver); the verdict rows take more with
-      ``-a rounds=N`` (``launchbench asv-releases`` passes ``-a rounds=12``).
+    * ``rounds = 2`` processes per parameter set for the full grid (asv's
+      own default; about 1.7 s each with the forkserver, 85 parameter sets):
+      a survey that fits 15 minutes with the rest of the suite. Verdict rows
+      take more with ``-a rounds=N`` (12-16 on the ``[1, 1]`` rows, docs/asv.md).
     * ``warmup_time = 0``: setup already warmed up (100 launches).
     * ``timeout`` bounds a stuck parameter set.
     """
@@ -241,7 +242,7 @@ class _Timing:
     timer = staticmethod(CLOCK.now)
     number = 1
     repeat = 1
-    rounds = 1 if SMOKE else 4
+    rounds = 1 if SMOKE else 2
     warmup_time = 0
     min_run_count = 1
     timeout = 120
@@ -394,6 +395,7 @@ class TrackRunKind:
     """
 
     unit = "simulator (1=yes)"
+    rounds = common.SURVEY_ROUNDS
 
     def setup(self):
         if common.simulator_enabled() and not common.smoke_mode():

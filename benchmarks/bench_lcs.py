@@ -76,7 +76,8 @@ class TimeLCSLaunch:
 
     params = [common.ARG_COUNTS, list(CONFIGS), KINDS]
     param_names = ["nargs", "config", "kernel"]
-    repeat = (20, 500, 5.0)
+    rounds = common.SURVEY_ROUNDS
+    repeat = (10, 100, 1.0)  # ~100 samples of ~10 ms in 1 s (was 500 in 5 s: 20 sets x 7 s a round)
 
     def setup(self, nargs, config, kind):
         lcs_or_skip()
@@ -98,7 +99,8 @@ class TimeLCSFirstLaunch:
     params = [list(NEW_CONFIGS), KINDS]
     param_names = ["config", "kernel"]
     number = 1
-    repeat = (3, 7, 20.0)
+    rounds = common.SURVEY_ROUNDS
+    repeat = (3, 5, 10.0)  # each sample a fresh kernel's compile (~1-2 s)
     warmup_time = 0
 
     def setup(self, config, kind):
@@ -128,7 +130,8 @@ class TimeLCSCallbacks:
 
     params = [CALLBACK_COUNTS]
     param_names = ["callbacks"]
-    repeat = (20, 500, 5.0)
+    rounds = common.SURVEY_ROUNDS
+    repeat = (10, 100, 1.0)
 
     def setup(self, callbacks):
         lcs_or_skip()
@@ -152,6 +155,7 @@ class TrackLCSCompilations:
     params = [KINDS, DISTINCT_CONFIG_COUNTS]
     param_names = ["kernel", "configs"]
     unit = "compilations"
+    rounds = common.SURVEY_ROUNDS  # an exact count: a second process would only repeat it
 
     def setup(self, kind, configs):
         lcs_or_skip()
@@ -231,7 +235,8 @@ class TimerawLCSDiskCache:
     params = [KINDS, list(CACHE_CONFIGS)]
     param_names = ["kernel", "config"]
     number = 1
-    repeat = (3, 5, 60.0)
+    rounds = common.SURVEY_ROUNDS
+    repeat = 3  # three fresh processes per config (each ~3-4 s: import, context, compile)
     warmup_time = 0
     timeout = 300
 
@@ -252,6 +257,7 @@ class TrackLCSDiskCache:
 
     params = [KINDS, list(CACHE_CONFIGS)]
     param_names = ["kernel", "config"]
+    rounds = common.SURVEY_ROUNDS  # exact counts
     timeout = 300
 
     setup_cache = staticmethod(prepare_disk_cache)

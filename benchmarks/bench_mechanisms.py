@@ -38,7 +38,8 @@ class TimeMechanismLaunch:
     params = [MECHANISM_SPECS, common.ARG_COUNTS]
     param_names = ["mechanism", "args"]
     number = 2000
-    repeat = (5, 20, 10.0)
+    rounds = common.SURVEY_ROUNDS
+    repeat = (5, 10, 2.0)  # 2000 launches (~20-60 ms) per sample; was up to 20 samples in 10 s
     warmup_time = 0.2
 
     def setup(self, mechanism, nargs):

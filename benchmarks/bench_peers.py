@@ -24,6 +24,7 @@ REPEATS = 5
 class TrackPeerLaunch:
     params = [LAUNCHERS, common.ARG_COUNTS]
     param_names = ["launcher", "args"]
+    rounds = common.SURVEY_ROUNDS
     timeout = 120
 
     def setup(self, launcher, nargs):

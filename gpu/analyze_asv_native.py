@@ -6,7 +6,8 @@ Reads DIR/verdict-compare.txt, DIR/builds-compare.txt (asv compare tables), DIR/
 (launchbench compare the same hour), DIR/aa-compare.txt (A/A and delay) and DIR/walls.txt, and prints:
 per [1, 1] row the asv ratio and flag next to launchbench's paired % (within 2 pp?), the A/A flags,
 the delay read back against its expected normalized value (asv-releases' aa-compare.txt, and
-calbuilds' samples in DIR/asv-builds, anchor-aware), and the walls.
+calbuilds' samples in DIR/asv-builds, anchor-aware), where the full grid's time went (DIR/grid-results)
+and the walls.
 """
 from __future__ import annotations
 
@@ -163,6 +164,39 @@ def calibration(d, delay_us=0.5, delay_commit="15286822"):
               f"off {added - want:+.3f}" + (" (within ±0.2)" if abs(added - want) <= 0.2 else " (NOT within ±0.2)"))
 
 
+def grid_durations(results_dir):
+    """Where a grid's wall went, from asv's own result files: {benchmark or <setup_cache ...>: seconds}.
+
+    asv records each benchmark's duration summed over its rounds and processes, and the setup_cache
+    and build times under ``durations``; sorted longest first.
+    """
+    import glob
+
+    out = {}
+    for path in glob.glob(os.path.join(results_dir, "*", "*-*.json")):
+        if os.path.basename(path) == "machine.json":
+            continue
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+        cols = doc["result_columns"]
+        for name, values in doc["results"].items():
+            seconds = dict(zip(cols, values)).get("duration")
+            if seconds is not None:
+                out[name] = out.get(name, 0.0) + seconds
+        for name, seconds in (doc.get("durations") or {}).items():
+            out[name] = out.get(name, 0.0) + seconds
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+def grid(d):
+    durations = grid_durations(os.path.join(d, "grid-results"))
+    if durations:
+        total = sum(durations.values())
+        print(f"\n== grid: {total:.0f} s in asv's recorded durations")
+        for name, seconds in durations.items():
+            print(f"  {seconds:7.1f} s  {100 * seconds / total:5.1f} %  {name}")
+
+
 def walls(d):
     text = _read(os.path.join(d, "walls.txt"))
     if text:
@@ -179,6 +213,7 @@ def main(d):
     verdict(d, "builds-compare.txt", lambda k: True)
     aa(d)
     calibration(d)
+    grid(d)
     walls(d)
 
 

@@ -10,7 +10,8 @@
 #   lbcompare  launchbench compare 0.29.0 vs 0.30.4 the same hour (args 0..4, LB_MAX_TIME s)
 #   aa         A/A (0.30.4 vs 0.30.4+twin) and calibration (0.30.4+delay0.5us) through asv-releases
 #   grid-start the full default grid for 0.30.4, started in the background (setsid: outlives the call)
-#   grid-wait  wait for it (up to GRID_WAIT s), then copy its results and wall time
+#   grid-wait  wait for it (up to GRID_WAIT s), then copy its results and wall time (GRID_VERBOSE=1: asv --verbose,
+#              every benchmark's start and end timestamped in grid.log)
 #   builds     asv's own per-commit builds of v0.29.0 and v0.30.4 from /tmp/nc, offline (/tmp/wheels),
 #              then asv continuous-style compare: the path the design card names (BUILD_ROUNDS processes
 #              per row and commit; BUILD_ARGS_RE="0|4" picks the argument counts of the [1, 1] rows)
@@ -29,7 +30,8 @@
 # Needs: bash gpu/setup_env.sh stage envs base (env029, env030, env-base, /tmp/wheels, /tmp/nc).
 # Expected walls (about 2 s per forked process, design probes): verdict 8 parameter sets x 12 processes
 # x 2 releases ~ 6-7 min; lbcompare ~2 min; aa 3 labels x 8 x 6 ~ 5 min; cost ~3 min; builds ~6-8 min
-# (two C-extension builds, then 10 rounds of 6 parameter sets per commit); grid ~12 min in the background.
+# (two C-extension builds, then 10 rounds of 6 parameter sets per commit); grid ~11 min in the background
+# (2 processes per launch parameter set, 1 per other benchmark: benchmarks/common.SURVEY_ROUNDS).
 # Calls for run_steps.sh (each <= 9 min, ~25 min in all): "cost lbcompare", "verdict summary",
 #   "grid-start aa" (the grid overlaps the A/A: 16 cores, one launch thread each), "builds grid-wait publish summary".
 set -u
@@ -137,10 +139,10 @@ for part in $PARTS; do
       # GRID_CPUS (e.g. 0-11) keeps the grid off the CPU another part measures on; GRID_ANCHOR_DIR gives
       # it an anchor server of its own (one server serves one benchmark process at a time)
       [ -n "${GRID_ANCHOR_DIR:-}" ] && export LAUNCHBENCH_ASV_ANCHOR_DIR=$GRID_ANCHOR_DIR
-      log "grid: GRID_CPUS=${GRID_CPUS:-all} LAUNCHBENCH_ASV_ANCHOR=${LAUNCHBENCH_ASV_ANCHOR:-} LAUNCHBENCH_ASV_ANCHOR_DIR=${LAUNCHBENCH_ASV_ANCHOR_DIR:-}"
+      log "grid: GRID_VERBOSE=${GRID_VERBOSE:-} GRID_CPUS=${GRID_CPUS:-all} LAUNCHBENCH_ASV_ANCHOR=${LAUNCHBENCH_ASV_ANCHOR:-} LAUNCHBENCH_ASV_ANCHOR_DIR=${LAUNCHBENCH_ASV_ANCHOR_DIR:-}"
       setsid ${GRID_CPUS:+taskset -c "$GRID_CPUS"} bash -c "t0=\$(date +%s.%N); '$PY' -m launchbench asv-releases --env '0.30.4=$E030' \
           --machine '$MACHINE-grid' --ledger /tmp/lb-grid-ledger --results-dir /tmp/lb-grid-results \
-          --html-dir /tmp/lb-grid-html > /tmp/lb-grid.log 2>&1; rc=\$?; \
+          --html-dir /tmp/lb-grid-html ${GRID_VERBOSE:+--asv-verbose} > /tmp/lb-grid.log 2>&1; rc=\$?; \
           echo \"grid rc=\$rc wall=\$(python3 -c \"print(round(\$(date +%s.%N) - \$t0, 1))\")s\" > /tmp/lb-grid.done" \
           < /dev/null > /dev/null 2>&1 &
       sleep 2; echo "grid started"; unset LAUNCHBENCH_ASV_ANCHOR_DIR ;;

@@ -83,3 +83,24 @@ def test_calibration_reads_the_samples_and_scales_the_delay_by_the_anchor(tmp_pa
     # 0 args: +0.5 read, 0.5 x 9 / 10 = 0.45 expected; 2 args: +0.9 read, 0.5 x 18 / 20 = 0.45 expected
     assert "0 args: 11.000 -> 11.500 µs; added +0.500, expected 0.450, off +0.050 (within ±0.2)" in out
     assert "2 args: 19.000 -> 19.900 µs; added +0.900, expected 0.450, off +0.450 (NOT within ±0.2)" in out
+
+
+def test_grid_durations_add_up_per_benchmark_and_setup_cache_longest_first(tmp_path, analyze, capsys):
+    cols = ["result", "params", "version", "started_at", "duration", "samples"]
+    folder = tmp_path / "grid-results" / "h200-grid"
+    folder.mkdir(parents=True)
+    (folder / "machine.json").write_text(json.dumps({"machine": "h200-grid"}))
+    (folder / "4efa3c9a-existing.json").write_text(json.dumps({
+        "commit_hash": "4efa3c9a", "result_columns": cols,
+        "results": {"bench_launch.TimeLaunchPreconfigured.time_launch": [None, [], None, None, 120.5, None],
+                    "bench_lcs.TimeLCSLaunch.time_launch": [None, [], None, None, 60.0, None],
+                    "bench_launch.TrackRunKind.track_cuda_simulator": [None, [], None, None, None, None]},
+        "durations": {"<setup_cache bench_lcs:226>": 9.5}}))
+
+    got = analyze.grid_durations(str(tmp_path / "grid-results"))
+    assert list(got) == ["bench_launch.TimeLaunchPreconfigured.time_launch", "bench_lcs.TimeLCSLaunch.time_launch",
+                         "<setup_cache bench_lcs:226>"]
+    assert got["<setup_cache bench_lcs:226>"] == 9.5
+    analyze.main(str(tmp_path))
+    out = capsys.readouterr().out
+    assert "== grid: 190 s" in out and "  120.5 s   63.4 %  bench_launch.TimeLaunchPreconfigured" in out
