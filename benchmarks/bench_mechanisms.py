@@ -1,7 +1,10 @@
 """Launch-config capture mechanisms, installed onto one numba-cuda in-process.
 
-Each timed call is one ``k[1, 1](*args)`` launch of an empty kernel with
-the mechanism under test replacing ``CUDADispatcher.call`` (see
+Each sample is a batch of ``BATCH`` ``k[1, 1](*args)`` launches of an empty
+kernel and one synchronize, recorded as µs per launch (``number = 1``, a
+value clock; asv_runner re-runs ``setup`` before every individually timed
+call when ``number > 1``, and setup used to compile), with the mechanism
+under test replacing ``CUDADispatcher.call`` (see
 ``launchbench.workloads.mechanisms``): ``stock`` is numba-cuda untouched,
 ``passthrough`` the bare interception, ``contextvar`` the pull-request-#288
 style capture, ``tls`` our C thread-local stack, ``delay:0.5us`` a known
@@ -14,12 +17,21 @@ For tightly interleaved numbers with confidence intervals use
 ``launchbench mechanisms``; this suite puts the same quantity on the asv
 site next to the other launch benchmarks.
 """
-from . import common
+from . import common, native, normalize
 
 MECHANISM_SPECS = ["stock", "passthrough", "contextvar", "tls", "delay:0.5us"]
 
 #: Launches in setup after compilation, before timing starts.
 WARMUP_LAUNCHES = 100
+#: Launches per sample after a mechanism is installed (a few after each install warm its path).
+BATCH = 1 if common.smoke_mode() else 200
+INSTALL_WARMUP = 1 if common.smoke_mode() else 10
+
+#: The clock asv reads around each timed call; the body advances it by the batch's µs per launch.
+CLOCK = normalize.ValueClock()
+
+#: (configured ``k[1, 1]``, args, dispatcher class to patch) per argument count, compiled once per process.
+_KERNELS = {}
 
 
 def _mechanisms_or_skip():
@@ -33,34 +45,33 @@ def _mechanisms_or_skip():
 
 
 class TimeMechanismLaunch:
-    """``cfg(*args)`` per launch, ``cfg = k[1, 1]``, under each capture mechanism."""
+    """``cfg(*args)`` per launch, ``cfg = k[1, 1]``, under each capture mechanism; µs per launch.
+
+    setup installs the mechanism and teardown removes it (asv runs both around every sample); the
+    kernel is compiled and warmed up once per process, before any mechanism is installed.
+    """
 
     params = [MECHANISM_SPECS, common.ARG_COUNTS]
     param_names = ["mechanism", "args"]
-    number = 2000
+    timer = staticmethod(CLOCK.now)
+    number = 1
     rounds = common.SURVEY_ROUNDS
-    repeat = (5, 10, 2.0)  # 2000 launches (~20-60 ms) per sample; was up to 20 samples in 10 s
-    warmup_time = 0.2
+    repeat = (10, 50, 2.0)  # a sample is ~2-6 ms of launches
+    warmup_time = 0
 
     def setup(self, mechanism, nargs):
         mechanisms = _mechanisms_or_skip()
         common.gpu_or_skip()
         common.quiet_occupancy_warnings()
-        target = None
-        kernel = common.make_kernel(nargs)
-        if common.simulator_enabled():
-            # Smoke runs only: simulator kernels never reach CUDADispatcher.call.
-            from launchbench.workloads.mechanism_rounds import SimulatorDispatcher
-
-            kernel, target = SimulatorDispatcher(kernel), SimulatorDispatcher
-        self.args = common.make_args(nargs)
-        self.configured = kernel[1, 1]
-        self.configured(*self.args)  # compile before the mechanism is installed
+        if nargs not in _KERNELS:
+            _KERNELS[nargs] = _kernel(nargs)
+        configured, self.args, target = _KERNELS[nargs]
         mechanisms.install(mechanism, target=target)
         self._mechanisms = mechanisms
-        for _ in range(WARMUP_LAUNCHES):
-            self.configured(*self.args)
+        for _ in range(INSTALL_WARMUP):
+            configured(*self.args)
         common.synchronize()
+        self.run = native.launch_batch(configured, self.args, common.synchronize)
 
     def teardown(self, mechanism, nargs):
         if hasattr(self, "_mechanisms"):
@@ -68,4 +79,21 @@ class TimeMechanismLaunch:
             common.synchronize()
 
     def time_launch(self, mechanism, nargs):
-        self.configured(*self.args)
+        CLOCK.advance(self.run(BATCH))
+
+
+def _kernel(nargs):
+    """``k[1, 1]``, its arguments and the dispatcher class to patch (None: numba-cuda's), warmed up."""
+    target = None
+    kernel = common.make_kernel(nargs)
+    if common.simulator_enabled():
+        # Smoke runs only: simulator kernels never reach CUDADispatcher.call.
+        from launchbench.workloads.mechanism_rounds import SimulatorDispatcher
+
+        kernel, target = SimulatorDispatcher(kernel), SimulatorDispatcher
+    args = common.make_args(nargs)
+    configured = kernel[1, 1]
+    for _ in range(1 if common.smoke_mode() else WARMUP_LAUNCHES):  # the first compiles
+        configured(*args)
+    common.synchronize()
+    return configured, args, target

@@ -139,6 +139,26 @@ def test_launch_benchmarks_take_one_value_clock_sample_per_process():
         assert cls.timer == bench_launch.CLOCK.now
 
 
+def test_no_time_benchmark_reruns_setup_between_its_timed_calls():
+    """asv_runner re-runs ``setup`` before every individually timed call when ``number > 1`` (or auto) and
+    the class has a setup: a setup that compiles then made bench_argkinds take 10.5 min of the full grid.
+    A benchmark with setup either times one call per sample on purpose (a launch of its own, a first
+    launch) or batches inside the body with number = 1 (the value clock)."""
+    import importlib
+    import inspect
+
+    per_call = {"bench_lcs.TimeLCSLaunch", "bench_lcs.TimeLCSCallbacks"}  # one memoized launch per sample
+    offenders = []
+    for path in sorted((ROOT / "benchmarks").glob("bench_*.py")):
+        module = importlib.import_module(f"benchmarks.{path.stem}")
+        for name, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ != module.__name__ or not any(m.startswith("time_") for m in dir(cls)):
+                continue
+            if hasattr(cls, "setup") and getattr(cls, "number", 0) != 1 and f"{path.stem}.{name}" not in per_call:
+                offenders.append(f"{path.stem}.{name} (number={getattr(cls, 'number', 0)})")
+    assert offenders == []
+
+
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):
     """One smoke asv-releases run (two 'releases', both this venv) shared by the tests below."""

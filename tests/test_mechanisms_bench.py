@@ -15,7 +15,9 @@ for spec in b.MECHANISM_SPECS:
     o = b.TimeMechanismLaunch()
     o.setup(spec, 1)
     assert m.active() == m.validate(spec), (spec, m.active())
+    before = b.CLOCK.now()
     o.time_launch(spec, 1)
+    assert b.CLOCK.now() > before  # the recorded sample: the batch's seconds per launch
     o.teardown(spec, 1)
     assert m.active() == "stock"
 print("ran", len(b.MECHANISM_SPECS))
