@@ -10,11 +10,11 @@ import warnings
 ARG_COUNTS = [0, 1, 2, 3, 4]
 
 #: asv processes per parameter set for every benchmark that is not a launch-overhead row of
-#: bench_launch (LC-S, mechanisms, peers, argument kinds, tracks). One: their samples are per-call
-#: timings inside the process, fresh processes of their own (timeraw) or exact counts, and the
+#: bench_launch (LC-S, mechanisms, peers, argument kinds, tracks). One: their samples are timings
+#: inside the process, fresh processes of their own (timeraw) or exact counts, and the
 #: dedicated commands (`launchbench mechanisms`, `peers`, `compare --arg-kind`) give their
 #: interleaved intervals. With bench_launch's 2 it keeps the full default grid for one commit within
-#: 15 minutes (docs/asv.md, "The full grid"); ``-a rounds=N`` overrides.
+#: 15 minutes (docs/asv.md, "Which path gives which precision"); ``-a rounds=N`` overrides.
 SURVEY_ROUNDS = 1
 
 #: Set to 1 to let the suite run under the CUDA simulator (CI smoke runs).
