@@ -107,18 +107,24 @@ def aa(d):
         print(f"  flagged: {len(flags)} of {len(rows)} rows")
 
 
-def result_samples(results_dir):
-    """asv result files (``--record-samples``) -> {(machine, commit[:8], benchmark, params): [µs, ...]}."""
+def _result_files(results_dir):
+    """(machine, asv result document) for every result file under an asv results folder."""
     import glob
-    import itertools
 
-    out = {}
-    for path in glob.glob(os.path.join(results_dir, "*", "*-*.json")):
+    for path in sorted(glob.glob(os.path.join(results_dir, "*", "*-*.json"))):
         if os.path.basename(path) == "machine.json":
             continue
         with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-        machine, commit, cols = os.path.basename(os.path.dirname(path)), doc["commit_hash"][:8], doc["result_columns"]
+            yield os.path.basename(os.path.dirname(path)), json.load(fh)
+
+
+def result_samples(results_dir):
+    """asv result files (``--record-samples``) -> {(machine, commit[:8], benchmark, params): [µs, ...]}."""
+    import itertools
+
+    out = {}
+    for machine, doc in _result_files(results_dir):
+        commit, cols = doc["commit_hash"][:8], doc["result_columns"]
         for name, values in doc["results"].items():
             row = dict(zip(cols, values))
             combos = list(itertools.product(*row["params"])) if row.get("params") else [()]
@@ -170,14 +176,8 @@ def grid_durations(results_dir):
     asv records each benchmark's duration summed over its rounds and processes, and the setup_cache
     and build times under ``durations``; sorted longest first.
     """
-    import glob
-
     out = {}
-    for path in glob.glob(os.path.join(results_dir, "*", "*-*.json")):
-        if os.path.basename(path) == "machine.json":
-            continue
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
+    for _, doc in _result_files(results_dir):
         cols = doc["result_columns"]
         for name, values in doc["results"].items():
             seconds = dict(zip(cols, values)).get("duration")
