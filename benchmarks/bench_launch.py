@@ -232,7 +232,7 @@ class _Timing:
       independent unit, and asv treats samples as independent: its median,
       99 % interval and Mann-Whitney test are honest only over processes.
     * ``rounds = 2`` processes per parameter set for the full grid (asv's
-      own default; about 1.7 s each with the forkserver, 85 parameter sets):
+      own default; 85 parameter sets at about 1.4 s a process on the H200):
       a survey that fits 15 minutes with the rest of the suite. Verdict rows
       take more with ``-a rounds=N`` (12-16 on the ``[1, 1]`` rows, docs/asv.md).
     * ``warmup_time = 0``: setup already warmed up (100 launches).
