@@ -19,15 +19,11 @@ from . import common, native, normalize
 KINDS = ["array", "cupy", "torch"]
 ARG_COUNTS = [1, 26]
 DISPATCHES = ["lazy", "eager"]
-WARMUP_LAUNCHES = 100
 #: Launches per sample (one synchronize at the end): ~0.13 s at 26 torch arguments (~1.3 ms each).
 BATCH = 1 if common.smoke_mode() else 100
 
 #: The clock asv reads around each timed call; the body advances it by the batch's µs per launch.
 CLOCK = normalize.ValueClock()
-
-#: ``run(n)`` per (kind, args, dispatch), built by the first setup of the process.
-_RUNNERS = {}
 
 
 def _one_array(kind):
@@ -59,10 +55,7 @@ class TimeArgKindLaunch:
     warmup_time = 0  # setup warmed up
 
     def setup(self, kind, nargs, dispatch):
-        key = (kind, nargs, dispatch)
-        if key not in _RUNNERS:
-            _RUNNERS[key] = _runner(kind, nargs, dispatch)
-        self.run = _RUNNERS[key]
+        self.run = common.per_process(("argkinds", kind, nargs, dispatch), lambda: _runner(kind, nargs, dispatch))
 
     def time_launch(self, kind, nargs, dispatch):
         CLOCK.advance(self.run(BATCH))
@@ -81,7 +74,5 @@ def _runner(kind, nargs, dispatch):
     else:
         kernel = cuda.jit(namespace["k"])
     configured = kernel[1, 1]
-    for _ in range(1 if common.smoke_mode() else WARMUP_LAUNCHES):
-        configured(*args)
-    common.synchronize()
+    common.warm_up(configured, args)
     return native.launch_batch(configured, args, common.synchronize)

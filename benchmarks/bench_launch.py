@@ -60,9 +60,6 @@ LAUNCH_CONFIGS = {
 }
 CONFIG_NAMES = list(LAUNCH_CONFIGS)
 
-#: Launches in setup after compilation, before timing starts.
-WARMUP_LAUNCHES = 100
-
 #: Smoke runs (simulator) only prove the suite runs: the simulator executes
 #: every GPU thread in Python, so they take one sample of one launch and skip
 #: grids larger than this many threads.
@@ -113,17 +110,8 @@ CLOCK = normalize.ValueClock()
 #: numba.cuda imported before asv's forkserver forks (no CUDA context yet).
 PREIMPORTED = common.preimport_numba_cuda()
 
-#: Per-process state built by the first ``setup`` of each benchmark kind
-#: and parameter set (asv runs one parameter set per process).
-_PREPARED = {}
-
-
-def _prepared(key, build):
-    """``build()`` once per process for *key*; later calls return the same state."""
-    state = _PREPARED.get(key)
-    if state is None:
-        state = _PREPARED[key] = build()
-    return state
+#: Per-process state built by the first ``setup`` of each benchmark kind and parameter set.
+_prepared = common.per_process
 
 
 def _settings():
@@ -192,9 +180,7 @@ def launch_runner(nargs, config, per_launch_configure=False, delay_s=0.0):
     stream = cuda.stream() if LAUNCH_CONFIGS[config][2] == "stream" else None
     index = launch_index(config, stream)
     configured = kernel[index]
-    for _ in range(1 if SMOKE else WARMUP_LAUNCHES):  # first launch compiles (or loads the cache)
-        configured(*args)
-    common.synchronize()
+    common.warm_up(configured, args)
     if per_launch_configure:
         run = native.configure_batch(kernel, index, args, common.synchronize, delay_s)
     else:
@@ -375,10 +361,7 @@ def _callback_state(nargs, settings):
     if not hasattr(configured, "pre_launch_callbacks"):
         raise NotImplementedError("this numba-cuda has no pre_launch_callbacks")
     configured.pre_launch_callbacks.append(_noop_callback)
-    for _ in range(1 if SMOKE else WARMUP_LAUNCHES):
-        configured(*args)
-    common.synchronize()
-
+    common.warm_up(configured, args)
     return {"run": native.launch_batch(configured, args, common.synchronize, settings["delay"] * 1e-6)}
 
 

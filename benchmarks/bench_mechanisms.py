@@ -21,17 +21,12 @@ from . import common, native, normalize
 
 MECHANISM_SPECS = ["stock", "passthrough", "contextvar", "tls", "delay:0.5us"]
 
-#: Launches in setup after compilation, before timing starts.
-WARMUP_LAUNCHES = 100
-#: Launches per sample after a mechanism is installed (a few after each install warm its path).
+#: Launches per sample, and after each install (a few warm the mechanism's path).
 BATCH = 1 if common.smoke_mode() else 200
-INSTALL_WARMUP = 1 if common.smoke_mode() else 10
+INSTALL_WARMUP = 10
 
 #: The clock asv reads around each timed call; the body advances it by the batch's µs per launch.
 CLOCK = normalize.ValueClock()
-
-#: (configured ``k[1, 1]``, args, dispatcher class to patch) per argument count, compiled once per process.
-_KERNELS = {}
 
 
 def _mechanisms_or_skip():
@@ -63,14 +58,10 @@ class TimeMechanismLaunch:
         mechanisms = _mechanisms_or_skip()
         common.gpu_or_skip()
         common.quiet_occupancy_warnings()
-        if nargs not in _KERNELS:
-            _KERNELS[nargs] = _kernel(nargs)
-        configured, self.args, target = _KERNELS[nargs]
+        configured, self.args, target = common.per_process(("mechanisms", nargs), lambda: _kernel(nargs))
         mechanisms.install(mechanism, target=target)
         self._mechanisms = mechanisms
-        for _ in range(INSTALL_WARMUP):
-            configured(*self.args)
-        common.synchronize()
+        common.warm_up(configured, self.args, INSTALL_WARMUP)
         self.run = native.launch_batch(configured, self.args, common.synchronize)
 
     def teardown(self, mechanism, nargs):
@@ -93,7 +84,5 @@ def _kernel(nargs):
         kernel, target = SimulatorDispatcher(kernel), SimulatorDispatcher
     args = common.make_args(nargs)
     configured = kernel[1, 1]
-    for _ in range(1 if common.smoke_mode() else WARMUP_LAUNCHES):  # the first compiles
-        configured(*args)
-    common.synchronize()
+    common.warm_up(configured, args)  # compiled before any mechanism is installed
     return configured, args, target

@@ -220,6 +220,33 @@ def synchronize():
     cuda_module().synchronize()
 
 
+#: Launches after the first (which compiles or loads the cache), before timing starts.
+WARMUP_LAUNCHES = 100
+
+#: Per-process state built by the first ``setup`` that needs it (asv runs one parameter set per process).
+_PER_PROCESS = {}
+
+
+def per_process(key, build):
+    """``build()`` once per process for *key*; later calls return the same state.
+
+    asv_runner calls ``setup`` before every sample, so anything costly there (a compile, a warm-up)
+    must be built once. A build that raises (a skip) is not kept and raises again.
+    """
+    state = _PER_PROCESS.get(key)
+    if state is None:
+        state = _PER_PROCESS[key] = build()
+    return state
+
+
+def warm_up(fn, args, launches=WARMUP_LAUNCHES):
+    """``fn(*args)`` *launches* times (once in a smoke run: the simulator runs every thread in Python),
+    then synchronize; the first call compiles or loads the kernel."""
+    for _ in range(1 if smoke_mode() else launches):
+        fn(*args)
+    synchronize()
+
+
 def has_launchconfig():
     """True on numba-cuda >= 0.30, which has numba.cuda.launchconfig (v2)."""
     try:

@@ -155,7 +155,7 @@ for part in $PARTS; do
         echo "grid still running after ${waited}s more (partial results copied)" | tee -a "$D/walls.txt"
       fi
       cp /tmp/lb-grid.log "$D/grid.log"; rm -rf "$D/grid-results"; cp -r /tmp/lb-grid-results "$D/grid-results"
-      [ -n "${GRID_ANCHOR_DIR:-}" ] && { mkdir -p "$D/anchor-grid"; cp "$GRID_ANCHOR_DIR"/a0.json "$GRID_ANCHOR_DIR"/anchor.log "$D/anchor-grid/" 2>/dev/null; } ;;
+      [ -n "${GRID_ANCHOR_DIR:-}" ] && LAUNCHBENCH_ASV_ANCHOR_DIR=$GRID_ANCHOR_DIR anchor_files grid ;;
     builds)
       builds_config /tmp/lb-builds.asv.json "$D/asv-builds" /tmp/lb-asv-env
       timed builds "$BPY" -m asv --config /tmp/lb-builds.asv.json continuous v0.29.0 v0.30.4 \
