@@ -1,14 +1,21 @@
 """Launch-config capture mechanisms, installed onto one numba-cuda in-process.
 
-Each sample is a batch of ``BATCH`` ``k[1, 1](*args)`` launches of an empty
-kernel and one synchronize, recorded as µs per launch (``number = 1``, a
-value clock; asv_runner re-runs ``setup`` before every individually timed
-call when ``number > 1``, and setup used to compile), with the mechanism
-under test replacing ``CUDADispatcher.call`` (see
+The mechanism under test replaces ``CUDADispatcher.call`` (see
 ``launchbench.workloads.mechanisms``): ``stock`` is numba-cuda untouched,
 ``passthrough`` the bare interception, ``contextvar`` the pull-request-#288
 style capture, ``tls`` our C thread-local stack, ``delay:0.5us`` a known
 +0.5 µs. Read a mechanism's cost as its time minus ``passthrough``'s.
+
+A sample is taken as bench_launch takes one (docs/asv.md, "Native asv"):
+slots of a batch of ``k[1, 1](*args)`` launches next to a batch of the
+process's reference launch, the value ``median(mechanism/reference) * R0``
+handed to asv through the value clock, one sample per process, ``rounds``
+processes per parameter set. Why: every parameter set runs in processes
+of its own, and raw per-launch times carried each process's speed state
+(``stock`` 16.0 µs against ``passthrough`` 10.9 µs at 0 args in the full
+grid, results/h200/2026-11-25-asv-native-grid), a gap that was the VM and
+not the mechanism. With ``LAUNCHBENCH_ASV_ANCHOR`` the reference is the
+anchor's launch of the same kind, as for the launch rows.
 
 Needs launchbench itself (its C extension), so it runs in an environment
 where launchbench is installed; in the virtualenvs asv builds for
@@ -17,16 +24,15 @@ For tightly interleaved numbers with confidence intervals use
 ``launchbench mechanisms``; this suite puts the same quantity on the asv
 site next to the other launch benchmarks.
 """
-from . import common, native, normalize
+from . import bench_launch, common, native
 
 MECHANISM_SPECS = ["stock", "passthrough", "contextvar", "tls", "delay:0.5us"]
 
-#: Launches per sample, and after each install (a few warm the mechanism's path).
-BATCH = 1 if common.smoke_mode() else 200
+#: Launches after each install (a few warm the mechanism's path).
 INSTALL_WARMUP = 10
 
-#: The clock asv reads around each timed call; the body advances it by the batch's µs per launch.
-CLOCK = normalize.ValueClock()
+#: The clock asv reads around each timed call: bench_launch's, which its samples advance.
+CLOCK = bench_launch.CLOCK
 
 
 def _mechanisms_or_skip():
@@ -39,26 +45,24 @@ def _mechanisms_or_skip():
     return mechanisms
 
 
-class TimeMechanismLaunch:
-    """``cfg(*args)`` per launch, ``cfg = k[1, 1]``, under each capture mechanism; µs per launch.
+class TimeMechanismLaunch(bench_launch._Timing):
+    """``cfg(*args)`` per launch, ``cfg = k[1, 1]``, under each capture mechanism; normalized µs.
 
-    setup installs the mechanism and teardown removes it (asv runs both around every sample); the
-    kernel is compiled and warmed up once per process, before any mechanism is installed.
+    setup installs the mechanism and teardown removes it (asv runs both around the sample); the
+    kernel is loaded and warmed up once per process, before any mechanism is installed, and so is
+    the reference (it never goes through numba-cuda's dispatcher).
     """
 
     params = [MECHANISM_SPECS, common.ARG_COUNTS]
     param_names = ["mechanism", "args"]
-    timer = staticmethod(CLOCK.now)
-    number = 1
-    rounds = common.SURVEY_ROUNDS
-    repeat = (10, 50, 2.0)  # a sample is ~2-6 ms of launches
-    warmup_time = 0
 
     def setup(self, mechanism, nargs):
         mechanisms = _mechanisms_or_skip()
-        common.gpu_or_skip()
+        common.per_process("gpu", bench_launch._gpu_checked)
         common.quiet_occupancy_warnings()
+        self.settings = common.per_process("settings", bench_launch._settings)
         configured, self.args, target = common.per_process(("mechanisms", nargs), lambda: _kernel(nargs))
+        self.ref = bench_launch._ref_for(self.settings, nargs)
         mechanisms.install(mechanism, target=target)
         self._mechanisms = mechanisms
         common.warm_up(configured, self.args, INSTALL_WARMUP)
@@ -70,13 +74,13 @@ class TimeMechanismLaunch:
             common.synchronize()
 
     def time_launch(self, mechanism, nargs):
-        CLOCK.advance(self.run(BATCH))
+        self._sample(self.run, self.ref)
 
 
 def _kernel(nargs):
     """``k[1, 1]``, its arguments and the dispatcher class to patch (None: numba-cuda's), warmed up."""
     target = None
-    kernel = common.make_kernel(nargs)
+    kernel = common.cached_kernel(nargs)  # the launch rows' kernel: from numba's disk cache
     if common.simulator_enabled():
         # Smoke runs only: simulator kernels never reach CUDADispatcher.call.
         from launchbench.workloads.mechanism_rounds import SimulatorDispatcher

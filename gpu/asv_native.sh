@@ -25,6 +25,10 @@
 # LAUNCHBENCH_ASV_ANCHOR=/tmp/env029/bin/python divides every sample by the anchor (benchmarks/anchor.py); the
 # builds/aabuilds/calbuilds parts then copy its a0.json and log into DIR/anchor-PART; REF_ARGS_RE="0|2|4" adds
 # the anchor's raw rows at those argument counts to aabuilds/calbuilds (the calibration's expected value).
+#   mechanisms the mechanism rows (TimeMechanismLaunch) on 0.30.4 once per reference in MECH_REFS (default
+#              "none bindings anchor": raw µs as before, divided by the bindings reference, divided by the
+#              0.29.0 anchor), each in asv-results-mech-REF, then launchbench mechanisms on 0.30.4 the same
+#              hour (gpu/mechanisms.sh, MECH_SECONDS=60, MECH_PROCESSES=10) into DIR/lbmechanisms
 #   publish    asv publish of the native results (+ builds) into DIR/html
 #   summary    python gpu/analyze_asv_native.py DIR > DIR/summary.txt
 # Needs: bash gpu/setup_env.sh stage envs base (env029, env030, env-base, /tmp/wheels, /tmp/nc).
@@ -156,6 +160,25 @@ for part in $PARTS; do
       fi
       cp /tmp/lb-grid.log "$D/grid.log"; rm -rf "$D/grid-results"; cp -r /tmp/lb-grid-results "$D/grid-results"
       [ -n "${GRID_ANCHOR_DIR:-}" ] && LAUNCHBENCH_ASV_ANCHOR_DIR=$GRID_ANCHOR_DIR anchor_files grid ;;
+    mechanisms)
+      for ref in ${MECH_REFS:-none bindings anchor}; do
+        if [ "$ref" = anchor ]; then
+          export LAUNCHBENCH_ASV_ANCHOR=$E029 LAUNCHBENCH_ASV_ANCHOR_DIR=/tmp/lb-anchor-mech
+        else
+          unset LAUNCHBENCH_ASV_ANCHOR LAUNCHBENCH_ASV_ANCHOR_DIR
+        fi
+        log "mech-$ref: LAUNCHBENCH_ASV_REFERENCE=$ref LAUNCHBENCH_ASV_ANCHOR=${LAUNCHBENCH_ASV_ANCHOR:-}"
+        LAUNCHBENCH_ASV_REFERENCE=$ref timed "mech-$ref" "$PY" -m launchbench asv-releases --env "0.30.4=$E030" \
+            --machine "$MACHINE-mech-$ref" --ledger "$LEDGER" --results-dir "$D/asv-results-mech-$ref" \
+            --html-dir /tmp/lb-mech-html -b TimeMechanismLaunch
+        tail -n 32 "$D/mech-$ref.log"
+        [ "$ref" = anchor ] && anchor_files mech
+      done
+      unset LAUNCHBENCH_ASV_ANCHOR LAUNCHBENCH_ASV_ANCHOR_DIR
+      log "MECH_VERSIONS=030 MECH_SECONDS=${MECH_SECONDS:-60} MECH_PROCESSES=${MECH_PROCESSES:-10} bash gpu/mechanisms.sh DIR/lbmechanisms"
+      MECH_VERSIONS=030 MECH_SECONDS=${MECH_SECONDS:-60} MECH_PROCESSES=${MECH_PROCESSES:-10} \
+          bash gpu/mechanisms.sh "$D/lbmechanisms" > "$D/lbmechanisms.log" 2>&1
+      tail -n 20 "$D/lbmechanisms.log" ;;
     builds)
       builds_config /tmp/lb-builds.asv.json "$D/asv-builds" /tmp/lb-asv-env
       timed builds "$BPY" -m asv --config /tmp/lb-builds.asv.json continuous v0.29.0 v0.30.4 \

@@ -171,6 +171,38 @@ def test_two_benchmark_processes_share_one_anchor_server(short_dir):
                 pass
 
 
+MECH_SCRIPT = """import json
+from benchmarks import bench_mechanisms as b
+x = b.TimeMechanismLaunch()
+x.setup("tls", 2)
+before = b.CLOCK.now()
+x.time_launch("tls", 2)
+x.teardown("tls", 2)
+client = b.common.per_process("anchor", None)
+print(json.dumps({"value": b.CLOCK.now() - before, "pid": x.ref.anchor["pid"], "kind": client.current}))
+"""
+
+
+def test_mechanism_rows_divide_by_the_anchors_launch_of_the_same_kind(short_dir):
+    """With the anchor set, a mechanism row's reference is the anchor launching ``k[1, 1]`` with as
+    many arguments: the launch the mechanism wraps, so the VM's state moves both alike."""
+    env = _sim_env(LAUNCHBENCH_ASV_ANCHOR=sys.executable, LAUNCHBENCH_ASV_ANCHOR_DIR=short_dir)
+    pids = []
+    try:
+        proc = subprocess.run([sys.executable, "-c", MECH_SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True)
+        pids = _started_servers(short_dir)
+        assert proc.returncode == 0, proc.stderr
+        out = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert out["value"] > 0 and out["pid"] in pids
+        assert out["kind"] == {"mode": "pre", "args": 2, "config": "[1, 1]"}
+    finally:
+        for pid in set(pids + _started_servers(short_dir)):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
 def test_server_leaves_after_its_idle_time(short_dir):
     proc = subprocess.Popen([sys.executable, "-m", "benchmarks.anchor", "--dir", short_dir, "--idle", "1"],
                             cwd=ROOT, env=_sim_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
