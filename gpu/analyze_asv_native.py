@@ -6,8 +6,9 @@ Reads DIR/verdict-compare.txt, DIR/builds-compare.txt (asv compare tables), DIR/
 (launchbench compare the same hour), DIR/aa-compare.txt (A/A and delay) and DIR/walls.txt, and prints:
 per [1, 1] row the asv ratio and flag next to launchbench's paired % (within 2 pp?), the A/A flags,
 the delay read back against its expected normalized value (asv-releases' aa-compare.txt, and
-calbuilds' samples in DIR/asv-builds, anchor-aware), where the full grid's time went (DIR/grid-results)
-and the walls.
+calbuilds' samples in DIR/asv-builds, anchor-aware), where the full grid's time went (DIR/grid-results),
+the mechanism rows per reference (DIR/asv-results-mech-REF) against launchbench mechanisms the same hour
+(DIR/lbmechanisms) and the walls.
 """
 from __future__ import annotations
 
@@ -197,6 +198,81 @@ def grid(d):
             print(f"  {seconds:7.1f} s  {100 * seconds / total:5.1f} %  {name}")
 
 
+MECHANISM = "TimeMechanismLaunch.time_launch"
+
+#: A mechanism cost as asv's rows give it (minuend, subtrahend) and as launchbench mechanisms' paired
+#: analysis does (its baseline, its mechanism, sign).
+MECHANISM_COSTS = {
+    "passthrough-stock": (("passthrough", "stock"), ("vs_passthrough", "stock", -1)),
+    "tls-passthrough": (("tls", "passthrough"), ("vs_passthrough", "tls", 1)),
+    "contextvar-stock": (("contextvar", "stock"), ("vs_stock", "contextvar", 1)),
+    "delay-passthrough": (("delay:0.5us", "passthrough"), ("vs_passthrough", "delay:500ns", 1)),
+}
+
+
+def mechanism_rows(results_dir):
+    """{(mechanism, nargs): [µs per process, ...]} of TimeMechanismLaunch in one asv results folder."""
+    out = {}
+    for (_, _, bench, combo), values in result_samples(results_dir).items():
+        if bench == MECHANISM:
+            out.setdefault((combo[0].strip("'"), int(combo[1])), []).extend(values)
+    return out
+
+
+def mechanism_costs(rows):
+    """{cost name: {nargs: (µs, % of the subtrahend)}} from the rows' medians over processes (asv's value)."""
+    import statistics
+
+    med = {k: statistics.median(v) for k, v in rows.items()}
+    out = {}
+    for name, ((a, b), _) in MECHANISM_COSTS.items():
+        out[name] = {n: (med[(a, n)] - med[(b, n)], 100 * (med[(a, n)] / med[(b, n)] - 1))
+                     for (m, n) in med if m == a and (b, n) in med}
+    return out
+
+
+def lb_mechanism_costs(path):
+    """The same costs from launchbench mechanisms' JSON: paired deltas (mean over processes), µs and %."""
+    text = _read(path)
+    if not text:
+        return {}
+    per_args = json.loads(text)["analysis"]["per_args"]
+    out = {}
+    for name, (_, (base, mech, sign)) in MECHANISM_COSTS.items():
+        out[name] = {}
+        for n, row in per_args.items():
+            if mech in row.get(base, {}):
+                delta = row[base][mech]
+                out[name][int(n)] = (sign * delta["delta_us"], sign * delta["delta_pct"])
+    return out
+
+
+def mechanisms(d):
+    """Per reference: each mechanism cost by argument count in µs and in % next to launchbench mechanisms'
+    (the % is scale-free: a normalized row reads in the reference's µs, not this machine's), and how far a
+    row's processes lie apart ((max - min) / median, the median over rows)."""
+    import glob
+    import statistics
+
+    lb = lb_mechanism_costs(os.path.join(d, "lbmechanisms", "mechanisms-030.json"))
+    for folder in sorted(glob.glob(os.path.join(d, "asv-results-mech-*"))):
+        rows = mechanism_rows(folder)
+        if not rows:
+            continue
+        spread = statistics.median((max(v) - min(v)) / statistics.median(v) for v in rows.values())
+        print(f"\n== mechanism rows, reference {folder.rsplit('-', 1)[1]}: {len(rows)} rows, "
+              f"process spread {100 * spread:.1f} % (median over rows)")
+        for name, by_n in mechanism_costs(rows).items():
+            ref = lb.get(name, {})
+            for unit, i in (("µs", 0), ("%", 1)):
+                line = "  ".join(f"{n}: {by_n[n][i]:+.2f}" + (f" ({ref[n][i]:+.2f})" if n in ref else "")
+                                 for n in sorted(by_n))
+                off = [abs(by_n[n][i] - ref[n][i]) for n in by_n if n in ref]
+                print(f"  {name:18s} {unit:2s} {line}" + (f"   worst off {max(off):.2f}" if off else ""))
+    if lb:
+        print("  (in parentheses: launchbench mechanisms the same hour, paired)")
+
+
 def walls(d):
     text = _read(os.path.join(d, "walls.txt"))
     if text:
@@ -214,6 +290,7 @@ def main(d):
     aa(d)
     calibration(d)
     grid(d)
+    mechanisms(d)
     walls(d)
 
 

@@ -104,3 +104,40 @@ def test_grid_durations_add_up_per_benchmark_and_setup_cache_longest_first(tmp_p
     analyze.main(str(tmp_path))
     out = capsys.readouterr().out
     assert "== grid: 190 s" in out and "  120.5 s   63.4 %  bench_launch.TimeLaunchPreconfigured" in out
+
+
+def test_mechanism_costs_from_the_rows_next_to_launchbench_mechanisms(tmp_path, analyze, capsys):
+    """A mechanism's cost is the difference of two rows' medians over processes, in µs and in % of the
+    row it is taken from; launchbench mechanisms' paired deltas sit beside it, sign-matched."""
+    cols = ["result", "params", "version", "started_at", "duration", "samples"]
+    folder = tmp_path / "asv-results-mech-anchor" / "m-mech-anchor"
+    folder.mkdir(parents=True)
+    (folder / "machine.json").write_text("{}")
+    specs = ["'stock'", "'passthrough'", "'contextvar'", "'tls'", "'delay:0.5us'"]
+    level = {"'stock'": 10.0, "'passthrough'": 10.2, "'contextvar'": 13.0, "'tls'": 10.3, "'delay:0.5us'": 10.7}
+    # two processes per row, 0 and 1 args; at 1 arg every row is 10 µs higher
+    samples = [[(level[m] + 10 * n + d) * 1e-6 for d in (-0.1, 0.1)] for m in specs for n in (0, 1)]
+    (folder / "4efa3c9a-existing.json").write_text(json.dumps({
+        "commit_hash": "4efa3c9a", "result_columns": cols,
+        "results": {"bench_mechanisms.TimeMechanismLaunch.time_launch":
+                    [None, [specs, ["0", "1"]], None, None, 30.0, samples]}}))
+    lb = tmp_path / "lbmechanisms"
+    lb.mkdir()
+    per_args = {str(n): {"vs_passthrough": {"stock": {"delta_us": -0.2, "delta_pct": -2.0},
+                                            "tls": {"delta_us": 0.05, "delta_pct": 0.5},
+                                            "delay:500ns": {"delta_us": 0.5, "delta_pct": 4.9}},
+                         "vs_stock": {"contextvar": {"delta_us": 3.5, "delta_pct": 35.0}}} for n in (0, 1)}
+    (lb / "mechanisms-030.json").write_text(json.dumps({"analysis": {"per_args": per_args}}))
+
+    rows = analyze.mechanism_rows(str(tmp_path / "asv-results-mech-anchor"))
+    assert rows[("tls", 1)] == pytest.approx([20.2, 20.4])
+    costs = analyze.mechanism_costs(rows)
+    assert costs["contextvar-stock"][0] == pytest.approx((3.0, 30.0))
+    assert costs["tls-passthrough"][1] == pytest.approx((0.1, 100 * (20.3 / 20.2 - 1)))
+    lbc = analyze.lb_mechanism_costs(str(lb / "mechanisms-030.json"))
+    assert lbc["passthrough-stock"][0] == (0.2, 2.0)  # stock vs passthrough, turned around
+    analyze.mechanisms(str(tmp_path))
+    out = capsys.readouterr().out
+    assert "reference anchor: 10 rows, process spread 1.3 %" in out
+    assert "contextvar-stock   µs 0: +3.00 (+3.50)  1: +3.00 (+3.50)   worst off 0.50" in out
+    assert "delay-passthrough  µs 0: +0.50 (+0.50)  1: +0.50 (+0.50)   worst off 0.00" in out
