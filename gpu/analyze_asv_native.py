@@ -254,7 +254,8 @@ def mechanisms(d):
     import glob
     import statistics
 
-    lb = lb_mechanism_costs(os.path.join(d, "lbmechanisms", "mechanisms-030.json"))
+    path = os.path.join(d, "lbmechanisms", "mechanisms-030.json")
+    lb = lb_mechanism_costs(path if os.path.exists(path) else path + ".gz")
     for folder in sorted(glob.glob(os.path.join(d, "asv-results-mech-*"))):
         rows = mechanism_rows(folder)
         if not rows:
