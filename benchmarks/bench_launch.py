@@ -233,9 +233,9 @@ class _Timing:
     min_run_count = 1
     timeout = 120
 
-    def _sample(self, run, ref):
+    def _sample(self, run, ref, numba_batch=native.NUMBA_BATCH):
         settings = self.settings
-        numba_s, ref_s = native.slot_loop(run, ref, settings["slots"],
+        numba_s, ref_s = native.slot_loop(run, ref, settings["slots"], numba_batch=numba_batch,
                                           ref_batch=getattr(ref, "batch", native.REFERENCE_BATCH))
         if ref is None:
             value = normalize.raw_us(numba_s)

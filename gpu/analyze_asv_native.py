@@ -8,7 +8,7 @@ per [1, 1] row the asv ratio and flag next to launchbench's paired % (within 2 p
 the delay read back against its expected normalized value (asv-releases' aa-compare.txt, and
 calbuilds' samples in DIR/asv-builds, anchor-aware), where the full grid's time went (DIR/grid-results),
 the mechanism rows per reference (DIR/asv-results-mech-REF) against launchbench mechanisms the same hour
-(DIR/lbmechanisms) and the walls.
+(DIR/lbmechanisms), the argument-kind rows per reference (DIR/asv-results-ak-REF) and the walls.
 """
 from __future__ import annotations
 
@@ -252,7 +252,6 @@ def mechanisms(d):
     (the % is scale-free: a normalized row reads in the reference's µs, not this machine's), and how far a
     row's processes lie apart ((max - min) / median, the median over rows)."""
     import glob
-    import statistics
 
     path = os.path.join(d, "lbmechanisms", "mechanisms-030.json")
     lb = lb_mechanism_costs(path if os.path.exists(path) else path + ".gz")
@@ -260,9 +259,8 @@ def mechanisms(d):
         rows = mechanism_rows(folder)
         if not rows:
             continue
-        spread = statistics.median((max(v) - min(v)) / statistics.median(v) for v in rows.values())
         print(f"\n== mechanism rows, reference {folder.rsplit('-', 1)[1]}: {len(rows)} rows, "
-              f"process spread {100 * spread:.1f} % (median over rows)")
+              f"process spread {100 * spread(rows):.1f} % (median over rows)")
         for name, by_n in mechanism_costs(rows).items():
             ref = lb.get(name, {})
             for unit, i in (("µs", 0), ("%", 1)):
@@ -272,6 +270,48 @@ def mechanisms(d):
                 print(f"  {name:18s} {unit:2s} {line}" + (f"   worst off {max(off):.2f}" if off else ""))
     if lb:
         print("  (in parentheses: launchbench mechanisms the same hour, paired)")
+
+
+ARGKIND = "TimeArgKindLaunch.time_launch"
+
+
+def argkind_rows(results_dir):
+    """{(kind, nargs, dispatch): [µs per process, ...]} of TimeArgKindLaunch in one asv results folder."""
+    out = {}
+    for (_, _, bench, combo), values in result_samples(results_dir).items():
+        if bench == ARGKIND:
+            out.setdefault((combo[0].strip("'"), int(combo[1]), combo[2].strip("'")), []).extend(values)
+    return out
+
+
+def spread(rows):
+    """How far a row's processes lie apart: (max - min) / median, the median over rows with 2+ processes."""
+    import statistics
+
+    values = [(max(v) - min(v)) / statistics.median(v) for v in rows.values() if len(v) > 1]
+    return statistics.median(values) if values else None
+
+
+def argkinds(d):
+    """Per reference: each row's median and process spread, and µs per argument ((26 - 1) / 25 args)."""
+    import glob
+    import statistics
+
+    for folder in sorted(glob.glob(os.path.join(d, "asv-results-ak-*"))):
+        rows = argkind_rows(folder)
+        if not rows:
+            continue
+        s = spread(rows)
+        print(f"\n== argument-kind rows, reference {folder.rsplit('-', 1)[1]}: {len(rows)} rows"
+              + (f", process spread {100 * s:.1f} % (median over rows)" if s is not None else ""))
+        for kind, dispatch in sorted({(k, dsp) for k, _, dsp in rows}):
+            one, many = rows.get((kind, 1, dispatch)), rows.get((kind, 26, dispatch))
+            if not (one and many):
+                continue
+            m1, m26 = statistics.median(one), statistics.median(many)
+            apart = [100 * (max(v) - min(v)) / statistics.median(v) for v in (one, many) if len(v) > 1]
+            print(f"  {kind:5s} {dispatch:5s} 1 arg {m1:8.2f} µs  26 args {m26:8.2f} µs  per arg {(m26 - m1) / 25:6.2f} µs"
+                  + (f"  processes apart {' / '.join(f'{x:.1f}' for x in apart)} %" if apart else ""))
 
 
 def walls(d):
@@ -292,6 +332,7 @@ def main(d):
     calibration(d)
     grid(d)
     mechanisms(d)
+    argkinds(d)
     walls(d)
 
 

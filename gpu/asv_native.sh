@@ -29,6 +29,8 @@
 #              "none bindings anchor": raw µs as before, divided by the bindings reference, divided by the
 #              0.29.0 anchor), each in asv-results-mech-REF, then launchbench mechanisms on 0.30.4 the same
 #              hour (gpu/mechanisms.sh, MECH_SECONDS=60, MECH_PROCESSES=10) into DIR/lbmechanisms
+#   argkinds   the argument-kind rows (TimeArgKindLaunch) on 0.30.4 once per reference in AK_REFS (the same
+#              three), each in asv-results-ak-REF
 #   publish    asv publish of the native results (+ builds) into DIR/html
 #   summary    python gpu/analyze_asv_native.py DIR > DIR/summary.txt
 # Needs: bash gpu/setup_env.sh stage envs base (env029, env030, env-base, /tmp/wheels, /tmp/nc).
@@ -115,6 +117,24 @@ asv_wheel() {  # asv_wheel ENV_DIR SHA: the wheel asv built for SHA (its build c
     find "$1" -path "*asv-build-cache/$2*" -name 'numba_cuda-*.whl' | head -1
 }
 
+per_reference() {  # per_reference TAG BENCHMARK REF...: asv-releases of one benchmark on 0.30.4 once per reference
+  local tag=$1 bench=$2 ref; shift 2
+  for ref in "$@"; do
+    if [ "$ref" = anchor ]; then
+      export LAUNCHBENCH_ASV_ANCHOR=$E029 LAUNCHBENCH_ASV_ANCHOR_DIR=/tmp/lb-anchor-$tag
+    else
+      unset LAUNCHBENCH_ASV_ANCHOR LAUNCHBENCH_ASV_ANCHOR_DIR
+    fi
+    log "$tag-$ref: LAUNCHBENCH_ASV_REFERENCE=$ref LAUNCHBENCH_ASV_ANCHOR=${LAUNCHBENCH_ASV_ANCHOR:-}"
+    LAUNCHBENCH_ASV_REFERENCE=$ref timed "$tag-$ref" "$PY" -m launchbench asv-releases --env "0.30.4=$E030" \
+        --machine "$MACHINE-$tag-$ref" --ledger "$LEDGER" --results-dir "$D/asv-results-$tag-$ref" \
+        --html-dir "/tmp/lb-$tag-html" -b "$bench"
+    tail -n 32 "$D/$tag-$ref.log"
+    [ "$ref" = anchor ] && anchor_files "$tag"
+  done
+  unset LAUNCHBENCH_ASV_ANCHOR LAUNCHBENCH_ASV_ANCHOR_DIR
+}
+
 for part in $PARTS; do
   echo "=== $part $(date -u +%T)"
   case $part in
@@ -161,24 +181,13 @@ for part in $PARTS; do
       cp /tmp/lb-grid.log "$D/grid.log"; rm -rf "$D/grid-results"; cp -r /tmp/lb-grid-results "$D/grid-results"
       [ -n "${GRID_ANCHOR_DIR:-}" ] && LAUNCHBENCH_ASV_ANCHOR_DIR=$GRID_ANCHOR_DIR anchor_files grid ;;
     mechanisms)
-      for ref in ${MECH_REFS:-none bindings anchor}; do
-        if [ "$ref" = anchor ]; then
-          export LAUNCHBENCH_ASV_ANCHOR=$E029 LAUNCHBENCH_ASV_ANCHOR_DIR=/tmp/lb-anchor-mech
-        else
-          unset LAUNCHBENCH_ASV_ANCHOR LAUNCHBENCH_ASV_ANCHOR_DIR
-        fi
-        log "mech-$ref: LAUNCHBENCH_ASV_REFERENCE=$ref LAUNCHBENCH_ASV_ANCHOR=${LAUNCHBENCH_ASV_ANCHOR:-}"
-        LAUNCHBENCH_ASV_REFERENCE=$ref timed "mech-$ref" "$PY" -m launchbench asv-releases --env "0.30.4=$E030" \
-            --machine "$MACHINE-mech-$ref" --ledger "$LEDGER" --results-dir "$D/asv-results-mech-$ref" \
-            --html-dir /tmp/lb-mech-html -b TimeMechanismLaunch
-        tail -n 32 "$D/mech-$ref.log"
-        [ "$ref" = anchor ] && anchor_files mech
-      done
-      unset LAUNCHBENCH_ASV_ANCHOR LAUNCHBENCH_ASV_ANCHOR_DIR
+      per_reference mech TimeMechanismLaunch ${MECH_REFS:-none bindings anchor}
       log "MECH_VERSIONS=030 MECH_SECONDS=${MECH_SECONDS:-60} MECH_PROCESSES=${MECH_PROCESSES:-10} bash gpu/mechanisms.sh DIR/lbmechanisms"
       MECH_VERSIONS=030 MECH_SECONDS=${MECH_SECONDS:-60} MECH_PROCESSES=${MECH_PROCESSES:-10} \
           bash gpu/mechanisms.sh "$D/lbmechanisms" > "$D/lbmechanisms.log" 2>&1
       tail -n 20 "$D/lbmechanisms.log" ;;
+    argkinds)
+      per_reference ak TimeArgKindLaunch ${AK_REFS:-none bindings anchor} ;;
     builds)
       builds_config /tmp/lb-builds.asv.json "$D/asv-builds" /tmp/lb-asv-env
       timed builds "$BPY" -m asv --config /tmp/lb-builds.asv.json continuous v0.29.0 v0.30.4 \

@@ -141,3 +141,23 @@ def test_mechanism_costs_from_the_rows_next_to_launchbench_mechanisms(tmp_path, 
     assert "reference anchor: 10 rows, process spread 1.3 %" in out
     assert "contextvar-stock   µs 0: +3.00 (+3.50)  1: +3.00 (+3.50)   worst off 0.50" in out
     assert "delay-passthrough  µs 0: +0.50 (+0.50)  1: +0.50 (+0.50)   worst off 0.00" in out
+
+
+def test_argkind_rows_per_reference_give_per_argument_cost_and_process_spread(tmp_path, analyze, capsys):
+    cols = ["result", "params", "version", "started_at", "duration", "samples"]
+    folder = tmp_path / "asv-results-ak-bindings" / "m-ak-bindings"
+    folder.mkdir(parents=True)
+    (folder / "machine.json").write_text("{}")
+    # torch, lazy: 100 µs at 1 arg, 1350 at 26 (50 µs per argument); two processes each, 2 % and 4 % apart
+    samples = [[99e-6, 101e-6], [1323e-6, 1377e-6]]
+    (folder / "4efa3c9a-existing.json").write_text(json.dumps({
+        "commit_hash": "4efa3c9a", "result_columns": cols,
+        "results": {"bench_argkinds.TimeArgKindLaunch.time_launch":
+                    [None, [["'torch'"], ["1", "26"], ["'lazy'"]], None, None, 9.0, samples]}}))
+
+    rows = analyze.argkind_rows(str(tmp_path / "asv-results-ak-bindings"))
+    assert rows[("torch", 26, "lazy")] == pytest.approx([1323.0, 1377.0])
+    analyze.argkinds(str(tmp_path))
+    out = capsys.readouterr().out
+    assert "reference bindings: 2 rows, process spread 3.0 % (median over rows)" in out
+    assert "torch lazy  1 arg   100.00 µs  26 args  1350.00 µs  per arg  50.00 µs  processes apart 2.0 / 4.0 %" in out

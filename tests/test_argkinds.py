@@ -270,6 +270,35 @@ def test_asv_benchmark_smoke_under_the_simulator():
     assert "skip cupy" in proc.stdout and "skip torch" in proc.stdout
 
 
+def test_asv_slot_batch_holds_a_few_milliseconds_of_launches_within_bounds():
+    from benchmarks import bench_argkinds
+
+    assert bench_argkinds.slot_batch(30e-6, target_s=3e-3, most=100) == 100  # a fast row: the usual 100
+    assert bench_argkinds.slot_batch(1.6e-3, target_s=3e-3, most=100) == 2   # 26 torch tensors, lazily
+    assert bench_argkinds.slot_batch(10e-3, target_s=3e-3, most=100) == 1    # never an empty batch
+    assert bench_argkinds.slot_batch(0.0, target_s=3e-3, most=100) == 100    # a clock that did not move
+
+
+def test_asv_sample_divides_each_slot_by_the_reference_and_uses_the_rows_batch():
+    """The recorded value is median(launch / reference) x R0 over slots, with the row's own batch."""
+    from benchmarks import bench_argkinds
+
+    class Run:
+        def __init__(self, seconds):
+            self.seconds, self.calls = seconds, []
+
+        def __call__(self, n):
+            self.calls.append(n)
+            return self.seconds
+
+    t = bench_argkinds.TimeArgKindLaunch()
+    t.settings, t.run, t.batch, t.ref = {"slots": 6, "r0": 3.7}, Run(74e-6), 3, Run(3.7e-6)
+    before = bench_argkinds.CLOCK.now()
+    t.time_launch("torch", 26, "lazy")
+    assert bench_argkinds.CLOCK.now() - before == pytest.approx(74e-6)  # 20 x R0 3.7 µs
+    assert t.run.calls == [3] * 6 and len(t.ref.calls) == 6
+
+
 def test_asv_benchmark_skips_when_the_package_is_missing(monkeypatch):
     from benchmarks import bench_argkinds
 

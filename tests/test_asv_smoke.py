@@ -129,13 +129,13 @@ def test_setup_between_timed_calls_compiles_once(tmp_path):
 
 def test_launch_benchmarks_take_one_value_clock_sample_per_process():
     """One sample per process (asv's statistics treat samples as independent), recorded through the
-    value clock with number = 1, and a bounded timeout; the mechanism rows too (each of their parameter
-    sets runs in processes of its own, so they need the same state-cancelling sample)."""
-    from benchmarks import bench_launch, bench_mechanisms
+    value clock with number = 1, and a bounded timeout; the mechanism and argument-kind rows too (each of
+    their parameter sets runs in processes of its own, so they need the same state-cancelling sample)."""
+    from benchmarks import bench_argkinds, bench_launch, bench_mechanisms
 
     for cls in (bench_launch.TimeLaunchPreconfigured, bench_launch.TimeLaunchConfigurePerLaunch,
                 bench_launch.TimeLaunchWithCallback, bench_launch.TimeLaunchRaw, bench_launch.TimeReferenceLaunch,
-                bench_mechanisms.TimeMechanismLaunch):
+                bench_mechanisms.TimeMechanismLaunch, bench_argkinds.TimeArgKindLaunch):
         assert 0 < cls.timeout <= 120
         assert cls.number == 1 and cls.repeat == 1 and cls.warmup_time == 0
         assert cls.timer == bench_launch.CLOCK.now
