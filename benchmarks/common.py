@@ -10,10 +10,10 @@ import warnings
 ARG_COUNTS = [0, 1, 2, 3, 4]
 
 #: asv processes per parameter set for every benchmark that does not sample like bench_launch's
-#: launch rows (LC-S, peers, argument kinds, tracks; bench_mechanisms does, and takes their 2).
+#: launch rows (LC-S, peers, tracks; bench_mechanisms and bench_argkinds do, and take their 2).
 #: One: their samples are timings inside the process, fresh processes of their own (timeraw) or
-#: exact counts, and the dedicated commands (`launchbench peers`, `compare --arg-kind`) give their
-#: interleaved intervals. With bench_launch's 2 it keeps the full default grid for one commit within
+#: exact counts, and `launchbench peers` gives the peers' interleaved intervals. With
+#: bench_launch's 2 it keeps the full default grid for one commit within
 #: 15 minutes (docs/asv.md, "Which path gives which precision"); ``-a rounds=N`` overrides.
 SURVEY_ROUNDS = 1
 

@@ -37,7 +37,8 @@
 # Expected walls (about 2 s per forked process, design probes): verdict 8 parameter sets x 12 processes
 # x 2 releases ~ 6-7 min; lbcompare ~2 min; aa 3 labels x 8 x 6 ~ 5 min; cost ~3 min; builds ~6-8 min
 # (two C-extension builds, then 10 rounds of 6 parameter sets per commit); grid 7-9 min in the background
-# (2 processes per launch and mechanism parameter set, 1 per other benchmark: benchmarks/common.SURVEY_ROUNDS).
+# (2 processes per launch, mechanism and argument-kind parameter set, 1 per other benchmark:
+# benchmarks/common.SURVEY_ROUNDS).
 # Calls for run_steps.sh (each <= 9 min, ~25 min in all): "cost lbcompare", "verdict summary",
 #   "grid-start aa" (the grid overlaps the A/A: 16 cores, one launch thread each), "builds grid-wait publish summary".
 set -u
@@ -130,6 +131,8 @@ per_reference() {  # per_reference TAG BENCHMARK REF...: asv-releases of one ben
         --machine "$MACHINE-$tag-$ref" --ledger "$LEDGER" --results-dir "$D/asv-results-$tag-$ref" \
         --html-dir "/tmp/lb-$tag-html" -b "$bench"
     tail -n 32 "$D/$tag-$ref.log"
+    # one file per reference: a device's trip back may leave deep or many files behind
+    (cd "$D" && tar -czf "asv-results-$tag-$ref.tar.gz" "asv-results-$tag-$ref")
     [ "$ref" = anchor ] && anchor_files "$tag"
   done
   unset LAUNCHBENCH_ASV_ANCHOR LAUNCHBENCH_ASV_ANCHOR_DIR
