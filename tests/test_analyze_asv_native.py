@@ -85,17 +85,23 @@ def test_calibration_reads_the_samples_and_scales_the_delay_by_the_anchor(tmp_pa
     assert "2 args: 19.000 -> 19.900 µs; added +0.900, expected 0.450, off +0.450 (NOT within ±0.2)" in out
 
 
-def test_grid_durations_add_up_per_benchmark_and_setup_cache_longest_first(tmp_path, analyze, capsys):
-    cols = ["result", "params", "version", "started_at", "duration", "samples"]
-    folder = tmp_path / "grid-results" / "h200-grid"
+def _existing_env_results(folder, results, durations=None):
+    """One asv results folder as asv-releases leaves it: machine.json and one commit's file (seconds)."""
     folder.mkdir(parents=True)
-    (folder / "machine.json").write_text(json.dumps({"machine": "h200-grid"}))
-    (folder / "4efa3c9a-existing.json").write_text(json.dumps({
-        "commit_hash": "4efa3c9a", "result_columns": cols,
-        "results": {"bench_launch.TimeLaunchPreconfigured.time_launch": [None, [], None, None, 120.5, None],
-                    "bench_lcs.TimeLCSLaunch.time_launch": [None, [], None, None, 60.0, None],
-                    "bench_launch.TrackRunKind.track_cuda_simulator": [None, [], None, None, None, None]},
-        "durations": {"<setup_cache bench_lcs:226>": 9.5}}))
+    (folder / "machine.json").write_text(json.dumps({"machine": folder.name}))
+    doc = {"commit_hash": "4efa3c9a", "results": results,
+           "result_columns": ["result", "params", "version", "started_at", "duration", "samples"]}
+    if durations:
+        doc["durations"] = durations
+    (folder / "4efa3c9a-existing.json").write_text(json.dumps(doc))
+
+
+def test_grid_durations_add_up_per_benchmark_and_setup_cache_longest_first(tmp_path, analyze, capsys):
+    _existing_env_results(tmp_path / "grid-results" / "h200-grid", {
+        "bench_launch.TimeLaunchPreconfigured.time_launch": [None, [], None, None, 120.5, None],
+        "bench_lcs.TimeLCSLaunch.time_launch": [None, [], None, None, 60.0, None],
+        "bench_launch.TrackRunKind.track_cuda_simulator": [None, [], None, None, None, None]},
+        durations={"<setup_cache bench_lcs:226>": 9.5})
 
     got = analyze.grid_durations(str(tmp_path / "grid-results"))
     assert list(got) == ["bench_launch.TimeLaunchPreconfigured.time_launch", "bench_lcs.TimeLCSLaunch.time_launch",
@@ -109,18 +115,12 @@ def test_grid_durations_add_up_per_benchmark_and_setup_cache_longest_first(tmp_p
 def test_mechanism_costs_from_the_rows_next_to_launchbench_mechanisms(tmp_path, analyze, capsys):
     """A mechanism's cost is the difference of two rows' medians over processes, in µs and in % of the
     row it is taken from; launchbench mechanisms' paired deltas sit beside it, sign-matched."""
-    cols = ["result", "params", "version", "started_at", "duration", "samples"]
-    folder = tmp_path / "asv-results-mech-anchor" / "m-mech-anchor"
-    folder.mkdir(parents=True)
-    (folder / "machine.json").write_text("{}")
     specs = ["'stock'", "'passthrough'", "'contextvar'", "'tls'", "'delay:0.5us'"]
     level = {"'stock'": 10.0, "'passthrough'": 10.2, "'contextvar'": 13.0, "'tls'": 10.3, "'delay:0.5us'": 10.7}
     # two processes per row, 0 and 1 args; at 1 arg every row is 10 µs higher
     samples = [[(level[m] + 10 * n + d) * 1e-6 for d in (-0.1, 0.1)] for m in specs for n in (0, 1)]
-    (folder / "4efa3c9a-existing.json").write_text(json.dumps({
-        "commit_hash": "4efa3c9a", "result_columns": cols,
-        "results": {"bench_mechanisms.TimeMechanismLaunch.time_launch":
-                    [None, [specs, ["0", "1"]], None, None, 30.0, samples]}}))
+    _existing_env_results(tmp_path / "asv-results-mech-anchor" / "m-mech-anchor", {
+        "bench_mechanisms.TimeMechanismLaunch.time_launch": [None, [specs, ["0", "1"]], None, None, 30.0, samples]})
     lb = tmp_path / "lbmechanisms"
     lb.mkdir()
     per_args = {str(n): {"vs_passthrough": {"stock": {"delta_us": -0.2, "delta_pct": -2.0},
@@ -144,16 +144,11 @@ def test_mechanism_costs_from_the_rows_next_to_launchbench_mechanisms(tmp_path, 
 
 
 def test_argkind_rows_per_reference_give_per_argument_cost_and_process_spread(tmp_path, analyze, capsys):
-    cols = ["result", "params", "version", "started_at", "duration", "samples"]
-    folder = tmp_path / "asv-results-ak-bindings" / "m-ak-bindings"
-    folder.mkdir(parents=True)
-    (folder / "machine.json").write_text("{}")
     # torch, lazy: 100 µs at 1 arg, 1350 at 26 (50 µs per argument); two processes each, 2 % and 4 % apart
     samples = [[99e-6, 101e-6], [1323e-6, 1377e-6]]
-    (folder / "4efa3c9a-existing.json").write_text(json.dumps({
-        "commit_hash": "4efa3c9a", "result_columns": cols,
-        "results": {"bench_argkinds.TimeArgKindLaunch.time_launch":
-                    [None, [["'torch'"], ["1", "26"], ["'lazy'"]], None, None, 9.0, samples]}}))
+    _existing_env_results(tmp_path / "asv-results-ak-bindings" / "m-ak-bindings", {
+        "bench_argkinds.TimeArgKindLaunch.time_launch": [None, [["'torch'"], ["1", "26"], ["'lazy'"]], None, None, 9.0,
+                                                         samples]})
 
     rows = analyze.argkind_rows(str(tmp_path / "asv-results-ak-bindings"))
     assert rows[("torch", 26, "lazy")] == pytest.approx([1323.0, 1377.0])
