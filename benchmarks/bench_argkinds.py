@@ -57,9 +57,9 @@ class TimeArgKindLaunch(bench_launch._Timing):
     param_names = ["kind", "args", "dispatch"]
 
     def setup(self, kind, nargs, dispatch):
+        self._prepare_process()
         self.run, self.batch = common.per_process(("argkinds", kind, nargs, dispatch),
                                                   lambda: _runner(kind, nargs, dispatch))
-        self.settings = common.per_process("settings", bench_launch._settings)
         self.ref = bench_launch._ref_for(self.settings, nargs)
 
     def time_launch(self, kind, nargs, dispatch):
@@ -76,7 +76,6 @@ def slot_batch(seconds_per_launch, target_s=SLOT_BATCH_S, most=native.NUMBA_BATC
 def _runner(kind, nargs, dispatch):
     """A warmed-up ``run(n)`` -> seconds per launch of ``k[1, 1](*args)`` for one parameter set, and
     the batch a slot takes (sized from ten timed launches after the warm-up)."""
-    common.gpu_or_skip()
     common.quiet_occupancy_warnings()
     args = [_one_array(kind) for _ in range(nargs)]
     cuda = common.cuda_module()

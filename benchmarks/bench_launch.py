@@ -233,6 +233,12 @@ class _Timing:
     min_run_count = 1
     timeout = 120
 
+    def _prepare_process(self):
+        """Every setup's first step: skip without a GPU, then this process's settings (once per process:
+        it pins the CPU and starts the spinners before any warm-up, see ``_settings``)."""
+        _prepared("gpu", _gpu_checked)
+        self.settings = _prepared("settings", _settings)
+
     def _sample(self, run, ref, numba_batch=native.NUMBA_BATCH):
         settings = self.settings
         numba_s, ref_s = native.slot_loop(run, ref, settings["slots"], numba_batch=numba_batch,
@@ -251,10 +257,9 @@ class _LaunchBase(_Timing):
     normalized = True
 
     def setup(self, nargs, config):
-        _prepared("gpu", _gpu_checked)
+        self._prepare_process()
         if SMOKE and total_threads(config) > SMOKE_MAX_THREADS:
             raise NotImplementedError(f"smoke run: {config} is too many threads for the simulator")
-        self.settings = _prepared("settings", _settings)
         key = ("launch", nargs, config, self.per_launch_configure)
         state = _prepared(key, lambda: _launch_state(nargs, config, self.per_launch_configure))
         self.run = state["run"]
@@ -313,8 +318,7 @@ class TimeReferenceLaunch(_Timing):
     param_names = ["args"]
 
     def setup(self, nargs):
-        _prepared("gpu", _gpu_checked)
-        self.settings = _prepared("settings", _settings)
+        self._prepare_process()
         if self.settings["kind"] == "none":
             raise NotImplementedError(f"no reference ({normalize.REF_ENV}=none)")
         common.make_args(1)  # numba-cuda makes the CUDA context the reference launches in
@@ -335,10 +339,9 @@ class TimeLaunchWithCallback(_Timing):
     param_names = ["args"]
 
     def setup(self, nargs):
-        _prepared("gpu", _gpu_checked)
+        self._prepare_process()
         if not _prepared("launchconfig", common.has_launchconfig):
             raise NotImplementedError("pre_launch_callbacks needs numba-cuda >= 0.30 (v2)")
-        self.settings = _prepared("settings", _settings)
         state = _prepared(("callback", nargs), lambda: _callback_state(nargs, self.settings))
         self.run = state["run"]
         self.ref = _ref_for(self.settings, nargs)

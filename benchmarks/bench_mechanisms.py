@@ -58,9 +58,8 @@ class TimeMechanismLaunch(bench_launch._Timing):
 
     def setup(self, mechanism, nargs):
         mechanisms = _mechanisms_or_skip()
-        common.per_process("gpu", bench_launch._gpu_checked)
+        self._prepare_process()
         common.quiet_occupancy_warnings()
-        self.settings = common.per_process("settings", bench_launch._settings)
         configured, self.args, target = common.per_process(("mechanisms", nargs), lambda: _kernel(nargs))
         self.ref = bench_launch._ref_for(self.settings, nargs)
         mechanisms.install(mechanism, target=target)

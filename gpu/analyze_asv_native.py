@@ -210,13 +210,42 @@ MECHANISM_COSTS = {
 }
 
 
-def mechanism_rows(results_dir):
-    """{(mechanism, nargs): [µs per process, ...]} of TimeMechanismLaunch in one asv results folder."""
+def benchmark_rows(results_dir, benchmark):
+    """{parameters: [µs per process, ...]} of one benchmark in an asv results folder, its parameters
+    read back from asv's reprs (``'stock'`` -> stock, ``26`` -> 26), every machine and commit pooled."""
     out = {}
     for (_, _, bench, combo), values in result_samples(results_dir).items():
-        if bench == MECHANISM:
-            out.setdefault((combo[0].strip("'"), int(combo[1])), []).extend(values)
+        if bench == benchmark:
+            key = tuple(int(x) if x.isdigit() else x.strip("'") for x in combo)
+            out.setdefault(key, []).extend(values)
     return out
+
+
+def mechanism_rows(results_dir):
+    """{(mechanism, nargs): [µs per process, ...]} of TimeMechanismLaunch in one asv results folder."""
+    return benchmark_rows(results_dir, MECHANISM)
+
+
+def _apart(values):
+    """How far one row's processes lie apart: (max - min) / median."""
+    import statistics
+
+    return (max(values) - min(values)) / statistics.median(values)
+
+
+def _per_reference(d, tag, benchmark, what):
+    """(reference, rows) for each DIR/asv-results-TAG-REF folder with rows, after a header line naming
+    the rows' process spread."""
+    import glob
+
+    for folder in sorted(glob.glob(os.path.join(d, f"asv-results-{tag}-*"))):
+        rows = benchmark_rows(folder, benchmark) if os.path.isdir(folder) else {}
+        if not rows:
+            continue
+        ref, s = folder.rsplit("-", 1)[1], spread(rows)
+        print(f"\n== {what}, reference {ref}: {len(rows)} rows"
+              + (f", process spread {100 * s:.1f} % (median over rows)" if s is not None else ""))
+        yield ref, rows
 
 
 def mechanism_costs(rows):
@@ -251,16 +280,9 @@ def mechanisms(d):
     """Per reference: each mechanism cost by argument count in µs and in % next to launchbench mechanisms'
     (the % is scale-free: a normalized row reads in the reference's µs, not this machine's), and how far a
     row's processes lie apart ((max - min) / median, the median over rows)."""
-    import glob
-
     path = os.path.join(d, "lbmechanisms", "mechanisms-030.json")
     lb = lb_mechanism_costs(path if os.path.exists(path) else path + ".gz")
-    for folder in sorted(glob.glob(os.path.join(d, "asv-results-mech-*"))):
-        rows = mechanism_rows(folder)
-        if not rows:
-            continue
-        print(f"\n== mechanism rows, reference {folder.rsplit('-', 1)[1]}: {len(rows)} rows, "
-              f"process spread {100 * spread(rows):.1f} % (median over rows)")
+    for _, rows in _per_reference(d, "mech", MECHANISM, "mechanism rows"):
         for name, by_n in mechanism_costs(rows).items():
             ref = lb.get(name, {})
             for unit, i in (("µs", 0), ("%", 1)):
@@ -277,39 +299,28 @@ ARGKIND = "TimeArgKindLaunch.time_launch"
 
 def argkind_rows(results_dir):
     """{(kind, nargs, dispatch): [µs per process, ...]} of TimeArgKindLaunch in one asv results folder."""
-    out = {}
-    for (_, _, bench, combo), values in result_samples(results_dir).items():
-        if bench == ARGKIND:
-            out.setdefault((combo[0].strip("'"), int(combo[1]), combo[2].strip("'")), []).extend(values)
-    return out
+    return benchmark_rows(results_dir, ARGKIND)
 
 
 def spread(rows):
-    """How far a row's processes lie apart: (max - min) / median, the median over rows with 2+ processes."""
+    """How far a row's processes lie apart, the median over rows with 2+ processes (None: no such row)."""
     import statistics
 
-    values = [(max(v) - min(v)) / statistics.median(v) for v in rows.values() if len(v) > 1]
+    values = [_apart(v) for v in rows.values() if len(v) > 1]
     return statistics.median(values) if values else None
 
 
 def argkinds(d):
     """Per reference: each row's median and process spread, and µs per argument ((26 - 1) / 25 args)."""
-    import glob
     import statistics
 
-    for folder in sorted(glob.glob(os.path.join(d, "asv-results-ak-*"))):
-        rows = argkind_rows(folder)
-        if not rows:
-            continue
-        s = spread(rows)
-        print(f"\n== argument-kind rows, reference {folder.rsplit('-', 1)[1]}: {len(rows)} rows"
-              + (f", process spread {100 * s:.1f} % (median over rows)" if s is not None else ""))
+    for _, rows in _per_reference(d, "ak", ARGKIND, "argument-kind rows"):
         for kind, dispatch in sorted({(k, dsp) for k, _, dsp in rows}):
             one, many = rows.get((kind, 1, dispatch)), rows.get((kind, 26, dispatch))
             if not (one and many):
                 continue
             m1, m26 = statistics.median(one), statistics.median(many)
-            apart = [100 * (max(v) - min(v)) / statistics.median(v) for v in (one, many) if len(v) > 1]
+            apart = [100 * _apart(v) for v in (one, many) if len(v) > 1]
             print(f"  {kind:5s} {dispatch:5s} 1 arg {m1:8.2f} µs  26 args {m26:8.2f} µs  per arg {(m26 - m1) / 25:6.2f} µs"
                   + (f"  processes apart {' / '.join(f'{x:.1f}' for x in apart)} %" if apart else ""))
 
