@@ -233,6 +233,8 @@ class Plan:
     pinned_warmup: int | None = None  # of the ``warmup`` launches, those run after pinning (None: all);
     # the rest run during set-up, on the set-up CPUs, where they cost the round nothing
     worker_env: dict = field(default_factory=dict)  # added to every worker's environment (a lane's GPU)
+    count_rounds: int = 0  # the first N rounds' workers also count their launch's bytecodes and calls
+    count_launches: int = 20  # launches counted one by one per worker and arg count (workloads.counts)
 
     def sample_keys(self) -> list:
         return list(self.keys) if self.keys is not None else launch_keys(self.arg_counts)
@@ -253,6 +255,7 @@ class Outcome:
     stopped: str | None = None  # why the run ended before its planned rounds (stop rule, time cap)
     error: WorkerError | None = None
     lanes: list = field(default_factory=list)  # one record per lane (lanes.merge); empty without lanes
+    counts: list = field(default_factory=list)  # {"variant", "round", "worker", "nargs", "counts"} (count_round)
     timing: dict = field(default_factory=lambda: {"setup_wait_s": 0.0, "measure_s": 0.0, "teardown_s": 0.0,
                                                   "wall_s": 0.0})
 
@@ -509,6 +512,16 @@ def interleaved(plan: Plan, rnd: int, workers: dict, out: Outcome, progress: Pro
                 out.peer_samples.append({"peer": peer, "nargs": nargs, "round": rnd, "us": us})
 
 
+def count_round(plan: Plan, rnd: int, workers: dict, out: Outcome) -> None:
+    """Each worker of a measured round counts its launch's bytecodes and calls (after its samples:
+    counting slows the launches it counts), one record per variant and arg count."""
+    for name in [v[0] for v in plan.variants]:
+        worker = workers[name]
+        for nargs in plan.arg_counts:
+            got = worker.request({"cmd": "counts", "nargs": nargs, "launches": plan.count_launches})["counts"]
+            out.counts.append({"variant": name, "round": rnd, "worker": worker.pid, "nargs": nargs, "counts": got})
+
+
 def _close_all(workers) -> None:
     for w in workers:
         w.retire()  # all exit at once, on the set-up CPUs
@@ -565,6 +578,8 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
             t_measure = time.monotonic()
             measure(plan, rnd, workers, out, progress)
             t3 = time.monotonic()
+            if rnd < plan.count_rounds:
+                count_round(plan, rnd, workers, out)
             for w in workers.values():
                 w.retire()
             retired_at = t3

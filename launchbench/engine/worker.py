@@ -19,6 +19,10 @@ cannot be corrupted. Requests::
     {"cmd": "mechanisms", "specs": [...], "max_time": 2.5, "rounds": 3000, "samples": 1, "launches": 100,
      "warmup": 10, "warmup_class_write": 120, "seed": 7}
         -> {"ok": true, "rounds": [...], "signature": "call(...)", "delay": {...}, "elapsed_s": 2.6}
+    {"cmd": "counts", "nargs": 2, "launches": 20, "warmup": 5}
+        -> {"ok": true, "counts": {counter, python, per_launch, steady, functions, ...}}
+        exact Python-level counts of the same launch (launchbench.workloads.counts); asked only
+        after a round's samples, since counting slows the launches it counts
     {"cmd": "exit", "cpus": null|[cpus]}  -> no reply; the process ends at once
     failures -> {"ok": false, "kind": "import"|"nogpu"|"mechanism"|"error", "error": "one line"}
 
@@ -38,7 +42,7 @@ import sys
 import time
 
 from ..base import cudamod, device
-from ..workloads import argkinds, breakdown, mechanism_rounds, mechanisms, peers, stages
+from ..workloads import argkinds, breakdown, counts, mechanism_rounds, mechanisms, peers, stages
 from ..base.device import one_line
 from ..workloads.stages import baseline_of, stage_names
 
@@ -338,6 +342,13 @@ class Bench:
                 gc.enable()
         return t1 - t0
 
+    def counts(self, nargs: int, launches: int, warmup: int) -> dict:
+        """Bytecodes, calls and function entries of this process's launch with *nargs* arguments."""
+        if nargs not in self.launchers:
+            raise Failure("error", f"no kernel with {nargs} arguments was set up in this worker")
+        return counts.count(self.launchers[nargs], self.args[nargs], launches=launches, warmup=warmup,
+                            sync=self.sync)
+
     def sample(self, nargs: int, loops: int, stage: str | None = None) -> float:
         return self.time_loops(nargs, loops, stage) / loops * 1e6
 
@@ -438,6 +449,9 @@ def handle(bench: Bench, req: dict) -> dict:
         return {"ok": True, "loops": bench.calibrate(int(req["nargs"]), float(req["target_s"]), req.get("stage"))}
     if cmd == "sample":
         return {"ok": True, "us": bench.sample(int(req["nargs"]), int(req["loops"]), req.get("stage"))}
+    if cmd == "counts":
+        return {"ok": True, "counts": bench.counts(int(req["nargs"]), int(req.get("launches", counts.DEFAULT_LAUNCHES)),
+                                                   int(req.get("warmup", counts.DEFAULT_WARMUP)))}
     if cmd == "mechanisms":
         return {"ok": True, **bench.mechanisms(req)}
     if cmd == "peers":
