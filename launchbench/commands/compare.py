@@ -19,11 +19,11 @@ import time
 from ..base.errors import UserError
 from ..base.options import counts_help, parse_counts, parse_ints
 from ..engine.analysis import analyze, apply_rule, gate_result, per_arg, peer_stats, round_series
-from ..engine import lanes as lanes_mod, runner, sequential, stats
+from ..engine import countdiff, lanes as lanes_mod, runner, sequential, stats
 from ..engine.runner import parse_prefetch, timing_json
 from ..environments.variant_options import Ordered, add_env_arguments, resolve_variant_envs
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS, add_argument_options, argument_setup
-from ..output import report, schema, tables
+from ..output import counts as counts_out, report, schema, tables
 from ..base import device
 from ..environments import envs, variants
 from ..base.outputs import check_outputs
@@ -43,6 +43,10 @@ DEFAULT_ROUNDS = 400  # a cap: --target-ci or --max-time ends the default run fi
 DEFAULT_TARGET_CI = 0.5
 DEFAULT_MAX_TIME = 120.0
 DEFAULT_PINNED_WARMUP = 100
+#: rounds whose workers also count bytecodes and calls (after their samples): two fresh processes
+#: per variant, so a count that differs between processes shows; each costs well under a second
+DEFAULT_COUNT_ROUNDS = 2
+MAX_COUNT_ROUNDS = 10
 WRITE_EVERY_S = 3.0  # the JSON is rewritten after a finished round at most this often (and at the end)
 
 
@@ -93,6 +97,10 @@ def register(sub) -> None:
     m.add_argument("--peers", action="store_true", help="also time CuPy, cuda.core and the C floor in the reference's workers")
     m.add_argument("--simulator", action="store_true",
                    help="smoke mode under NUMBA_ENABLE_CUDASIM=1 on CPU; labelled NOT a measurement")
+    m.add_argument("--counts", type=int, default=DEFAULT_COUNT_ROUNDS, metavar="N",
+                   help=f"the first N rounds' workers also count each launch's Python bytecodes, calls and "
+                        f"function entries, exactly, after their samples (default {DEFAULT_COUNT_ROUNDS}; "
+                        f"0: no counts; at most {MAX_COUNT_ROUNDS}: more processes add nothing to an exact count)")
     s = p.add_argument_group("stopping when the answer is known (sequential.py)")
     s.add_argument("--target-ci", type=float, default=DEFAULT_TARGET_CI, metavar="PCT",
                    help=f"stop once every delta's 95%% half-width is <= PCT %% of the reference (default "
@@ -169,7 +177,20 @@ def build_document(*, argv, simulator, host, settings, reference, variants, outc
         "interrupted": outcome.interrupted,
         "interrupt_reason": outcome.reason,
         "timing": timing_json(outcome.timing),
+        # exact Python-level counts per launch, per variant, and their diffs (engine/countdiff.py)
+        "counts": counts_section(outcome, reference, names),
     }
+
+
+def counts_section(outcome, reference: str, names: list) -> dict | None:
+    """The document's ``counts``: the summary and diffs, plus each process's per-launch totals."""
+    if not outcome.counts:
+        return None
+    section = countdiff.summarize(outcome.counts, reference, names)
+    section["records"] = [{"variant": r["variant"], "round": r["round"], "worker": r["worker"], "nargs": r["nargs"],
+                           "per_launch": r["counts"]["per_launch"], "steady": r["counts"]["steady"]}
+                          for r in outcome.counts]
+    return section
 
 
 # ---------------------------------------------------------------- command
@@ -219,6 +240,9 @@ def run(args) -> int:
         raise UserError("--max-time must be a number of seconds >= 0, e.g. 120 (0: no cap)")
     if args.min_rounds < 2:
         raise UserError("--min-rounds must be at least 2 (intervals are over rounds)")
+    if not 0 <= args.counts <= MAX_COUNT_ROUNDS:
+        raise UserError(f"--counts must be a number of rounds from 0 to {MAX_COUNT_ROUNDS} (got {args.counts}); "
+                        "counts are exact, so two processes per variant show whether they agree")
     stop_rule(args)  # raises on a bad --target-ci
     arg_counts = parse_counts(args.args, "--args", MAX_KERNEL_ARGS)
     loops = None
@@ -252,6 +276,7 @@ def run(args) -> int:
         setup=argument_setup(args),
         modules={v.name: v.base.module for v in vlist if v.base.module != "numba-cuda"},
         max_time=args.max_time or None, pinned_warmup=min(args.pinned_warmup, args.warmup),
+        count_rounds=args.counts,
     )
     rule = stop_rule(args)
     if rule is not None:
@@ -316,6 +341,7 @@ def run(args) -> int:
     doc = document(outcome)
     schema.write(output, doc)
     print(tables.render(doc), end="")
+    print(counts_out.text(doc.get("counts"), doc["deltas"], arg_counts), end="")
     print(lanes_mod.render(doc.get("lanes")), end="")
     written = [output]
     if not args.no_report:

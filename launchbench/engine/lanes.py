@@ -203,6 +203,7 @@ def merge(outcomes: list, lanes: list, pool: Pool | None = None) -> runner.Outco
         out.partial_samples.extend(_renumber(o.partial_samples, lane, n))
         out.peer_samples.extend(_renumber(o.peer_samples, lane, n))
         out.units.extend(o.units)
+        out.counts.extend(_renumber(o.counts, lane, n))
         out.rounds_completed += o.rounds_completed
         for key in ("setup_wait_s", "measure_s", "teardown_s"):
             out.timing[key] += o.timing.get(key, 0.0)

@@ -22,7 +22,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import schema
+from . import counts as counts_out, schema
 from ..engine import stats
 from ..engine.lanes import render as render_lanes
 from ..base.atomic import write_bytes_atomic
@@ -234,6 +234,9 @@ def build_blocks(result: dict, plot_ref: str | None) -> list[Block]:
     if result.get("per_arg"):
         blocks.extend(per_arg_blocks(result, conf_pct))
 
+    if result.get("counts"):
+        blocks.extend(counts_blocks(result))
+
     if result.get("peers"):
         pl = peer_levels(result)
         peers = [p for p in peer_names(result) if p not in unavailable_peers(result)]
@@ -256,6 +259,23 @@ def build_blocks(result: dict, plot_ref: str | None) -> list[Block]:
     blocks.append(Block("table", rows=variant_rows(result)))
     blocks.append(Block("h2", "Settings"))
     blocks.append(Block("p", settings_text(result)))
+    return blocks
+
+
+def counts_blocks(result: dict) -> list[Block]:
+    """Exact counts beside the µs: totals per variant, count deltas next to the timing deltas, and
+    the functions that moved (output/counts.py makes the rows)."""
+    section, arg_counts = result["counts"], result["settings"]["arg_counts"]
+    blocks = [Block("h2", "Exact counts per launch"), Block("table", rows=counts_out.totals_rows(section, arg_counts))]
+    if section.get("diffs"):
+        blocks.append(Block("h3", f"Count deltas vs {section['reference']}, beside the µs"))
+        blocks.append(Block("table", rows=counts_out.diff_rows(section, result["deltas"], arg_counts)))
+    for title, rows, more in counts_out.function_sections(section, arg_counts):
+        blocks.append(Block("h3", f"Functions that moved: {title}"))
+        blocks.append(Block("table", rows=rows))
+        if more:
+            blocks.append(Block("p", f"... and {more} more in the JSON."))
+    blocks.append(Block("list", rows=counts_out.notes(section)))
     return blocks
 
 
@@ -284,6 +304,8 @@ def render_markdown(blocks: list[Block]) -> str:
             out.append(f"# {b.text}")
         elif b.kind == "h2":
             out.append(f"## {b.text}")
+        elif b.kind == "h3":
+            out.append(f"### {b.text}")
         elif b.kind == "p":
             out.append(b.text)
         elif b.kind == "warn":
@@ -321,7 +343,7 @@ def render_html(blocks: list[Block], title: str) -> str:
     out = [f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{e(title)}</title>"
            f"<style>{_CSS}</style></head><body>"]
     for b in blocks:
-        if b.kind in ("h1", "h2"):
+        if b.kind in ("h1", "h2", "h3"):
             out.append(f"<{b.kind}>{e(b.text)}</{b.kind}>")
         elif b.kind == "p":
             out.append(f"<p>{e(b.text)}</p>")

@@ -78,6 +78,15 @@ Schema ``launchbench.compare`` version 1 (all times in microseconds per launch):
       "rounds_completed": 10,
       "interrupted": false,
       "interrupt_reason": null | "KeyboardInterrupt" | "worker v2 died: ...",
+      "counts": null | {                   # optional (absent before 2026-11-26): exact Python-level counts
+        "reference": "baseline",           #   per launch (engine/countdiff.py, workloads/counts.py)
+        "reproducible": true,              #   every process of every variant counted the same
+        "variants": {"v2": {"0": {"counter": "sys.monitoring", "python": "3.12", "kinds": [...],
+                                  "per_launch": {"bytecodes": 938, "calls": 89, ...}, "steady": true,
+                                  "processes": 2, "reproducible": true, "functions": [...]}}},
+        "diffs": {"v2": {"0": {"per_launch": {"bytecodes": 65, ...}, "functions": [...], "moved": true}}},
+        "records": [{"variant", "round", "worker", "nargs", "per_launch", "steady"}]
+      },
       "timing": {"wall_s": 170.2,          # optional: seconds from the first worker's start,
                  "setup_wait_s": 6.1,      #   waiting for workers' set-up and warm-up,
                  "measure_s": 160.3,       #   measuring (incl. calibration),
@@ -228,6 +237,8 @@ def validate(doc) -> dict:
             _check(rec, _PEER_SAMPLE, f"peers.samples[{i}]")
         for i, rec in enumerate(doc["peers"]["stats"]):
             _check(rec, _PEER_STAT, f"peers.stats[{i}]")
+    if doc.get("counts") is not None:
+        _check(doc["counts"], {"reference": str, "variants": dict, "diffs": dict, "reproducible": bool}, "counts")
     if doc["simulator"] and doc["measurement"]:
         raise SchemaError("results: a simulator run cannot be marked as a measurement")
     return doc

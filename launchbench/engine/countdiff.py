@@ -1,0 +1,112 @@
+"""Counts records (workloads.counts) summarised per variant and diffed: exact, so no intervals.
+
+A variant's counts are reproducible when every process that counted it gave the same
+per-launch totals and the same per-function table; a delta between two variants is then an
+exact number of bytecodes and calls per launch. Where a timing delta is established but no
+count moved, the change lies where counts cannot see: C code, the driver or the machine.
+"""
+from __future__ import annotations
+
+from ..base.errors import UserError
+
+#: the totals shown first, in order (``c_calls`` and ``entries`` are counted on every Python)
+MAIN_TOTALS = ("bytecodes", "calls", "c_calls", "entries")
+NOT_VISIBLE = "not visible to counts: C code, the driver or the machine"
+
+
+def fingerprint(rec: dict) -> tuple:
+    """What must be identical for two counts records to count as the same: the counter, the
+    Python, every launch's totals and the per-function table."""
+    funcs = tuple(sorted((f["module"], f["function"], tuple(f.get(k) for k in rec["kinds"]))
+                         for f in rec.get("functions", [])))
+    totals = tuple((t["launches"], tuple(t.get(k) for k in rec["kinds"])) for t in rec.get("launch_totals", []))
+    return (rec.get("counter"), rec.get("python"), tuple(rec["kinds"]), totals, funcs)
+
+
+def comparable(a: dict, b: dict) -> str | None:
+    """Why two counts records cannot be diffed (another counter or Python minor version), or None."""
+    if a.get("counter") != b.get("counter") or a.get("python") != b.get("python"):
+        return (f"counts from {a.get('counter')} on Python {a.get('python')} and {b.get('counter')} on Python "
+                f"{b.get('python')} do not compare (bytecodes differ between Python versions)")
+    return None
+
+
+def _by_function(rec: dict) -> dict:
+    return {(f["module"], f["function"]): f for f in rec.get("functions", [])}
+
+
+def _num(value) -> float:
+    return value if isinstance(value, (int, float)) else 0
+
+
+def _clean(value):
+    """An exact per-launch figure: ints stay ints; floats keep 4 decimals."""
+    if isinstance(value, float):
+        value = round(value, 4)
+        return int(value) if value == int(value) else value
+    return value
+
+
+def diff(ref: dict, other: dict, top: int | None = None) -> dict:
+    """*other* minus *ref*: per-launch totals and, per function, the kinds that moved, largest
+    bytecode change first (then calls, then name). Raises UserError when they do not compare."""
+    why = comparable(ref, other)
+    if why:
+        raise UserError(why)
+    kinds = [k for k in ref["kinds"] if k in other["kinds"]]
+    totals = {k: _clean(_num(other["per_launch"].get(k)) - _num(ref["per_launch"].get(k))) for k in kinds}
+    a, b = _by_function(ref), _by_function(other)
+    rows = []
+    for key in set(a) | set(b):
+        fa, fb = a.get(key, {}), b.get(key, {})
+        delta = {k: _clean(_num(fb.get(k)) - _num(fa.get(k))) for k in kinds}
+        if any(delta.values()):
+            rows.append({"module": key[0], "function": key[1], "delta": delta,
+                         "ref": {k: fa.get(k, 0) for k in kinds}, "other": {k: fb.get(k, 0) for k in kinds},
+                         "status": "added" if not fa else "removed" if not fb else "changed"})
+    rows.sort(key=lambda r: (-abs(r["delta"].get("bytecodes", 0)), -abs(r["delta"].get("calls", 0) or 0),
+                             -abs(r["delta"].get("c_calls", 0)), r["module"], r["function"]))
+    return {"kinds": kinds, "per_launch": totals, "functions": rows[:top] if top else rows,
+            "functions_changed": len(rows), "moved": any(totals.values()) or bool(rows)}
+
+
+def summarize(records: list, reference: str, names: list) -> dict:
+    """compare's and breakdown's ``counts`` section from the engine's records ({variant, round,
+    worker, nargs, counts}): per variant and arg count the counts and whether every process
+    agreed; per non-reference variant and arg count the exact diff against the reference."""
+    grouped: dict = {}
+    for rec in records:
+        grouped.setdefault((rec["variant"], rec["nargs"]), []).append(rec)
+    per_variant: dict = {}
+    for (name, nargs), recs in sorted(grouped.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
+        prints = {fingerprint(r["counts"]) for r in recs}
+        first = recs[0]["counts"]
+        per_variant.setdefault(name, {})[str(nargs)] = {
+            "counter": first["counter"], "python": first["python"], "kinds": first["kinds"],
+            "per_launch": first["per_launch"], "steady": all(r["counts"].get("steady") for r in recs),
+            "processes": len(recs), "reproducible": len(prints) == 1,
+            "functions": first["functions"],
+        }
+    diffs: dict = {}
+    for name in names:
+        if name == reference or name not in per_variant or reference not in per_variant:
+            continue
+        for nargs, mine in per_variant[name].items():
+            ref = per_variant[reference].get(nargs)
+            if ref is None:
+                continue
+            why = comparable(ref, mine)
+            diffs.setdefault(name, {})[nargs] = ({"error": why} if why else diff(ref, mine))
+    return {"reference": reference, "variants": per_variant, "diffs": diffs,
+            "reproducible": all(v["reproducible"] for per in per_variant.values() for v in per.values())}
+
+
+def visibility(count_delta: dict | None, time_established: bool) -> str:
+    """How a timing delta and a counts delta read together, in words for the tables:
+    ``counts moved``, the NOT_VISIBLE note (time moved, counts did not) or ``no change``."""
+    moved = bool(count_delta and count_delta.get("moved"))
+    if moved:
+        return "counts moved"
+    if time_established:
+        return NOT_VISIBLE
+    return "no change"

@@ -1,0 +1,192 @@
+"""The counts channel on CPU: exact counts of stand-ins whose bytecodes are known from ``dis``,
+the diff's arithmetic and ordering, reproducibility across processes, and both counters
+(sys.monitoring on 3.12+, settrace on 3.11; the other Python runs in a subprocess when present)."""
+import dis
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from launchbench.base.errors import UserError
+from launchbench.engine import countdiff
+from launchbench.output import counts as counts_out
+from launchbench.workloads import counts
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def leaf():
+    return None
+
+
+def straight(x):
+    y = x + 1
+    z = y * 2
+    return leaf()
+
+
+def straight_plus_two_calls(x):
+    y = x + 1
+    z = y * 2
+    leaf()
+    leaf()
+    return leaf()
+
+
+def expected_bytecodes(func) -> int:
+    """Instructions a straight-line function executes per call: every one but RESUME, which
+    neither counter sees (sys.monitoring does not instrument it; settrace has no opcode event)."""
+    return sum(1 for ins in dis.get_instructions(func) if ins.opname != "RESUME")
+
+
+def test_straight_line_bytecodes_match_dis():
+    rec = counts.count(straight, (1,), launches=7, warmup=1)
+    by_fn = {f["function"]: f for f in rec["functions"]}
+    assert by_fn["straight"]["bytecodes"] == expected_bytecodes(straight)
+    assert by_fn["leaf"]["bytecodes"] == expected_bytecodes(leaf)
+    assert rec["per_launch"]["bytecodes"] == expected_bytecodes(straight) + expected_bytecodes(leaf)
+    assert rec["per_launch"]["entries"] == 2
+    assert rec["steady"] and rec["launch_totals"] == [{"launches": 7, **rec["per_launch"]}]
+
+
+def test_the_harness_itself_is_not_counted():
+    """Only what the launch executes: no loop, bookkeeping or counter code."""
+    rec = counts.count(leaf, (), launches=5, warmup=0)
+    assert [f["function"] for f in rec["functions"]] == ["leaf"]
+    assert rec["per_launch"]["bytecodes"] == expected_bytecodes(leaf)
+
+
+def test_unsteady_launches_are_reported():
+    state = {"n": 0}
+
+    def sometimes():
+        state["n"] += 1
+        if state["n"] % 2:
+            leaf()
+
+    rec = counts.count(sometimes, (), launches=6, warmup=0)
+    assert not rec["steady"]
+    assert sorted(t["launches"] for t in rec["launch_totals"]) == [3, 3]
+    # the mean per launch is the exact average, not a rounded guess
+    per = sorted(t["bytecodes"] for t in rec["launch_totals"])
+    assert rec["mean_per_launch"]["bytecodes"] == sum(per) / 2
+
+
+def test_counting_leaves_no_hook_behind():
+    counts.count(straight, (1,), launches=3)
+    assert sys.gettrace() is None and sys.getprofile() is None
+    if hasattr(sys, "monitoring"):
+        assert all(sys.monitoring.get_tool(i) is None for i in (3, 4))
+
+
+def test_diff_names_the_function_and_the_exact_delta():
+    a = counts.count(straight, (1,), launches=4)
+    b = counts.count(straight_plus_two_calls, (1,), launches=4)
+    a["functions"] = [dict(f, function=f["function"].replace("straight", "launch")) for f in a["functions"]]
+    b["functions"] = [dict(f, function=f["function"].replace("straight_plus_two_calls", "launch")) for f in b["functions"]]
+    d = countdiff.diff(a, b)
+    extra = expected_bytecodes(straight_plus_two_calls) - expected_bytecodes(straight)
+    assert d["per_launch"]["bytecodes"] == extra + 2 * expected_bytecodes(leaf)
+    assert d["per_launch"]["entries"] == 2
+    assert d["moved"]
+    # largest bytecode change first; each row carries both sides
+    assert [f["function"] for f in d["functions"]] == ["launch", "leaf"]
+    assert d["functions"][0]["delta"]["bytecodes"] == extra
+    assert d["functions"][1]["other"]["entries"] - d["functions"][1]["ref"]["entries"] == 2
+
+
+def test_a_count_of_the_same_code_diffs_to_zero():
+    a = counts.count(straight, (1,), launches=3)
+    b = counts.count(straight, (1,), launches=5)
+    d = countdiff.diff(a, b)
+    assert not d["moved"] and d["functions"] == [] and set(d["per_launch"].values()) == {0}
+
+
+def test_different_pythons_do_not_compare():
+    a = counts.count(straight, (1,), launches=2)
+    b = dict(a, python="3.99")
+    assert countdiff.comparable(a, b)
+    with pytest.raises(UserError, match="do not compare"):
+        countdiff.diff(a, b)
+
+
+def _records(variant, rnd, rec, nargs=0):
+    return {"variant": variant, "round": rnd, "worker": 100 + rnd, "nargs": nargs, "counts": rec}
+
+
+def test_summarize_flags_processes_that_disagree():
+    a = counts.count(straight, (1,), launches=3)
+    b = counts.count(straight_plus_two_calls, (1,), launches=3)
+    same = countdiff.summarize([_records("ref", 0, a), _records("ref", 1, a), _records("v", 0, b), _records("v", 1, b)],
+                               "ref", ["ref", "v"])
+    assert same["reproducible"] and same["variants"]["v"]["0"]["processes"] == 2
+    assert same["diffs"]["v"]["0"]["per_launch"]["entries"] == 2
+    mixed = countdiff.summarize([_records("ref", 0, a), _records("ref", 1, b)], "ref", ["ref"])
+    assert not mixed["reproducible"] and not mixed["variants"]["ref"]["0"]["reproducible"]
+
+
+def test_visibility_reads_time_and_counts_together():
+    moved = {"moved": True}
+    still = {"moved": False}
+    assert countdiff.visibility(moved, True) == "counts moved"
+    assert countdiff.visibility(still, True) == countdiff.NOT_VISIBLE
+    assert countdiff.visibility(still, False) == "no change"
+    delta = {"variant": "v", "nargs": 0, "ci_us": [0.1, 0.4], "delta_us": 0.25}
+    assert counts_out.established(delta) and not counts_out.established(dict(delta, ci_us=[-0.1, 0.4]))
+
+
+def test_rendered_tables_carry_the_diff():
+    a = counts.count(straight, (1,), launches=3)
+    b = counts.count(straight_plus_two_calls, (1,), launches=3)
+    section = countdiff.summarize([_records("ref", 0, a), _records("v", 0, b)], "ref", ["ref", "v"])
+    deltas = [{"variant": "v", "nargs": 0, "delta_us": 0.3, "ci_us": [0.2, 0.4]}]
+    md = counts_out.markdown(section, deltas, [0])
+    extra = b["per_launch"]["bytecodes"] - a["per_launch"]["bytecodes"]
+    assert f"| 0 | v | +{extra} |" in md and "counts moved" in md
+    assert "straight_plus_two_calls" in md  # the function that moved is named
+    text = counts_out.text(section, deltas, [0])
+    assert f"+{extra}" in text
+
+
+def _other_pythons():
+    mine = "%d.%d" % sys.version_info[:2]
+    found = {}
+    for path in sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.1[1-9]*/bin/python3"))):
+        ver = os.path.basename(os.path.dirname(os.path.dirname(path)))[:4].rstrip(".")
+        if ver != mine:
+            found.setdefault(ver, path)
+    return found
+
+
+SCRIPT = """
+import dis, json, sys
+sys.path.insert(0, sys.argv[1])
+from launchbench.workloads import counts
+def leaf():
+    return None
+def straight(x):
+    y = x + 1
+    return leaf()
+rec = counts.count(straight, (1,), launches=5)
+want = sum(1 for f in (straight, leaf) for i in dis.get_instructions(f) if i.opname != "RESUME")
+print(json.dumps({"rec": rec, "want": want}))
+"""
+
+
+@pytest.mark.parametrize("version", sorted(_other_pythons()) or ["none"])
+def test_the_other_counter_on_another_python(version):
+    """CI's Python is 3.11 (settrace); the GPU machine's is 3.12 (sys.monitoring): both count exactly."""
+    pythons = _other_pythons()
+    if version not in pythons:
+        pytest.skip("no other CPython 3.11+ on this machine")
+    out = subprocess.run([pythons[version], "-c", SCRIPT, ROOT], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    rec = got["rec"]
+    assert rec["per_launch"]["bytecodes"] == got["want"] and rec["steady"]
+    if version >= "3.12":
+        assert rec["counter"] == "sys.monitoring" and rec["per_launch"]["calls"] == 1
+        assert rec["per_launch"]["py_calls"] == 1 and rec["per_launch"]["c_calls"] == 0
