@@ -8,6 +8,7 @@
 #                                   .whl3/wcache/ or .whl3/wcache.tar.xz -> /tmp/wcache (per-commit wheels, launchbench history's cache
 #                                   layout); .whl3/nc-shallow.tar.gz -> /tmp/nc (the numba-cuda clone)
 #   bash gpu/setup_env.sh envs      build /tmp/env029 and /tmp/env030 from /tmp/wheels
+#   bash gpu/setup_env.sh aa        build /tmp/env030b: a second env of 0.30.4 (A/A pairs)
 #   bash gpu/setup_env.sh mlir      build /tmp/envmlir: numba-cuda-mlir (no numba pins) + numpy 2.3.5 +
 #                                   cuda-core 0.7.0 + launchbench, the host's site-packages appended
 #   bash gpu/setup_env.sh base      build /tmp/env-base: the pins + asv + launchbench, seeing the host's
@@ -133,6 +134,7 @@ case "${1:-}" in
         # launchbench package shadows the installed one.
         "$HOST_PY" setup.py -q build_ext --inplace || echo "WARNING: in-place build failed"
         make_env /tmp/env029 0.29.0; make_env /tmp/env030 0.30.4 ;;
+    aa) make_env /tmp/env030b 0.30.4 ;;  # a second env of 0.30.4: the counts' A/A pair (gpu/counts.sh)
     mlir) mlir_env "${MLIR_DIR:-/tmp/envmlir}" "${MLIR_VERSION:-0.6.0}" ;;
     base) base ;;
     *) echo "usage: $0 stage|envs|mlir|base" >&2; exit 2 ;;

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The counts channel on the GPU machine (issue 33): exact Python bytecodes, calls and function
+# entries per launch, beside the µs, for the releases, a mechanism and a what-if.
+#
+#   COUNTS_PARTS="three aa" bash gpu/counts.sh RESULTS
+#
+# Needs `bash gpu/setup_env.sh stage envs aa` (/tmp/env029, /tmp/env030, and /tmp/env030b: a
+# second env of 0.30.4 for the A/A pair). Parts:
+#   three   the default three-way compare (0.29.0 / contextvar on it / 0.30.4), counts in 2 processes per variant
+#   aa      two envs of 0.30.4 under two names, counts in 3 processes each: every count delta must be 0
+#   hand    FACTS.md's by-hand count (sys.monitoring around 50 launches of k[1, 1](a, a), harness included) in
+#           each env, to show where its fractional residue came from
+#   across  the same variant's counts in different runs (three, aa, whatif) compared: identical?
+# Each part writes <part>.json/.md/.log and appends its command to command.txt.
+set -u
+export PYTHONUNBUFFERED=1 NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
+unset NUMBA_ENABLE_CUDASIM
+RESULTS=${1:?usage: bash gpu/counts.sh RESULTS}
+mkdir -p "$RESULTS"
+RESULTS=$(cd "$RESULTS" && pwd)
+PY=${LB_PY:-/tmp/env030/bin/python}
+PARTS=${COUNTS_PARTS:-three aa hand across}
+touch "$RESULTS/command.txt"
+"$PY" setup.py build_ext --inplace -q > "$RESULTS/build_ext.log" 2>&1 || echo "WARNING: build_ext failed"
+
+lb() {  # lb NAME ARGS...: one launchbench command, logged
+    local name=$1; shift
+    echo "$PY -m launchbench $*" >> "$RESULTS/command.txt"
+    echo "=== $name: launchbench $*"
+    local start; start=$(date +%s)
+    "$PY" -m launchbench "$@" > "$RESULTS/$name.log" 2> "$RESULTS/$name.err"
+    local rc=$?
+    echo "rc=$rc wall=$(( $(date +%s) - start ))s" | tee -a "$RESULTS/$name.log"
+    cat "$RESULTS/$name.log"; tail -n 3 "$RESULTS/$name.err"
+}
+
+for part in $PARTS; do
+    case $part in
+    three)
+        lb three compare --variant baseline=env:/tmp/env029 --variant contextvar=contextvar@baseline \
+            --variant v2=env:/tmp/env030 --counts 2 -o "$RESULTS/three.json" ;;
+    aa)
+        lb aa compare --variant a=env:/tmp/env030 --variant b=env:/tmp/env030b --counts 3 --max-time 30 \
+            -o "$RESULTS/aa.json" ;;
+    hand)
+        for env in /tmp/env029 /tmp/env030; do
+            echo "$env/bin/python gpu/counts_by_hand.py" >> "$RESULTS/command.txt"
+            "$env/bin/python" gpu/counts_by_hand.py 2>&1 | tee -a "$RESULTS/hand.log"
+        done ;;
+    across)
+        echo "$PY gpu/counts_across.py $RESULTS/*.json" >> "$RESULTS/command.txt"
+        "$PY" gpu/counts_across.py "$RESULTS"/*.json 2>&1 | tee "$RESULTS/across.log" ;;
+    *) echo "unknown part $part" ;;
+    esac
+done
