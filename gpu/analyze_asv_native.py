@@ -9,14 +9,24 @@ the delay read back against its expected normalized value (asv-releases' aa-comp
 calbuilds' samples in DIR/asv-builds, anchor-aware), where the full grid's time went (DIR/grid-results),
 the mechanism rows per reference (DIR/asv-results-mech-REF) against launchbench mechanisms the same hour
 (DIR/lbmechanisms), the argument-kind rows per reference (DIR/asv-results-ak-REF) and the walls.
+
+Where asv's per-sample result files exist (DIR/asv-builds, or the tar.gz gpu/asv_native.sh packs them into),
+every number comes from the samples, not from asv's rounded printout: medians over processes, and 95 %
+percentile-bootstrap intervals (processes resampled with replacement, ``BOOTSTRAP`` draws, fixed seed) for
+changes, calibrations and per-argument slopes.
 """
 from __future__ import annotations
 
+import glob
 import gzip
+import itertools
 import json
 import os
+import random
 import re
+import statistics
 import sys
+import tarfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from benchmarks import normalize  # noqa: E402
@@ -51,10 +61,16 @@ def _launch_rows(rows):
 
 
 def _lb_deltas(d):
-    doc = _read(os.path.join(d, "lbcompare.json"))
+    doc = _read(os.path.join(d, "lbcompare.json")) or _read(os.path.join(d, "lbcompare.json.gz"))
     if not doc:
         return {}
     return {x["nargs"]: x for x in json.loads(doc).get("deltas", []) if x.get("variant") == "v2"}
+
+
+def _table_commits(text):
+    """(before, after) commit prefixes of the first ``asv compare`` table header in *text*, or None."""
+    m = re.search(r"Before \[([0-9a-f]{8})\][^|]*\|\s*After \[([0-9a-f]{8})\]", text or "")
+    return m.groups() if m else None
 
 
 def verdict(d, name, pair_hint):
@@ -62,26 +78,43 @@ def verdict(d, name, pair_hint):
     if text is None:
         return
     sections = _sections(text)
-    rows = next((v for k, v in sections.items() if pair_hint(k)), None) or next(iter(sections.values()), [])
+    key = next((k for k in sections if pair_hint(k)), None) or next(iter(sections), None)
+    rows = sections.get(key, [])
+    raw = next((part for part in re.split(r"^## asv compare ", text, flags=re.M) if part.split()[:2] == list(key or ())),
+               text)
+    commits = _table_commits(raw)
+    pairs = launch_pairs(samples_of(d), *commits) if commits else {}
     lb = _lb_deltas(d)
-    print(f"\n== {name}: asv compare 0.29.0 -> 0.30.4 (normalized µs) vs launchbench compare (paired)")
-    print(f"{'args':>4}  {'asv before':>10} {'asv after':>10} {'ratio':>7} {'asv says':>13}  {'launchbench':>24}  diff pp")
+    source = (f"medians of the processes' samples ({', '.join(sorted({f'{len(b)}/{len(a)}' for b, a in pairs.values()}))}"
+              " processes), 95 % bootstrap intervals" if pairs else "asv's rounded printout: no samples here")
+    pair = " -> ".join(commits) if commits else "before -> after"
+    print(f"\n== {name}: asv compare {pair} (normalized µs; {source}) vs launchbench compare (paired)")
+    print(f"{'args':>4}  {'before':>8} {'after':>8} {'change [95 %]':>24} {'asv says':>13}  {'launchbench':>24}  diff pp")
     flagged, close = 0, 0
     launch = _launch_rows(rows)
     for nargs, r in launch:
-        asv_pct = (r.ratio - 1) * 100 if r.ratio else float("nan")
+        if nargs in pairs:
+            before, after, pct, ci = median_change(*pairs[nargs])
+            change = f"{pct:+.2f}% {_ci(ci)}"
+        else:
+            before, after = r.before_us or float("nan"), r.after_us or float("nan")
+            pct = (after / before - 1) * 100 if r.before_us and r.after_us else float("nan")
+            change = f"{pct:+.1f}% (printout)"
         x = lb.get(nargs)
         lb_txt, diff = "n/a", float("nan")
         if x:
             lb_txt = f"{x['delta_pct']:+.1f}% [{x['ci_pct'][0]:+.1f}, {x['ci_pct'][1]:+.1f}]"
-            if r.before_us and r.after_us:
-                diff = (r.after_us / r.before_us - 1) * 100 - x["delta_pct"]
+            diff = pct - x["delta_pct"]
         said = r.verdict + ("" if r.significant else " (~)")
         flagged += r.verdict == "slower"
         close += abs(diff) <= 2.0
-        print(f"{nargs:>4}  {r.before_us or float('nan'):>10.2f} {r.after_us or float('nan'):>10.2f} "
-              f"{asv_pct:>+6.1f}% {said:>13}  {lb_txt:>24}  {diff:+.1f}")
+        print(f"{nargs:>4}  {before:>8.3f} {after:>8.3f} {change:>24} {said:>13}  {lb_txt:>24}  {diff:+.1f}")
     print(f"flagged slower: {flagged}/{len(launch)}; within 2 pp of launchbench: {close}/{len(launch)}")
+    if len([n for n in pairs if n >= 1]) >= 2:
+        fit = per_arg_slopes(pairs)
+        ns = [n for n in pairs if n >= 1]
+        print(f"per argument ({min(ns)}-{max(ns)} args, slope of the medians): "
+              + "; ".join(f"{k} {v:+.3f} µs {_ci(ci, '+.3f')}" for k, (v, ci) in fit.items()))
     for r in rows:
         if "TimeReferenceLaunch" in r.benchmark or "TimeLaunchRaw" in r.benchmark:
             print(f"  {r.benchmark.split('.', 1)[1]}: {r.before_us} -> {r.after_us} µs ({r.verdict}, ratio {r.ratio})")
@@ -108,23 +141,30 @@ def aa(d):
         print(f"  flagged: {len(flags)} of {len(rows)} rows")
 
 
-def _result_files(results_dir):
-    """(machine, asv result document) for every result file under an asv results folder."""
-    import glob
+def _result_files(results_dir, under=None):
+    """(machine, asv result document) for every result file under an asv results folder, or in a tar.gz
+    holding one (*under*: only its members below that folder, e.g. ``asv-builds``)."""
+    def wanted(path):
+        return re.fullmatch(r"[^/]+-.+\.json", os.path.basename(path)) and os.path.basename(path) != "machine.json"
 
+    if os.path.isfile(results_dir) and results_dir.endswith(".tar.gz"):
+        with tarfile.open(results_dir) as tar:
+            for m in sorted(tar.getmembers(), key=lambda m: m.name):
+                parts = m.name.strip("./").split("/")
+                if m.isfile() and len(parts) >= 2 and wanted(m.name) and (under is None or parts[0] == under):
+                    yield parts[-2], json.load(tar.extractfile(m))
+        return
     for path in sorted(glob.glob(os.path.join(results_dir, "*", "*-*.json"))):
-        if os.path.basename(path) == "machine.json":
-            continue
-        with open(path, encoding="utf-8") as fh:
-            yield os.path.basename(os.path.dirname(path)), json.load(fh)
+        if wanted(path):
+            with open(path, encoding="utf-8") as fh:
+                yield os.path.basename(os.path.dirname(path)), json.load(fh)
 
 
-def result_samples(results_dir):
-    """asv result files (``--record-samples``) -> {(machine, commit[:8], benchmark, params): [µs, ...]}."""
-    import itertools
-
+def result_samples(results_dir, under=None):
+    """asv result files (``--record-samples``; a folder or a tar.gz of one)
+    -> {(machine, commit[:8], benchmark, params): [µs, ...]}."""
     out = {}
-    for machine, doc in _result_files(results_dir):
+    for machine, doc in _result_files(results_dir, under):
         commit, cols = doc["commit_hash"][:8], doc["result_columns"]
         for name, values in doc["results"].items():
             row = dict(zip(cols, values))
@@ -135,6 +175,73 @@ def result_samples(results_dir):
     return out
 
 
+def samples_of(d, sub="asv-builds"):
+    """The samples of DIR/SUB, or of the DIR/*.tar.gz members under SUB/ where only the tarball came back."""
+    if os.path.isdir(os.path.join(d, sub)):
+        return result_samples(os.path.join(d, sub))
+    out = {}
+    for tar in sorted(glob.glob(os.path.join(d, "*.tar.gz"))):
+        out.update(result_samples(tar, sub))
+    return out
+
+
+# ---------------------------------------------------------------- intervals from the samples (pure)
+
+BOOTSTRAP = 4000
+
+
+def bootstrap_ci(stat, groups, draws=BOOTSTRAP, seed=20261126, confidence=0.95):
+    """95 % percentile-bootstrap interval of ``stat(*groups)``, each group (one value per process: the
+    independent unit) resampled with replacement on its own."""
+    rng = random.Random(seed)
+    values = sorted(stat(*[rng.choices(g, k=len(g)) for g in groups]) for _ in range(draws))
+    tail = (1.0 - confidence) / 2.0
+    return values[int(tail * draws)], values[min(draws - 1, int((1.0 - tail) * draws))]
+
+
+def median_change(before, after):
+    """(median before, median after, % change of the medians, its interval)."""
+    def pct(b, a):
+        return 100.0 * (statistics.median(a) / statistics.median(b) - 1.0)
+
+    return statistics.median(before), statistics.median(after), pct(before, after), bootstrap_ci(pct, [before, after])
+
+
+def slope(xs, ys):
+    """Least-squares slope of ys on xs."""
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+
+
+def per_arg_slopes(rows):
+    """µs per argument from {nargs: (before samples, after samples)} over the counts >= 1 (0 args takes another
+    path): {"before"|"after"|"step": (slope of the medians, interval)}; step is after - before."""
+    ns = sorted(n for n in rows if n >= 1)
+    groups = [g for n in ns for g in rows[n]]
+
+    def fit(which):
+        def stat(*gs):
+            meds = [statistics.median(gs[2 * i + which]) for i in range(len(ns))] if which < 2 else \
+                [statistics.median(gs[2 * i + 1]) - statistics.median(gs[2 * i]) for i in range(len(ns))]
+            return slope(ns, meds)
+        return stat
+
+    return {name: (fit(i)(*groups), bootstrap_ci(fit(i), groups)) for i, name in enumerate(("before", "after", "step"))}
+
+
+def _ci(lo_hi, fmt="+.2f"):
+    return f"[{lo_hi[0]:{fmt}}, {lo_hi[1]:{fmt}}]"
+
+
+def launch_pairs(samples, before, after):
+    """{nargs: (before samples, after samples)} of the ``[1, 1]`` launch rows of two commits (8-hex prefixes)."""
+    out = {}
+    for (_, commit, bench, combo), values in samples.items():
+        if bench == LAUNCH and combo[1:] == ("'[1, 1]'",) and commit in (before, after):
+            out.setdefault(int(combo[0]), {})[commit] = values
+    return {n: (v[before], v[after]) for n, v in sorted(out.items()) if before in v and after in v}
+
+
 def anchor_a0(d, part):
     """The anchor's A0 table copied by gpu/asv_native.sh (DIR/anchor-PART/a0.json), keyed by argument count."""
     text = _read(os.path.join(d, f"anchor-{part}", "a0.json"))
@@ -143,21 +250,21 @@ def anchor_a0(d, part):
     return {int(k.split("|")[2]): v for k, v in json.loads(text).items() if k.split("|")[1:4:2] == ["pre", "[1, 1]"]}
 
 
-def calibration(d, delay_us=0.5, delay_commit="15286822"):
+def calibration(d, delay_us=0.5, delay_commit="15286822", tolerance_us=0.2):
     """calbuilds from the samples: per argument count the delay's added µs (median after - median before)
     against what it should read: ``delay x A0 / a`` with the anchor (a: its raw µs, TimeReferenceLaunch of
-    that count), ``delay x R0 / r`` with the bindings reference."""
-    import statistics
-
-    samples = result_samples(os.path.join(d, "asv-builds"))
+    that count), ``delay x R0 / r`` with the bindings reference. The intervals resample the processes of
+    all three rows, so they carry the reference's noise too."""
+    samples = samples_of(d)
     rows = [k for k in samples if k[0].endswith("-cal") and k[2] == LAUNCH and k[3][1:] == ("'[1, 1]'",)]
     if not rows:
         return
     a0 = anchor_a0(d, "calbuilds")
     print(f"\n== calibration through asv's builds ({delay_us} µs wall per launch in {delay_commit}'s processes; "
-          + ("anchor A0 from anchor-calbuilds/a0.json)" if a0 else "bindings reference, R0)"))
+          + ("anchor A0 from anchor-calbuilds/a0.json" if a0 else "bindings reference, R0")
+          + "; 95 % bootstrap intervals over processes)")
     for nargs in sorted({int(k[3][0]) for k in rows}):
-        by = {k[1]: statistics.median(v) for k, v in samples.items() if k in rows and int(k[3][0]) == nargs}
+        by = {k[1]: samples[k] for k in rows if int(k[3][0]) == nargs}
         delayed = [c for c in by if delay_commit.startswith(c) or c.startswith(delay_commit[:8])]
         plain = [c for c in by if c not in delayed]
         refs = [x for k, v in samples.items() if k[0].endswith("-cal") and "TimeReferenceLaunch" in k[2]
@@ -165,10 +272,21 @@ def calibration(d, delay_us=0.5, delay_commit="15286822"):
         if not (delayed and plain and refs):
             continue
         scale = a0.get(nargs) if a0 else normalize.REFERENCE_US["bindings"]
-        added = by[delayed[0]] - by[plain[0]]
+        before, after = by[plain[0]], by[delayed[0]]
+
+        def added(b, a):
+            return statistics.median(a) - statistics.median(b)
+
+        def off(b, a, r):
+            return added(b, a) - normalize.expected_delay_us(delay_us, scale, statistics.median(r))
+
         want = normalize.expected_delay_us(delay_us, scale, statistics.median(refs))
-        print(f"  {nargs} args: {by[plain[0]]:.3f} -> {by[delayed[0]]:.3f} µs; added {added:+.3f}, expected {want:.3f}, "
-              f"off {added - want:+.3f}" + (" (within ±0.2)" if abs(added - want) <= 0.2 else " (NOT within ±0.2)"))
+        got, off_ci = added(before, after), bootstrap_ci(off, [before, after, refs])
+        inside = "interval" if -tolerance_us <= off_ci[0] and off_ci[1] <= tolerance_us else \
+            "point only" if abs(got - want) <= tolerance_us else "NOT"
+        print(f"  {nargs} args: {statistics.median(before):.3f} -> {statistics.median(after):.3f} µs; "
+              f"added {got:+.3f} {_ci(bootstrap_ci(added, [before, after]), '+.3f')}, expected {want:.3f}, "
+              f"off {got - want:+.3f} {_ci(off_ci, '+.3f')} (within ±{tolerance_us:g}: {inside})")
 
 
 def grid_durations(results_dir):
@@ -228,7 +346,6 @@ def mechanism_rows(results_dir):
 
 def _apart(values):
     """How far one row's processes lie apart: (max - min) / median."""
-    import statistics
 
     return (max(values) - min(values)) / statistics.median(values)
 
@@ -236,7 +353,6 @@ def _apart(values):
 def _per_reference(d, tag, benchmark, what):
     """(reference, rows) for each DIR/asv-results-TAG-REF folder with rows, after a header line naming
     the rows' process spread."""
-    import glob
 
     for folder in sorted(glob.glob(os.path.join(d, f"asv-results-{tag}-*"))):
         rows = benchmark_rows(folder, benchmark) if os.path.isdir(folder) else {}
@@ -250,7 +366,6 @@ def _per_reference(d, tag, benchmark, what):
 
 def mechanism_costs(rows):
     """{cost name: {nargs: (µs, % of the subtrahend)}} from the rows' medians over processes (asv's value)."""
-    import statistics
 
     med = {k: statistics.median(v) for k, v in rows.items()}
     out = {}
@@ -304,15 +419,14 @@ def argkind_rows(results_dir):
 
 def spread(rows):
     """How far a row's processes lie apart, the median over rows with 2+ processes (None: no such row)."""
-    import statistics
 
     values = [_apart(v) for v in rows.values() if len(v) > 1]
     return statistics.median(values) if values else None
 
 
 def argkinds(d):
-    """Per reference: each row's median and process spread, and µs per argument ((26 - 1) / 25 args)."""
-    import statistics
+    """Per reference: each row's median and process spread, and µs per argument ((26 - 1) / 25 args) with its
+    bootstrap interval over processes."""
 
     for _, rows in _per_reference(d, "ak", ARGKIND, "argument-kind rows"):
         for kind, dispatch in sorted({(k, dsp) for k, _, dsp in rows}):
@@ -321,8 +435,9 @@ def argkinds(d):
                 continue
             m1, m26 = statistics.median(one), statistics.median(many)
             apart = [100 * _apart(v) for v in (one, many) if len(v) > 1]
-            print(f"  {kind:5s} {dispatch:5s} 1 arg {m1:8.2f} µs  26 args {m26:8.2f} µs  per arg {(m26 - m1) / 25:6.2f} µs"
-                  + (f"  processes apart {' / '.join(f'{x:.1f}' for x in apart)} %" if apart else ""))
+            per_arg = bootstrap_ci(lambda a, b: (statistics.median(b) - statistics.median(a)) / 25, [one, many])
+            print(f"  {kind:5s} {dispatch:5s} 1 arg {m1:8.2f} µs  26 args {m26:8.2f} µs  per arg {(m26 - m1) / 25:6.2f} µs "
+                  f"{_ci(per_arg)}" + (f"  processes apart {' / '.join(f'{x:.1f}' for x in apart)} %" if apart else ""))
 
 
 def walls(d):
@@ -339,6 +454,8 @@ def walls(d):
 def main(d):
     verdict(d, "verdict-compare.txt", lambda k: k == ("baseline", "v2"))
     verdict(d, "builds-compare.txt", lambda k: True)
+    verdict(d, "aabuilds-compare.txt", lambda k: True)
+    verdict(d, "calbuilds-compare.txt", lambda k: True)
     aa(d)
     calibration(d)
     grid(d)

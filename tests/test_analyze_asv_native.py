@@ -80,9 +80,75 @@ def test_calibration_reads_the_samples_and_scales_the_delay_by_the_anchor(tmp_pa
 
     analyze.calibration(str(tmp_path))
     out = capsys.readouterr().out
-    # 0 args: +0.5 read, 0.5 x 9 / 10 = 0.45 expected; 2 args: +0.9 read, 0.5 x 18 / 20 = 0.45 expected
-    assert "0 args: 11.000 -> 11.500 µs; added +0.500, expected 0.450, off +0.050 (within ±0.2)" in out
-    assert "2 args: 19.000 -> 19.900 µs; added +0.900, expected 0.450, off +0.450 (NOT within ±0.2)" in out
+    # 0 args: +0.5 read, 0.5 x 9 / 10 = 0.45 expected; 2 args: +0.9 read, 0.5 x 18 / 20 = 0.45 expected;
+    # every process reads the same, so each bootstrap interval is the point itself
+    assert ("0 args: 11.000 -> 11.500 µs; added +0.500 [+0.500, +0.500], expected 0.450, "
+            "off +0.050 [+0.050, +0.050] (within ±0.2: interval)") in out
+    assert "2 args: 19.000 -> 19.900 µs; added +0.900 [+0.900, +0.900], expected 0.450, off +0.450" in out
+    assert "(within ±0.2: NOT)" in out
+
+
+def test_calibration_judges_the_interval_not_only_the_point(tmp_path, analyze, capsys):
+    """A point inside the tolerance whose processes spread beyond it is 'point only'."""
+    launch = "TimeLaunchPreconfigured.time_launch"
+    params = [["0"], ["'[1, 1]'"]]
+    refs = ("TimeReferenceLaunch.time_launch", ([["0"]], [[10e-6] * 5]))
+    cal = tmp_path / "asv-builds" / "m-cal"
+    _asv_result(cal / "10eac70a-env-x.json", "10eac70a" + "0" * 32,
+                {launch: (params, [[x * 1e-6 for x in (10.0, 10.5, 11.0, 11.5, 12.0)]]), refs[0]: refs[1]})
+    _asv_result(cal / "15286822-env-x.json", "15286822" + "0" * 32,
+                {launch: (params, [[x * 1e-6 for x in (10.5, 11.0, 11.5, 12.0, 12.5)]]), refs[0]: refs[1]})
+    (tmp_path / "anchor-calbuilds").mkdir()
+    (tmp_path / "anchor-calbuilds" / "a0.json").write_text(json.dumps({"0.29.0|pre|0|[1, 1]": 10.0}))
+
+    analyze.calibration(str(tmp_path))
+    out = capsys.readouterr().out
+    assert "added +0.500 [" in out and "expected 0.500, off +0.000 [" in out and "(within ±0.2: point only)" in out
+
+
+def test_bootstrap_interval_and_per_argument_slopes(analyze):
+    import statistics
+
+    an = analyze
+    lo, hi = an.bootstrap_ci(statistics.median, [[1.0, 2.0, 3.0, 4.0, 100.0]])
+    assert 1.0 <= lo < 3.0 < hi <= 100.0
+    assert an.bootstrap_ci(statistics.median, [[5.0] * 8]) == (5.0, 5.0)
+    # before 10 + 3/arg, after 11 + 3.5/arg: the step is +0.5 µs per argument over 1-4 args (0 args ignored)
+    rows = {n: ([10.0 + 3 * n + d for d in (-0.1, 0, 0.1)], [11.0 + 3.5 * n + d for d in (-0.1, 0, 0.1)])
+            for n in range(1, 5)}
+    rows[0] = ([0.0], [50.0])
+    fit = an.per_arg_slopes(rows)
+    assert fit["before"][0] == pytest.approx(3.0) and fit["after"][0] == pytest.approx(3.5)
+    step, (lo, hi) = fit["step"]
+    assert step == pytest.approx(0.5) and lo < 0.5 < hi and hi - lo < 0.2
+
+
+def test_verdict_reads_the_samples_in_the_tarball_not_the_rounded_printout(tmp_path, analyze, capsys):
+    """asv prints 11.0 -> 11.9 (+8.2 %); the samples say 10.964 -> 11.887 (+8.42 %): the samples win."""
+    import tarfile
+
+    launch = "TimeLaunchPreconfigured.time_launch"
+    params = [["0", "1"], ["'[1, 1]'"]]
+    src = tmp_path / "src" / "asv-builds" / "m"
+    _asv_result(src / "a8221c7b-env-x.json", "a8221c7b" + "0" * 32,
+                {launch: (params, [[10.964e-6] * 3, [17.0e-6] * 3])})
+    _asv_result(src / "15286822-env-x.json", "15286822" + "0" * 32,
+                {launch: (params, [[11.887e-6] * 3, [18.0e-6] * 3])})
+    d = tmp_path / "run"
+    d.mkdir()
+    with tarfile.open(d / "asv-results.tar.gz", "w:gz") as tar:
+        tar.add(tmp_path / "src" / "asv-builds", arcname="asv-builds")
+    table = "| Change   | Before [a8221c7b] <v0.29.0^0>   | After [15286822] <v0.30.4^0>   | Ratio   | Benchmark (Parameter) |\n"
+    table += "|---|---|---|---|---|\n"
+    table += _row("+", "11.0±0.1μs", "11.9±0.1μs", "1.08", "TimeLaunchPreconfigured.time_launch(0, '[1, 1]')")
+    table += _row("+", "17.0±0.1μs", "18.0±0.1μs", "1.06", "TimeLaunchPreconfigured.time_launch(1, '[1, 1]')")
+    (d / "builds-compare.txt").write_text(table)
+
+    analyze.main(str(d))
+    out = capsys.readouterr().out
+    assert "a8221c7b -> 15286822" in out and "3/3 processes" in out
+    assert "10.964   11.887    +8.42% [+8.42, +8.42]" in out
+    assert "+8.2%" not in out
 
 
 def _existing_env_results(folder, results, durations=None):
@@ -155,4 +221,4 @@ def test_argkind_rows_per_reference_give_per_argument_cost_and_process_spread(tm
     analyze.argkinds(str(tmp_path))
     out = capsys.readouterr().out
     assert "reference bindings: 2 rows, process spread 3.0 % (median over rows)" in out
-    assert "torch lazy  1 arg   100.00 µs  26 args  1350.00 µs  per arg  50.00 µs  processes apart 2.0 / 4.0 %" in out
+    assert "torch lazy  1 arg   100.00 µs  26 args  1350.00 µs  per arg  50.00 µs [+48.88, +51.12]  processes apart 2.0 / 4.0 %" in out

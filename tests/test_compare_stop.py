@@ -1,6 +1,7 @@
 """compare stops when the answer is known: the rule from the options, the per-round series,
 the stopping-valid intervals in the document, the --fail-if-slower exit codes."""
 import json
+import math
 import os
 import random
 import subprocess
@@ -112,6 +113,12 @@ def test_gate_fails_a_known_regression_and_stops_early(tmp_path):
 
 @pytest.mark.slow
 def test_gate_is_undecided_at_the_cap_on_a_tiny_budget(tmp_path):
+    """Independent of the timings: after 3 rounds the decision interval is unbounded whatever the values,
+    so the gate cannot decide, not even an A/A that happens to look shifted."""
+    assert sequential.interval([1.0, 1.1, 1.2], sequential.Rule(threshold_pct=0.0))[1:] == (-math.inf, math.inf)
     proc, doc = _run(tmp_path, "cap", "--variant", f"a={HERE_ENV}", "--variant", f"b={HERE_ENV}",
                      "--fail-if-slower", "0", "--rounds", "3")
     assert proc.returncode == 3 and doc["gate"]["verdict"] == "undecided" and doc["rounds_completed"] == 3
+    (d,) = doc["deltas"]
+    assert d["gate_ci_pct"] is None and "unbounded after 3 rounds" in d["interval"]
+    assert doc["gate"]["deltas"] == {"b/0": "undecided"}

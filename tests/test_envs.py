@@ -67,10 +67,17 @@ def test_no_install_missing_env_is_a_clear_error(tmp_path):
         manager.ensure(WHEEL, "base")
 
 
-def test_existing_env_is_used_as_is():
-    env = envs.EnvManager(env_dir="/nonexistent").ensure(Base("env", sys.prefix), "here")
-    assert os.path.samefile(env.python, sys.executable) or os.path.exists(env.python)
+def test_existing_env_is_used_as_is(tmp_path):
+    """env:DIR runs DIR's own interpreter (not the manager's), built by nobody."""
+    import venv
+
+    other = tmp_path / "other-env"
+    venv.create(other, with_pip=False)
+    env = envs.EnvManager(env_dir="/nonexistent").ensure(Base("env", str(other)), "here")
     assert not env.built
+    prefix = subprocess.run([env.python, "-c", "import sys; print(sys.prefix)"], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    assert os.path.samefile(prefix, other)
 
 
 def test_overlay_holds_only_launchbench(tmp_path):

@@ -119,7 +119,7 @@ def test_history_names_the_slow_commit_and_caches_wheels(standin, tmp_path, caps
     doc = read_json(out)
     measured = [c["sha"] for c in doc["commits"] if c["measured"]]
     assert measured == shas[:4]  # c4 shares c3's code; c1 is the A/A check
-    assert doc["culprits"] == [shas[3]]
+    assert shas[3] in doc["culprits"]
     by = {(s["commit"], s["nargs"]): s for s in doc["steps"]}
     for n in (0, 1):
         # a busy-wait is never early, so the lower bound holds under any load; preemption only
@@ -127,8 +127,11 @@ def test_history_names_the_slow_commit_and_caches_wheels(standin, tmp_path, caps
         assert STEP_US * 0.5 < by[(shas[3], n)]["delta_us"]
         if timing_checks:
             assert by[(shas[3], n)]["delta_us"] < STEP_US * 2
-        aa = by[(shas[1], n)]
-        assert aa["ci_us"][0] < STEP_US / 3 and aa["ci_us"][1] > -STEP_US / 3 and not aa["established"]
+            # "no step" is an upper bound on the noise: load that inflates one commit's rounds can move it
+            aa = by[(shas[1], n)]
+            assert aa["ci_us"][0] < STEP_US / 3 and aa["ci_us"][1] > -STEP_US / 3 and not aa["established"]
+    if timing_checks:
+        assert doc["culprits"] == [shas[3]]  # only it: the A/A (c1) and same-cost (c2) steps are not established
     assert doc["commits"][4]["identical_to"] == shas[3]
     text = capsys.readouterr().out
     assert "g" + shas[3][:8] in text.splitlines()[-2] and "<==" in text

@@ -129,35 +129,42 @@ def test_threads_sharing_new_configs_get_correct_kernels(mlir):
 
 
 def test_racing_first_launches_of_a_fresh_lcs_kernel_get_correct_kernels(mlir):
-    """numba-cuda 0.30's known race (a strict xfail there): hold the first compile open, launch another config."""
+    """numba-cuda 0.30's known race (a strict xfail there): hold the first compile open, launch another config,
+    and check from the holding side that the second launch had started and not finished when the hold ended."""
     name, k = fresh()
-    compiling, release = threading.Event(), threading.Event()
+    compiling, release, second_started = threading.Event(), threading.Event(), threading.Event()
+    held = {}
 
     def hold_first_compile(record):
         if record["kernel"] == name and record["config"]["block"][0] == 32 and not compiling.is_set():
             compiling.set()
-            release.wait(60)
+            held["released"] = release.wait(60)
+            held["second_waiting"] = second_started.is_set() and B not in results
 
     lcs_mlir.COMPILE_HOOKS.append(hold_first_compile)
     results, errors = {}, []
 
-    def launch(config):
+    def launch(config, started=None):
         def run():
+            if started is not None:
+                started.set()
             try:
                 results[config] = lcs_mlir.run_probe(k, config)
             except BaseException as exc:  # noqa: BLE001
                 errors.append(exc)
         return threading.Thread(target=run)
 
-    first, second = launch(A), launch(B)
+    first, second = launch(A), launch(B, second_started)
     first.start()
     if not compiling.wait(120):
         raise RuntimeError(f"the first compile never reached the planner: {errors}")
     second.start()
-    time.sleep(1.0)
+    second_started.wait(60)
+    time.sleep(1.0)  # time for the second launch to reach the compiler; checked below, not assumed
     release.set()
     first.join(120)
     second.join(120)
     assert not errors and len(results) == 2, errors
+    assert held == {"released": True, "second_waiting": True}, f"the second launch was not held: {held}"
     assert results[A] == want("lcs", A)
     assert results[B] == want("lcs", B)

@@ -35,16 +35,23 @@ def test_empty_kernels_have_the_right_parameters():
     assert ptx.count(".visible .entry") == 5 and ptx.count("ret;") == 5
 
 
+def _nvjitlink_or_skip():
+    """Skip only where the optional linker is missing; nothing about the PTX is tried here."""
+    nvjitlink = pytest.importorskip("cuda.bindings.nvjitlink")
+    try:
+        nvjitlink.version()
+    except Exception as exc:  # noqa: BLE001 - the binding is there but libnvJitLink is not
+        pytest.skip(f"nvJitLink unavailable: {exc}")
+
+
 @pytest.mark.parametrize("cc", [(7, 5), (8, 0), (9, 0), (10, 0), (12, 0)])
 def test_ptx_assembles_for_its_target(cc):
-    """nvJitLink assembles PTX without a GPU: the hand-written kernels are valid."""
+    """nvJitLink assembles PTX without a GPU: the hand-written kernels are valid (invalid PTX fails here)."""
     cc_ns = pytest.importorskip("cuda.core")
-    try:
-        ptx = peers.empty_kernels_ptx(cc, 4)
-        obj = cc_ns.ObjectCode.from_ptx(ptx.encode())
-        linker = cc_ns.Linker(obj, options=cc_ns.LinkerOptions(arch="sm_%d%d" % cc))
-    except Exception as exc:  # noqa: BLE001 - nvJitLink missing: nothing to check with
-        pytest.skip(f"nvJitLink unavailable: {exc}")
+    _nvjitlink_or_skip()
+    ptx = peers.empty_kernels_ptx(cc, 4)
+    obj = cc_ns.ObjectCode.from_ptx(ptx.encode())
+    linker = cc_ns.Linker(obj, options=cc_ns.LinkerOptions(arch="sm_%d%d" % cc))
     assert len(linker.link("cubin").code) > 0
 
 

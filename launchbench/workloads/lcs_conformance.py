@@ -304,21 +304,26 @@ def test_threads_sharing_new_configs_get_correct_kernels(lcs):
     "same argument types, i.e. the kernel baked for the other config",
 )
 def test_racing_first_launches_of_a_fresh_lcs_kernel_get_correct_kernels(lcs):
-    """Minimal reproducer: hold thread 1's first compile open, start thread 2."""
+    """Minimal reproducer: hold thread 1's first compile open, start thread 2, and check from the holding
+    side that thread 2's launch had started and not finished when the hold ended (it was held)."""
     k = lcs.make_probe_kernel("lcs")
-    compiling, release = threading.Event(), threading.Event()
+    compiling, release, second_started = threading.Event(), threading.Event(), threading.Event()
+    held = {}
 
     def hold_first_compile(record):
         if record["dispatcher"] is k and record["blockdim"] == (32, 1, 1) and not compiling.is_set():
             compiling.set()
-            release.wait(60)
+            held["released"] = release.wait(60)
+            held["second_waiting"] = second_started.is_set() and B not in results
 
     lcs.COMPILE_HOOKS.append(hold_first_compile)
     outs = {A: lcs.probe_output(), B: lcs.probe_output()}
     results, errors = {}, []
 
-    def launch(config):
+    def launch(config, started=None):
         def run():
+            if started is not None:
+                started.set()
             try:
                 results[config] = run_probe(lcs, k, config, out=outs[config])
             except BaseException as exc:  # noqa: BLE001 - re-raised below as a non-xfail error
@@ -326,16 +331,20 @@ def test_racing_first_launches_of_a_fresh_lcs_kernel_get_correct_kernels(lcs):
 
         return threading.Thread(target=run)
 
-    first, second = launch(A), launch(B)
+    first, second = launch(A), launch(B, second_started)
     first.start()
     if not compiling.wait(120):
         raise RuntimeError(f"the first compile never reached the rewrite: {errors}")
     second.start()
-    time.sleep(1.0)  # the second launch is now blocked on the compiler lock
+    second_started.wait(60)
+    time.sleep(1.0)  # time for the second launch to reach the compiler lock; checked below, not assumed
     release.set()
     first.join(120)
     second.join(120)
     if errors or first.is_alive() or second.is_alive() or len(results) != 2:
         raise RuntimeError(f"launch threads failed: {errors!r}")
+    # RuntimeError, not AssertionError: a race that did not happen must not count as this xfail
+    if held != {"released": True, "second_waiting": True}:
+        raise RuntimeError(f"the second launch was not held behind the first compile ({held}): no race was tested")
     assert results[A] == expected(lcs, "lcs", A)
     assert results[B] == expected(lcs, "lcs", B)
