@@ -64,7 +64,8 @@ log() { echo "$*" >> "$D/command.txt"; echo "+ $*"; }
 anchor_files() {  # anchor_files PART: the anchor server's A0 table and log (LAUNCHBENCH_ASV_ANCHOR runs)
     [ -n "${LAUNCHBENCH_ASV_ANCHOR:-}" ] || return 0
     local dir=${LAUNCHBENCH_ASV_ANCHOR_DIR:-$(python3 -c "import sys; sys.path.insert(0, '.'); from benchmarks import anchor; print(anchor.default_dir(sys.argv[1]))" "$LAUNCHBENCH_ASV_ANCHOR")}
-    mkdir -p "$D/anchor-$1"; cp "$dir"/a0.json "$dir"/anchor.log "$D/anchor-$1/" 2>/dev/null || true
+    mkdir -p "$D/anchor-$1"; cp "$dir"/run.json "$dir"/anchor.log "$D/anchor-$1/" 2>/dev/null || true
+    cp "${LAUNCHBENCH_ASV_A0_DIR:-.asv/results/anchor-a0}"/*.table "$D/anchor-$1/" 2>/dev/null || true  # the A0 tables
 }
 timed() {  # timed NAME CMD...: run, log, record wall seconds in DIR/walls.txt
     local name=$1; shift
