@@ -18,12 +18,19 @@ slot the benchmark process times its batch, then asks the anchor for one
 batch of the *same kind* of launch (the same call form, argument count and
 configuration), both pinned to the same CPU, in alternating order. The
 sample is ``median_s(n_s / a_s) * A0``, where ``A0`` is the anchor's own
-µs per launch of that kind, measured once per machine against the
-bindings reference (lever 1: ``median(a/r) * R0``) and kept in the anchor
-folder's ``a0.json`` so values stay comparable across runs on one machine.
+µs per launch of that kind, measured once against the bindings reference
+(lever 1: ``median(a/r) * R0``) and kept in an A0 table beside asv's
+results (``LAUNCHBENCH_ASV_A0_DIR``, default ``RESULTS/anchor-a0``), one
+table per machine, anchor build and R0, never re-measured. The table's id,
+the anchor's version and build and R0 go into every value's ``reference``
+parameter (normalize.reference_label), so asv keys the results by them.
 The server leaves after ``idle`` seconds without a client.
 
-Protocol (one line each way): ``prepare {json kind}`` -> ``{json}``;
+One anchor per run: asv's discovery records the server it reached
+(``run.json`` in the server's folder); a later contact with another server
+(one that died and was started again) fails the row in one line.
+
+Protocol (one line each way): ``identify`` -> ``{json}``; ``prepare {json kind, table}`` -> ``{json}``;
 ``run N`` -> seconds per launch; ``quit``. Standard library plus the anchor's
 numba-cuda; the client side runs inside asv's per-commit envs.
 """
@@ -89,12 +96,12 @@ def _kind_runner(kind, launchers):
     return run
 
 
-def measure_a0(run, slots=A0_SLOTS):
+def measure_a0(run, r0_us, slots=A0_SLOTS):
     """The anchor's µs per launch of one kind, its state divided out against the bindings reference."""
     from . import common, native, normalize
 
     if common.smoke_mode():
-        return 1.0  # the simulator has no driver to launch a reference with
+        return 1.0  # the simulator has no driver to launch a reference with (its tables say "simulator")
     try:
         ref = native.bindings_reference(0)
     except native.ReferenceUnavailable as exc:
@@ -102,19 +109,51 @@ def measure_a0(run, slots=A0_SLOTS):
     for _ in range(3):
         ref(native.REFERENCE_BATCH)
     numba_s, ref_s = native.slot_loop(run, ref, slots, BATCH, native.REFERENCE_BATCH)
-    return normalize.normalized_us(numba_s, ref_s, normalize.REFERENCE_US["bindings"])
+    return normalize.normalized_us(numba_s, ref_s, r0_us)
 
 
-def _load_a0(folder):
+# ---------------------------------------------------------------- A0 tables
+
+
+def table_path(folder, host, build, r0_us, simulator=False) -> str:
+    """One A0 table per machine, anchor build and R0 (a simulator's tables apart: their A0 is 1.0)."""
+    sim = "-simulator" if simulator else ""
+    return os.path.join(folder, f"a0-{host}-{build}-r0-{r0_us:.2f}{sim}.table")
+
+
+def ensure_table(path, header) -> str:
+    """The id of the A0 table at *path*, created (with a fresh id) where none is.
+
+    The id goes into every anchored value's ``reference`` label: a table made anew (a lost folder,
+    another machine) measures new A0s, so its values start a series of their own. Created with
+    O_EXCL, so two processes racing to create it agree on one id.
+    """
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    table = {**header, "id": os.urandom(4).hex(), "a0_us": {}}
+    tmp = f"{path}.{os.getpid()}.new"
+    with open(tmp, "w") as fh:
+        json.dump(table, fh, indent=1, sort_keys=True)
     try:
-        with open(os.path.join(folder, "a0.json")) as fh:
-            return json.load(fh)
-    except (OSError, ValueError):
-        return {}
+        os.link(tmp, path)  # fails if the table exists: never replaces one
+    except FileExistsError:
+        pass
+    finally:
+        os.unlink(tmp)
+    return load_table(path)["id"]
 
 
-def _save_a0(folder, table):
-    path = os.path.join(folder, "a0.json")
+def load_table(path) -> dict:
+    try:
+        with open(path) as fh:
+            table = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise AnchorError(f"the A0 table {path} cannot be read ({exc})") from None
+    if not isinstance(table, dict) or not isinstance(table.get("a0_us"), dict) or "id" not in table:
+        raise AnchorError(f"{path} is not an A0 table (no id or a0_us)")
+    return table
+
+
+def _save_table(path, table):
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "w") as fh:
         json.dump(table, fh, indent=1, sort_keys=True)
@@ -123,32 +162,80 @@ def _save_a0(folder, table):
     os.replace(tmp, path)
 
 
+# ---------------------------------------------------------------- one anchor per run
+
+
+def run_record(folder) -> str:
+    return os.path.join(folder, "run.json")
+
+
+def begin_run(folder, server):
+    """Record which server this run measures against (asv's discovery: the start of an asv run)."""
+    os.makedirs(folder, exist_ok=True)
+    _save_table(run_record(folder), {"token": server["token"], "pid": server["pid"], "started": server["started"]})
+
+
+def check_run(folder, server):
+    """Fail (one line) when the server differs from the one this run began with.
+
+    Why: every anchored value is a ratio to the anchor's launch in *its* process; a server that
+    died and was started again, or was replaced, has a process offset of its own, so mixing
+    them moves values with nothing changed. The first contact records the server when no run
+    record is there (a run outside asv).
+    """
+    path = run_record(folder)
+    try:
+        with open(path) as fh:
+            first = json.load(fh)
+    except (OSError, ValueError):
+        begin_run(folder, server)
+        return
+    if first.get("token") != server["token"]:
+        raise AnchorError(f"the anchor server changed during this run (pid {first.get('pid')} started "
+                          f"{first.get('started')}, now pid {server['pid']} started {server['started']}): "
+                          "values against two anchors do not compare; rerun the benchmarks")
+
+
 class Server:
-    """One client at a time; launchers and A0s kept for the server's life."""
+    """One client at a time; launchers and A0 tables kept for the server's life."""
 
     def __init__(self, folder):
         from . import common
 
         self.folder = folder
         self.launchers = {}
-        self.version = _numba_cuda_version(common.cuda_module_name())
+        self.module = common.cuda_module_name()
+        self.version = _numba_cuda_version(self.module)
+        self.build = common.build_fingerprint(self.module)
         self.smoke = common.smoke_mode()
-        self.a0 = {} if self.smoke else _load_a0(folder)
         self.digest = code_digest()
+        self.started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        self.token = f"{os.getpid()}-{os.urandom(6).hex()}"
         self.current = None
 
-    def prepare(self, kind, cpus):
+    def identity(self):
+        return {"numba_cuda": self.version, "build": self.build, "simulator": self.smoke, "digest": self.digest,
+                "pid": os.getpid(), "started": self.started, "token": self.token}
+
+    def prepare(self, kind, cpus, table=None, table_id=None, r0_us=None):
         if cpus and hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, set(cpus))  # the client's CPU: both take turns on it
         key = kind_key(kind)
         run = self.launchers.get(key) or _kind_runner(kind, self.launchers)
-        a0_key = f"{self.version}|{key}"
-        if a0_key not in self.a0:
-            self.a0[a0_key] = measure_a0(run)
-            if not self.smoke:  # a simulator's 1.0 is no A0 for a GPU run in the same folder
-                _save_a0(self.folder, self.a0)
+        if table is None:
+            raise AnchorError("prepare names no A0 table")
+        data = load_table(table)
+        if data["id"] != table_id:
+            raise AnchorError(f"the A0 table {table} is {data['id']}, not {table_id} (made anew during the run)")
+        if (data.get("build"), data.get("r0_us")) != (self.build, r0_us):
+            raise AnchorError(f"the A0 table {table} is for build {data.get('build')} R0 {data.get('r0_us')}, "
+                              f"not this anchor's {self.build} R0 {r0_us}")
+        if key not in data["a0_us"]:
+            data["a0_us"][key] = measure_a0(run, r0_us)
+            data.setdefault("measured", {})[key] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+            _save_table(table, data)
         self.current = run
-        return {"a0_us": self.a0[a0_key], "numba_cuda": self.version, "digest": self.digest, "pid": os.getpid()}
+        return {**self.identity(), "a0_us": data["a0_us"][key], "table": data["id"]}
 
     def handle(self, line):
         """One request line -> one reply line (None: close the server)."""
@@ -157,10 +244,13 @@ class Server:
             if self.current is None:
                 return json.dumps({"error": "run before prepare"})
             return repr(self.current(int(rest)))
+        if op == "identify":
+            return json.dumps(self.identity())
         if op == "prepare":
             request = json.loads(rest)
             try:
-                return json.dumps(self.prepare(request["kind"], request.get("cpus") or []))
+                return json.dumps(self.prepare(request["kind"], request.get("cpus") or [], request.get("table"),
+                                               request.get("table_id"), request.get("r0_us")))
             except Exception as exc:  # noqa: BLE001 - the client reports it in one line
                 return json.dumps({"error": f"{type(exc).__name__}: {exc}"})
         if op == "quit":
@@ -275,20 +365,28 @@ class Client:
             raise AnchorError(f"the anchor server closed the connection; see {self.folder}/anchor.log")
         return reply.strip()
 
-    def prepare(self, kind):
-        """Make the server ready for *kind* on this process's CPUs; -> its reply (``a0_us``, version).
+    def identify(self):
+        """The running server's identity (starting one if none answers): version, build, token, pid.
 
         A server running other anchor code is told to quit and a fresh one started.
         """
         self.open()
-        cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-        line = "prepare " + json.dumps({"kind": kind, "cpus": cpus})
-        reply = json.loads(self.request(line))
-        if reply.get("digest") not in (None, code_digest()) and "error" not in reply:
+        reply = json.loads(self.request("identify"))
+        if reply.get("digest") != code_digest():
             self.restart()
-            reply = json.loads(self.request(line))
+            reply = json.loads(self.request("identify"))
+        return reply
+
+    def prepare(self, kind, table, table_id, r0_us):
+        """Make the server ready for *kind* on this process's CPUs; -> its reply (``a0_us``, identity)."""
+        self.open()
+        cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+        line = "prepare " + json.dumps({"kind": kind, "cpus": cpus, "table": table, "table_id": table_id,
+                                        "r0_us": r0_us})
+        reply = json.loads(self.request(line))
         if "error" in reply:
             raise AnchorError(f"the anchor cannot launch {kind_key(kind)}: {reply['error']}")
+        check_run(self.folder, reply)
         return reply
 
     def restart(self):
@@ -310,6 +408,31 @@ class Client:
                 self.stream.close()
                 self.sock.close()
         self.sock = self.stream = None
+
+
+def reference(python, folder, a0_folder, r0_us, begin=False):
+    """What an anchored value is measured against: the server's identity and its A0 table.
+
+    Starts the server if none answers (so the label names the anchor that will serve), makes the
+    machine's A0 table for this anchor build and R0 if there is none, and with *begin* (asv's
+    discovery, the start of a run) records this server as the run's anchor. The connection is
+    closed again: asv's forkserver forks after import, and children must not share a socket.
+    """
+    from . import normalize
+
+    client = Client(python, folder)
+    try:
+        server = client.identify()
+    finally:
+        client.close()
+    if begin:
+        begin_run(client.folder, server)
+    path = table_path(a0_folder, normalize.host_name(), server["build"], r0_us, server.get("simulator", False))
+    header = {"host": normalize.host_name(), "anchor_python": python, "numba_cuda": server["numba_cuda"],
+              "build": server["build"], "r0_us": r0_us, "simulator": server.get("simulator", False)}
+    table_id = ensure_table(path, header)
+    return {"version": server["numba_cuda"], "build": server["build"], "table": table_id, "table_path": path,
+            "r0_us": r0_us, "folder": client.folder}
 
 
 def _last_line(path):

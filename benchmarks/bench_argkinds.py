@@ -53,17 +53,19 @@ def _one_array(kind):
 class TimeArgKindLaunch(bench_launch._Timing):
     """``cfg(*args)`` per launch, ``cfg = k[1, 1]``, per argument kind, count and dispatch; normalized µs."""
 
-    params = [KINDS, ARG_COUNTS, DISPATCHES]
-    param_names = ["kind", "args", "dispatch"]
+    params = [KINDS, ARG_COUNTS, DISPATCHES, [bench_launch.REFERENCE_LABEL]]
+    param_names = ["kind", "args", "dispatch", "reference"]
 
-    def setup(self, kind, nargs, dispatch):
-        self._prepare_process()
+    def setup(self, kind, nargs, dispatch, reference=None):
+        self._prepare_process(reference)
         self.run, self.batch = common.per_process(("argkinds", kind, nargs, dispatch),
                                                   lambda: _runner(kind, nargs, dispatch))
         self.ref = bench_launch._ref_for(self.settings, nargs)
 
-    def time_launch(self, kind, nargs, dispatch):
+    def time_launch(self, kind, nargs, dispatch, reference=None):
         self._sample(self.run, self.ref, self.batch)
+
+    time_launch.pretty_name = "bench_argkinds.TimeArgKindLaunch.time_launch [" + bench_launch.NORMALIZED_NOTE + "]"
 
 
 def slot_batch(seconds_per_launch, target_s=SLOT_BATCH_S, most=native.NUMBA_BATCH):

@@ -43,6 +43,7 @@ kernel with 1024 bytes of dynamic shared memory; the host path does not
 look at the kernel's declarations.
 """
 import os
+import sys
 
 from . import anchor, common, native, normalize
 
@@ -114,19 +115,67 @@ PREIMPORTED = common.preimport_numba_cuda()
 _prepared = common.per_process
 
 
+class SettingsError(RuntimeError):
+    """A LAUNCHBENCH_ASV_* setting that cannot be used, or an anchor that cannot serve: the benchmark
+    FAILS, so ``asv run`` and ``asv continuous`` exit non-zero (asv counts a NotImplementedError as a
+    skip and exits 0, which let a typo pass for a run)."""
+
+
+def _is_discovery(argv=None):
+    """True in asv's discovery process (``.../asv/benchmark.py discover ROOT RESULT``): a run's start."""
+    argv = sys.argv if argv is None else argv
+    return len(argv) > 1 and argv[1] == "discover" and os.path.basename(argv[0]).startswith("benchmark")
+
+
+def reference_setup(environ=None, begin=False):
+    """What this process's values are measured against: kind, R0, the anchor (version, build, A0
+    table) and the ``reference`` label asv keys the results by. Raises SettingsError."""
+    try:
+        kind = normalize.reference_kind(environ)
+        if SMOKE and kind != "anchor":
+            kind = "none"
+        r0 = normalize.reference_us(kind, environ)
+        info = None
+        if kind == "anchor":
+            info = anchor.reference(normalize.anchor_python(environ), normalize.anchor_dir(environ),
+                                    normalize.a0_dir(environ), r0, begin=begin)
+    except normalize.ConfigError as exc:
+        raise SettingsError(str(exc)) from None
+    except (anchor.AnchorError, OSError) as exc:
+        raise SettingsError(f"anchor ({normalize.ANCHOR_ENV}): {exc}") from None
+    return {"kind": kind, "r0": r0, "anchor": info, "label": normalize.reference_label(kind, r0, info)}
+
+
+def _reference_at_import():
+    """The reference of this import (asv's discovery reads the label off ``params``); an error is kept
+    for every setup to raise, so a bad setting fails each benchmark instead of the import."""
+    try:
+        return reference_setup(begin=_is_discovery()), None
+    except SettingsError as exc:
+        return None, str(exc)
+
+
+REFERENCE, REFERENCE_ERROR = _reference_at_import()
+#: The ``reference`` parameter's one value (normalize.reference_label).
+REFERENCE_LABEL = REFERENCE["label"] if REFERENCE else "invalid LAUNCHBENCH_ASV settings: every row fails"
+#: What the normalized rows' values are, for their pretty names (asv publish shows them).
+NORMALIZED_NOTE = "wall µs, no reference" if REFERENCE and REFERENCE["kind"] == "none" else "normalized, not wall µs"
+
+
 def _settings():
-    """The LAUNCHBENCH_ASV_* settings of this process; a bad one skips with its message.
+    """The LAUNCHBENCH_ASV_* settings of this process; a bad one raises SettingsError (the row fails).
 
     Also pins the process and starts its spinners (``LAUNCHBENCH_ASV_PIN`` /
     ``_SPIN``, normalize.pin_cpu / spin_cpus): once per process, before any
     warm-up, so every slot is timed in the held state.
     """
+    if REFERENCE_ERROR:
+        raise SettingsError(REFERENCE_ERROR)
+    kind = REFERENCE["kind"]
     try:
-        kind = normalize.reference_kind()
-        if SMOKE and kind != "anchor":
-            kind = "none"
-        settings = {"kind": kind, "r0": normalize.reference_us(kind), "delay": normalize.delay_us(),
-                    "slots": 2 if SMOKE else normalize.slots(SLOTS), "pin": None, "spin": []}
+        settings = {"kind": kind, "r0": REFERENCE["r0"], "delay": normalize.delay_us(),
+                    "slots": 2 if SMOKE else normalize.slots(SLOTS), "pin": None, "spin": [],
+                    "label": REFERENCE["label"], "anchor_info": REFERENCE["anchor"]}
         if kind == "anchor":
             settings["anchor"] = normalize.anchor_python()
             settings["anchor_dir"] = normalize.anchor_dir()
@@ -135,7 +184,7 @@ def _settings():
             settings["pin"] = normalize.pin_cpu(allowed, default=normalize.pin_default(kind, HOLD))
             settings["spin"] = normalize.spin_cpus(allowed, settings["pin"], default=HOLD)
     except normalize.ConfigError as exc:
-        raise NotImplementedError(str(exc))
+        raise SettingsError(str(exc)) from None
     settings["spinners"] = native.hold_machine_state(settings["pin"], settings["spin"])
     return settings
 
@@ -158,7 +207,7 @@ def _reference(settings, nargs=0, kind=None):
         else:
             run = native.bindings_reference(args, marshal=settings["kind"] == "bindings-args")
     except native.ReferenceUnavailable as exc:
-        raise NotImplementedError(f"reference launch unavailable: {exc}; set {normalize.REF_ENV}=none for raw µs")
+        raise SettingsError(f"reference launch unavailable: {exc}; set {normalize.REF_ENV}=none for raw µs")
     for _ in range(3):
         run(native.REFERENCE_BATCH)  # module load and first launches
     return run
@@ -189,19 +238,35 @@ def launch_runner(nargs, config, per_launch_configure=False, delay_s=0.0):
 
 
 def _anchor_reference(settings, kind):
-    """``run(n)`` -> the anchor's seconds per launch of *kind*; ``run.r0_us`` is its A0, ``run.batch`` its batch."""
+    """``run(n)`` -> the anchor's seconds per launch of *kind*; ``run.r0_us`` is its A0, ``run.batch`` its batch.
+
+    Every request checks the server against the run's (anchor.check_run): an anchor that died and
+    came back, or another one, fails the row in one line instead of mixing anchors.
+    """
+    info = settings["anchor_info"]
     client = _prepared("anchor", lambda: anchor.Client(settings["anchor"], settings["anchor_dir"]))
-    try:
-        reply = client.prepare(kind)
-    except (anchor.AnchorError, OSError, ValueError) as exc:
-        raise NotImplementedError(f"anchor ({normalize.ANCHOR_ENV}={settings['anchor']}): {exc}") from None
-    client.current = kind
+
+    def prepare():
+        try:
+            reply = client.prepare(kind, info["table_path"], info["table"], info["r0_us"])
+        except (anchor.AnchorError, OSError, ValueError) as exc:
+            raise SettingsError(f"anchor ({normalize.ANCHOR_ENV}={settings['anchor']}): {exc}") from None
+        if (reply["numba_cuda"], reply["build"]) != (info["version"], info["build"]):
+            raise SettingsError(f"anchor ({normalize.ANCHOR_ENV}={settings['anchor']}): the server runs numba-cuda "
+                                f"{reply['numba_cuda']} build {reply['build']}, not the {info['version']} build "
+                                f"{info['build']} this run's label names")
+        client.current = kind
+        return reply
+
+    reply = prepare()
 
     def run(n):
         if client.current != kind:  # another benchmark of this process prepared another kind
-            client.prepare(kind)
-            client.current = kind
-        return client.run(n)
+            prepare()
+        try:
+            return client.run(n)
+        except (anchor.AnchorError, OSError, ValueError) as exc:
+            raise SettingsError(f"anchor ({normalize.ANCHOR_ENV}={settings['anchor']}): {exc}") from None
 
     run.r0_us, run.batch, run.anchor = reply["a0_us"], anchor.BATCH, reply
     for _ in range(3):
@@ -233,11 +298,15 @@ class _Timing:
     min_run_count = 1
     timeout = 120
 
-    def _prepare_process(self):
+    def _prepare_process(self, reference=None):
         """Every setup's first step: skip without a GPU, then this process's settings (once per process:
-        it pins the CPU and starts the spinners before any warm-up, see ``_settings``)."""
+        it pins the CPU and starts the spinners before any warm-up, see ``_settings``); a *reference*
+        label that is not this process's own fails the row (asv would file the value under it)."""
         _prepared("gpu", _gpu_checked)
         self.settings = _prepared("settings", _settings)
+        if reference is not None and reference != self.settings["label"]:
+            raise SettingsError(f"this row's reference is {reference!r} but the process measures against "
+                                f"{self.settings['label']!r}: the settings changed since asv's discovery; rerun")
 
     def _sample(self, run, ref, numba_batch=native.NUMBA_BATCH):
         settings = self.settings
@@ -251,13 +320,13 @@ class _Timing:
 
 
 class _LaunchBase(_Timing):
-    params = [common.ARG_COUNTS, CONFIG_NAMES]
-    param_names = ["args", "config"]
+    params = [common.ARG_COUNTS, CONFIG_NAMES, [REFERENCE_LABEL]]
+    param_names = ["args", "config", "reference"]
     per_launch_configure = False
     normalized = True
 
-    def setup(self, nargs, config):
-        self._prepare_process()
+    def setup(self, nargs, config, reference=None):
+        self._prepare_process(reference)
         if SMOKE and total_threads(config) > SMOKE_MAX_THREADS:
             raise NotImplementedError(f"smoke run: {config} is too many threads for the simulator")
         key = ("launch", nargs, config, self.per_launch_configure)
@@ -283,10 +352,12 @@ def _gpu_checked():
 
 
 class TimeLaunchPreconfigured(_LaunchBase):
-    """``cfg = k[g, b]`` once, then ``cfg(*args)`` per launch; normalized µs."""
+    """``cfg = k[g, b]`` once, then ``cfg(*args)`` per launch; normalized µs (not wall µs: see ``reference``)."""
 
-    def time_launch(self, nargs, config):
+    def time_launch(self, nargs, config, reference=None):
         self._sample(self.run, self.ref)
+
+    time_launch.pretty_name = "bench_launch.TimeLaunchPreconfigured.time_launch [" + NORMALIZED_NOTE + "]"
 
 
 class TimeLaunchConfigurePerLaunch(_LaunchBase):
@@ -294,8 +365,10 @@ class TimeLaunchConfigurePerLaunch(_LaunchBase):
 
     per_launch_configure = True
 
-    def time_launch(self, nargs, config):
+    def time_launch(self, nargs, config, reference=None):
         self._sample(self.run, self.ref)
+
+    time_launch.pretty_name = "bench_launch.TimeLaunchConfigurePerLaunch.time_launch [" + NORMALIZED_NOTE + "]"
 
 
 class TimeLaunchRaw(_LaunchBase):
@@ -303,29 +376,38 @@ class TimeLaunchRaw(_LaunchBase):
     TimeLaunchPreconfigured's normalized value."""
 
     params = [common.ARG_COUNTS, ["[1, 1]"]]
+    param_names = ["args", "config"]
     normalized = False
+
+    def setup(self, nargs, config):
+        super().setup(nargs, config)
 
     def time_launch(self, nargs, config):
         self._sample(self.run, None)
 
+    time_launch.pretty_name = "bench_launch.TimeLaunchRaw.time_launch [wall µs]"
+
 
 class TimeReferenceLaunch(_Timing):
-    """The reference launch alone, raw µs: R0's measured counterpart on this machine (per argument
+    """The reference launch alone, raw (wall) µs: R0's measured counterpart on this machine (per argument
     count: the ``bindings-args`` reference takes numba-cuda's; ``bindings`` always 0; ``anchor``: the
-    anchor's ``[1, 1]`` launch with that many arguments, whose A0 the samples are scaled by)."""
+    anchor's ``[1, 1]`` launch with that many arguments, whose A0 the samples are scaled by). The
+    ``reference`` parameter says which reference it is."""
 
-    params = [common.ARG_COUNTS]
-    param_names = ["args"]
+    params = [common.ARG_COUNTS, [REFERENCE_LABEL]]
+    param_names = ["args", "reference"]
 
-    def setup(self, nargs):
-        self._prepare_process()
+    def setup(self, nargs, reference=None):
+        self._prepare_process(reference)
         if self.settings["kind"] == "none":
             raise NotImplementedError(f"no reference ({normalize.REF_ENV}=none)")
         common.make_args(1)  # numba-cuda makes the CUDA context the reference launches in
         self.ref = _ref_for(self.settings, nargs)
 
-    def time_launch(self, nargs):
+    def time_launch(self, nargs, reference=None):
         self._sample(self.ref, None)
+
+    time_launch.pretty_name = "bench_launch.TimeReferenceLaunch.time_launch [wall µs of the reference]"
 
 
 class TimeLaunchWithCallback(_Timing):
@@ -335,19 +417,21 @@ class TimeLaunchWithCallback(_Timing):
     before numba-cuda 0.30, where this benchmark skips.
     """
 
-    params = [common.ARG_COUNTS]
-    param_names = ["args"]
+    params = [common.ARG_COUNTS, [REFERENCE_LABEL]]
+    param_names = ["args", "reference"]
 
-    def setup(self, nargs):
-        self._prepare_process()
+    def setup(self, nargs, reference=None):
+        self._prepare_process(reference)
         if not _prepared("launchconfig", common.has_launchconfig):
             raise NotImplementedError("pre_launch_callbacks needs numba-cuda >= 0.30 (v2)")
         state = _prepared(("callback", nargs), lambda: _callback_state(nargs, self.settings))
         self.run = state["run"]
         self.ref = _ref_for(self.settings, nargs)
 
-    def time_launch(self, nargs):
+    def time_launch(self, nargs, reference=None):
         self._sample(self.run, self.ref)
+
+    time_launch.pretty_name = "bench_launch.TimeLaunchWithCallback.time_launch [" + NORMALIZED_NOTE + "]"
 
 
 def _callback_state(nargs, settings):

@@ -53,12 +53,12 @@ class TimeMechanismLaunch(bench_launch._Timing):
     the reference (it never goes through numba-cuda's dispatcher).
     """
 
-    params = [MECHANISM_SPECS, common.ARG_COUNTS]
-    param_names = ["mechanism", "args"]
+    params = [MECHANISM_SPECS, common.ARG_COUNTS, [bench_launch.REFERENCE_LABEL]]
+    param_names = ["mechanism", "args", "reference"]
 
-    def setup(self, mechanism, nargs):
+    def setup(self, mechanism, nargs, reference=None):
         mechanisms = _mechanisms_or_skip()
-        self._prepare_process()
+        self._prepare_process(reference)
         common.quiet_occupancy_warnings()
         configured, self.args, target = common.per_process(("mechanisms", nargs), lambda: _kernel(nargs))
         self.ref = bench_launch._ref_for(self.settings, nargs)
@@ -67,13 +67,15 @@ class TimeMechanismLaunch(bench_launch._Timing):
         common.warm_up(configured, self.args, INSTALL_WARMUP)
         self.run = native.launch_batch(configured, self.args, common.synchronize)
 
-    def teardown(self, mechanism, nargs):
+    def teardown(self, mechanism, nargs, reference=None):
         if hasattr(self, "_mechanisms"):
             self._mechanisms.uninstall()
             common.synchronize()
 
-    def time_launch(self, mechanism, nargs):
+    def time_launch(self, mechanism, nargs, reference=None):
         self._sample(self.run, self.ref)
+
+    time_launch.pretty_name = "bench_mechanisms.TimeMechanismLaunch.time_launch [" + bench_launch.NORMALIZED_NOTE + "]"
 
 
 def _kernel(nargs):

@@ -36,7 +36,8 @@ REFERENCE_US = {"bindings": 3.70, "bindings-args": 3.70, "core": 3.61}
 #: Environment switches (asv passes the environment on to benchmark processes).
 REF_ENV = "LAUNCHBENCH_ASV_REFERENCE"    # bindings (default) | bindings-args | core | anchor | none
 ANCHOR_ENV = "LAUNCHBENCH_ASV_ANCHOR"     # a Python whose numba-cuda is the anchor (benchmarks/anchor.py)
-ANCHOR_DIR_ENV = "LAUNCHBENCH_ASV_ANCHOR_DIR"  # the anchor server's folder (socket, log, a0.json)
+ANCHOR_DIR_ENV = "LAUNCHBENCH_ASV_ANCHOR_DIR"  # the anchor server's folder (socket, log, run record)
+A0_DIR_ENV = "LAUNCHBENCH_ASV_A0_DIR"     # the anchor's A0 tables (default: RESULTS_DIR/anchor-a0)
 REF_US_ENV = "LAUNCHBENCH_REF_US"         # R0 override, µs
 DELAY_ENV = "LAUNCHBENCH_ASV_DELAY_US"    # calibration: busy-wait added after each launch
 DELAY_COMMIT_ENV = "LAUNCHBENCH_ASV_DELAY_COMMIT"  # ... only in processes of this commit (hash prefix)
@@ -98,11 +99,67 @@ def anchor_dir(environ=None):
     return path
 
 
+def a0_dir(environ=None) -> str:
+    """Where the anchor's A0 tables live: LAUNCHBENCH_ASV_A0_DIR, else ``anchor-a0`` in asv's results folder.
+
+    Why beside the results: a value is ``median(n/a) * A0``, so the A0 table is part of every
+    anchored result; a table under $TMPDIR was re-measured whenever the folder went away (A0
+    differed by up to 38 % across VMs). asv tells a benchmark process only its working folder
+    (``ASV_CONF_DIR``); the results folder is read from the ``asv.conf.json`` there (asv's
+    ``.asv/results`` when it has none). The folder holds no machine.json, so asv skips it.
+    """
+    env = os.environ if environ is None else environ
+    path = env.get(A0_DIR_ENV, "").strip()
+    if path:
+        if os.path.exists(path) and not os.path.isdir(path):
+            raise ConfigError(f"{A0_DIR_ENV}={path!r} is a file, not a folder; give a folder (or unset it)")
+        return os.path.abspath(path)
+    base = env.get("ASV_CONF_DIR") or os.getcwd()
+    return os.path.join(base, _results_dir(base), "anchor-a0")
+
+
+def _results_dir(base) -> str:
+    """asv.conf.json's ``results_dir`` in *base* (asv allows // comments), else asv's default."""
+    import json
+
+    try:
+        with open(os.path.join(base, "asv.conf.json")) as fh:
+            text = "\n".join(line for line in fh if not line.lstrip().startswith("//"))
+        return json.loads(text).get("results_dir") or ".asv/results"
+    except (OSError, ValueError):
+        return ".asv/results"
+
+
+def host_name() -> str:
+    """The machine an A0 table belongs to (asv's default machine name is the host name too)."""
+    import platform
+
+    name = "".join(c if c.isalnum() or c in "._-" else "_" for c in platform.node())
+    return name or "unknown-host"
+
+
+def reference_label(kind: str, r0_us: float, anchor=None) -> str:
+    """The ``reference`` parameter of every normalized benchmark: what its value was measured against.
+
+    asv keys results by benchmark name and parameter values, so runs against different references
+    (or another anchor, A0 table or R0) never share a time series, and ``asv compare`` and ``asv
+    publish`` print the label beside every value. *anchor*: the anchor's ``version``, ``build``
+    (a digest of its installed files) and ``table`` (its A0 table's id).
+    """
+    if kind == "none":
+        return "wall us, no reference"
+    if kind == "anchor":
+        return (f"normalized to anchor numba-cuda {anchor['version']} build {anchor['build']}, "
+                f"A0 table {anchor['table']}, R0 {r0_us:.2f} us")
+    return f"normalized to {kind} reference, R0 {r0_us:.2f} us"
+
+
 def reference_us(kind: str, environ=None) -> float:
-    """R0 for *kind* (µs); 1.0 for ``none`` (the value is then raw µs) and ``anchor`` (its A0 is per kind)."""
-    if kind in ("none", "anchor"):
+    """R0 for *kind* (µs); 1.0 for ``none`` (the value is then raw µs); for ``anchor`` the bindings
+    reference's R0, against which the anchor's A0 per kind of launch is measured."""
+    if kind == "none":
         return 1.0
-    return _positive_float(environ, REF_US_ENV, REFERENCE_US[kind])
+    return _positive_float(environ, REF_US_ENV, REFERENCE_US["bindings" if kind == "anchor" else kind])
 
 
 def delay_us(environ=None) -> float:

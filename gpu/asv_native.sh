@@ -55,7 +55,7 @@ PY=/tmp/env030/bin/python
 E029=/tmp/env029/bin/python
 E030=/tmp/env030/bin/python
 LEDGER=/tmp/lb-native-ledger
-ROWS=(-b "TimeLaunchPreconfigured.time_launch\(\d, '\[1, 1\]'\)" -b "TimeLaunchRaw.time_launch\((0|4)," -b "TimeReferenceLaunch.time_launch\((0|4)\)")
+ROWS=(-b "TimeLaunchPreconfigured.time_launch\(\d, '\[1, 1\]'[,)]" -b "TimeLaunchRaw.time_launch\((0|4)," -b "TimeReferenceLaunch.time_launch\((0|4)[,)]")
 HOST_SITE=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 "$PY" setup.py -q build_ext --inplace > /dev/null 2>&1 || true
 echo "# $(date -u +%FT%TZ) parts: $PARTS rounds=$ROUNDS passes=$PASSES build_rounds=${BUILD_ROUNDS:-10} aa_rounds=${AA_ROUNDS:-12} factor=$FACTOR machine=$MACHINE LAUNCHBENCH_ASV_PIN=${LAUNCHBENCH_ASV_PIN:-} LAUNCHBENCH_ASV_SPIN=${LAUNCHBENCH_ASV_SPIN:-} LAUNCHBENCH_ASV_ANCHOR=${LAUNCHBENCH_ASV_ANCHOR:-}" >> "$D/command.txt"
@@ -64,7 +64,8 @@ log() { echo "$*" >> "$D/command.txt"; echo "+ $*"; }
 anchor_files() {  # anchor_files PART: the anchor server's A0 table and log (LAUNCHBENCH_ASV_ANCHOR runs)
     [ -n "${LAUNCHBENCH_ASV_ANCHOR:-}" ] || return 0
     local dir=${LAUNCHBENCH_ASV_ANCHOR_DIR:-$(python3 -c "import sys; sys.path.insert(0, '.'); from benchmarks import anchor; print(anchor.default_dir(sys.argv[1]))" "$LAUNCHBENCH_ASV_ANCHOR")}
-    mkdir -p "$D/anchor-$1"; cp "$dir"/a0.json "$dir"/anchor.log "$D/anchor-$1/" 2>/dev/null || true
+    mkdir -p "$D/anchor-$1"; cp "$dir"/run.json "$dir"/anchor.log "$D/anchor-$1/" 2>/dev/null || true
+    cp "${LAUNCHBENCH_ASV_A0_DIR:-.asv/results/anchor-a0}"/*.table "$D/anchor-$1/" 2>/dev/null || true  # the A0 tables
 }
 timed() {  # timed NAME CMD...: run, log, record wall seconds in DIR/walls.txt
     local name=$1; shift
@@ -86,7 +87,7 @@ releases() {  # releases NAME ARGS...: launchbench asv-releases into the shared 
 }
 
 BPY=/tmp/env-base/bin/python
-BUILD_ROWS=(-b "TimeLaunchPreconfigured.time_launch\((0|2|4), '\[1, 1\]'\)" -b "TimeReferenceLaunch.time_launch\((${REF_ARGS_RE:-0})\)")
+BUILD_ROWS=(-b "TimeLaunchPreconfigured.time_launch\((0|2|4), '\[1, 1\]'[,)]" -b "TimeReferenceLaunch.time_launch\((${REF_ARGS_RE:-0})[,)]")
 builds_config() {  # builds_config CONFIG RESULTS ENV_DIR: asv builds each commit from /tmp/nc, offline
     log "$BPY -m launchbench asv-config --repo /tmp/nc --offline /tmp/wheels --host-site $HOST_SITE --results-dir $2 --env-dir $3 -o $1"
     "$BPY" -m launchbench asv-config --repo /tmp/nc --offline /tmp/wheels --host-site "$HOST_SITE" \
@@ -146,7 +147,7 @@ for part in $PARTS; do
         for r in 2 12; do
           timed "cost-$method-r$r" "$PY" -m launchbench asv-releases --env "0.30.4=$E030" --machine "$MACHINE-cost" \
               --ledger /tmp/lb-cost-ledger --results-dir /tmp/lb-cost-results --html-dir /tmp/lb-cost-html \
-              --launch-method "$method" -a rounds=$r -b "TimeLaunchPreconfigured.time_launch\(0, '\[1, 1\]'\)"
+              --launch-method "$method" -a rounds=$r -b "TimeLaunchPreconfigured.time_launch\(0, '\[1, 1\]'[,)]"
         done
       done ;;
     verdict)
@@ -195,7 +196,7 @@ for part in $PARTS; do
       builds_config /tmp/lb-builds.asv.json "$D/asv-builds" /tmp/lb-asv-env
       timed builds "$BPY" -m asv --config /tmp/lb-builds.asv.json continuous v0.29.0 v0.30.4 \
           --machine "$MACHINE" --factor "$FACTOR" --record-samples --show-stderr -a rounds="${BUILD_ROUNDS:-10}" \
-          -b "TimeLaunchPreconfigured.time_launch\((${BUILD_ARGS_RE:-\d}), '\[1, 1\]'\)" -b "TimeReferenceLaunch.time_launch\(0\)"
+          -b "TimeLaunchPreconfigured.time_launch\((${BUILD_ARGS_RE:-\d}), '\[1, 1\]'[,)]" -b "TimeReferenceLaunch.time_launch\(0[,)]"
       tail -n 40 "$D/builds.log"
       "$BPY" -m asv --config /tmp/lb-builds.asv.json compare --machine "$MACHINE" --split --factor "$FACTOR" \
           v0.29.0 v0.30.4 > "$D/builds-compare.txt" 2>&1; cat "$D/builds-compare.txt"; anchor_files builds ;;
@@ -209,14 +210,14 @@ for part in $PARTS; do
       builds_config /tmp/lb-check.asv.json /tmp/lb-check-results /tmp/lb-asv-env
       for c in v0.29.0 v0.30.4; do  # asv builds and installs the commit (one quick sample, not kept)
         timed "check-build-$c" "$BPY" -m asv --config /tmp/lb-check.asv.json run "$c^!" --machine "$MACHINE" \
-            --quick --show-stderr -b "TimeReferenceLaunch.time_launch\(0\)"
+            --quick --show-stderr -b "TimeReferenceLaunch.time_launch\(0[,)]"
       done
       AENV=$(dirname "$(dirname "$(find /tmp/lb-asv-env -maxdepth 3 -path '*/bin/python' | head -1)")")
       # the same, built with explicit optimisation flags into a second env dir
       builds_config /tmp/lb-check-o3.asv.json /tmp/lb-check-o3-results /tmp/lb-asv-env-o3
       timed check-build-o3 env CFLAGS="${BUILD_CFLAGS:--O3}" CXXFLAGS="${BUILD_CFLAGS:--O3}" "$BPY" -m asv \
           --config /tmp/lb-check-o3.asv.json run "v0.30.4^!" --machine "$MACHINE" --quick --show-stderr \
-          -b "TimeReferenceLaunch.time_launch\(0\)"
+          -b "TimeReferenceLaunch.time_launch\(0[,)]"
       W029=$(asv_wheel /tmp/lb-asv-env a8221c7b); W030=$(asv_wheel /tmp/lb-asv-env 15286822)
       WO3=$(asv_wheel /tmp/lb-asv-env-o3 15286822); WCPU=$(ls /tmp/wcache/15286822*/numba_cuda-*.whl | head -1)
       {

@@ -40,8 +40,8 @@ T0=$(date +%s)
 # for 0..4 args, configure-per-launch at [1, 1] for 0..4 args, the v2
 # callback benchmark at 0 args (skips on 0.29.0), and the run-kind flag.
 # The full grid stays the default for users (no -b).
-BENCH=(-b "TimeLaunchPreconfigured.time_launch\(\d, '\[(1, 1|128, 128)\]'\)"
-       -b "TimeLaunchConfigurePerLaunch.time_launch\(\d, '\[1, 1\]'\)"
+BENCH=(-b "TimeLaunchPreconfigured.time_launch\(\d, '\[(1, 1|128, 128)\]'[,)]"
+       -b "TimeLaunchConfigurePerLaunch.time_launch\(\d, '\[1, 1\]'[,)]"
        -b "TimeLaunchWithCallback.time_launch\(0\)"
        -b "TrackRunKind")
 COMMON=(--config "$PWD/asv.conf.json" --machine "$MACHINE" --asv-verbose -a rounds=1 ${EXTRA[@]+"${EXTRA[@]}"})
@@ -49,7 +49,7 @@ COMMON=(--config "$PWD/asv.conf.json" --machine "$MACHINE" --asv-verbose -a roun
 # separate ledger and results: proves asv finishes a benchmark here.
 PRE=("$PY" -m launchbench asv-releases --env "0.30.4=$ENV030/bin/python" "${COMMON[@]}"
      --ledger "$PRE_LEDGER" --results-dir "$RESULTS/preflight/asv-results" --html-dir "$RESULTS/preflight/html"
-     -b "TimeLaunchPreconfigured.time_launch\(0, '\[1, 1\]'\)")
+     -b "TimeLaunchPreconfigured.time_launch\(0, '\[1, 1\]'[,)]")
 CMD=("$PY" -m launchbench asv-releases
      --env "0.29.0=$ENV029/bin/python" --env "0.30.4=$ENV030/bin/python" "${COMMON[@]}"
      --ledger "$LEDGER" --results-dir "$RESULTS/asv-results"

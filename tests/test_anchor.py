@@ -78,22 +78,67 @@ class FakeRun:
         return self.seconds
 
 
-def _prefilled(server, run):
-    """A server that needs no GPU work for KIND: its launcher and A0 are already there."""
+def _table(folder, server, a0=None, r0=3.7):
+    """An A0 table for *server*'s build (with *a0* for KIND where given) -> (path, id)."""
+    path = anchor.table_path(str(folder), "host", server.build, r0)
+    table_id = anchor.ensure_table(path, {"build": server.build, "r0_us": r0})
+    if a0 is not None:
+        data = anchor.load_table(path)
+        data["a0_us"][anchor.kind_key(KIND)] = a0
+        anchor._save_table(path, data)
+    return path, table_id
+
+
+def _prefilled(server, run, folder=None):
+    """A server that needs no GPU work for KIND: its launcher and A0 (9.5 µs) are already there."""
     server.launchers[anchor.kind_key(KIND)] = run
-    server.a0[f"{server.version}|{anchor.kind_key(KIND)}"] = 9.5
+    server.table = _table(folder or server.folder, server, 9.5)
     return server
 
 
-def test_server_answers_prepare_run_and_quit(tmp_path):
+def _prepare_line(server, kind=KIND, table=None, r0=3.7):
+    path, table_id = table or server.table
+    return "prepare " + json.dumps({"kind": kind, "cpus": _cpus(), "table": path, "table_id": table_id, "r0_us": r0})
+
+
+def test_server_answers_identify_prepare_run_and_quit(tmp_path):
     run = FakeRun()
     server = _prefilled(anchor.Server(str(tmp_path)), run)
     assert json.loads(server.handle("run 100")) == {"error": "run before prepare"}  # the server lives on
-    reply = json.loads(server.handle("prepare " + json.dumps({"kind": KIND, "cpus": _cpus()})))
-    assert reply["a0_us"] == 9.5 and reply["digest"] == anchor.code_digest() and reply["pid"] == os.getpid()
+    ident = json.loads(server.handle("identify"))
+    assert ident["token"] == server.token and ident["pid"] == os.getpid() and ident["build"] == server.build
+    reply = json.loads(server.handle(_prepare_line(server)))
+    assert reply["a0_us"] == 9.5 and reply["digest"] == anchor.code_digest() and reply["table"] == server.table[1]
     assert server.handle("run 100") == repr(2e-6) and run.calls == [100]
     assert server.handle("quit") is None
     assert "error" in json.loads(server.handle("launch 3"))
+
+
+def test_an_a0_table_is_made_once_and_its_a0_never_remeasured(tmp_path, monkeypatch):
+    """The id names the table in every anchored value's label: a second ensure keeps it; a missing A0 is
+    measured once and kept; a table made anew (another id) or for another R0 is refused."""
+    measured = []
+    monkeypatch.setattr(anchor, "measure_a0", lambda run, r0: measured.append(r0) or 12.25)
+    server = anchor.Server(str(tmp_path))
+    server.launchers[anchor.kind_key(KIND)] = FakeRun()
+    path, table_id = _table(tmp_path, server)
+    assert anchor.ensure_table(path, {"build": "other"}) == table_id  # never replaced
+    for _ in range(2):
+        assert json.loads(server.handle(_prepare_line(server, table=(path, table_id))))["a0_us"] == 12.25
+    assert measured == [3.7] and anchor.load_table(path)["a0_us"] == {anchor.kind_key(KIND): 12.25}
+    assert "made anew" in json.loads(server.handle(_prepare_line(server, table=(path, "0000"))))["error"]
+    assert "R0 3.7" in json.loads(server.handle(_prepare_line(server, table=(path, table_id), r0=4.0)))["error"]
+
+
+def test_a_later_contact_with_another_server_fails_in_one_line(tmp_path):
+    first = {"token": "1-aa", "pid": 1, "started": "t1"}
+    anchor.check_run(str(tmp_path), first)  # no record: the first contact records it
+    anchor.check_run(str(tmp_path), first)
+    with pytest.raises(anchor.AnchorError, match=r"changed during this run \(pid 1 started t1, now pid 2") as info:
+        anchor.check_run(str(tmp_path), {"token": "2-bb", "pid": 2, "started": "t2"})
+    assert "\n" not in str(info.value)
+    anchor.begin_run(str(tmp_path), {"token": "2-bb", "pid": 2, "started": "t2"})  # asv's discovery: a new run
+    anchor.check_run(str(tmp_path), {"token": "2-bb", "pid": 2, "started": "t2"})
 
 
 @pytest.mark.parametrize("kind", [{**KIND, "mode": "graph"}, {**KIND, "config": "[7, 7]"}],
@@ -101,7 +146,7 @@ def test_server_answers_prepare_run_and_quit(tmp_path):
 def test_server_reports_an_unknown_kind_in_its_reply(tmp_path, kind):
     """The client turns the reply into one AnchorError line; an exception would kill the server."""
     server = anchor.Server(str(tmp_path))
-    reply = json.loads(server.handle("prepare " + json.dumps({"kind": kind, "cpus": []})))
+    reply = json.loads(server.handle(_prepare_line(server, kind, _table(tmp_path, server))))
     assert "unknown kind" in reply["error"]
 
 
@@ -127,14 +172,41 @@ def _sim_env(**extra):
     return {**env, "NUMBA_ENABLE_CUDASIM": "1", "LAUNCHBENCH_SMOKE": "1", "PYTHONPATH": str(ROOT), **extra}
 
 
-BENCH_SCRIPT = """import json
+BENCH_SCRIPT = """import json, statistics
 from benchmarks import bench_launch as b
 x = b.TimeLaunchPreconfigured()
-x.setup(0, "[1, 1]")
+x.setup(0, "[1, 1]", b.REFERENCE_LABEL)
+seen = {"n": [], "a": []}
+run, ref = x.run, x.ref
+def n_run(k):
+    seen["n"].append(run(k)); return seen["n"][-1]
+def a_run(k):
+    seen["a"].append(ref(k)); return seen["a"][-1]
+a_run.r0_us, a_run.batch = ref.r0_us, ref.batch
+x.run, x.ref = n_run, a_run
 before = b.CLOCK.now()
 x.time_launch(0, "[1, 1]")
-print(json.dumps({"value": b.CLOCK.now() - before, "pid": x.ref.anchor["pid"]}))
+ratio = statistics.median(n / a for n, a in zip(seen["n"], seen["a"]))
+print(json.dumps({"value": b.CLOCK.now() - before, "ratio": ratio, "slots": len(seen["a"]),
+                  "pid": x.ref.anchor["pid"] if hasattr(x.ref, "anchor") else ref.anchor["pid"],
+                  "label": b.REFERENCE_LABEL}))
 """
+
+#: The A0 the tests file for the anchor's ``[1, 1]`` 0-argument launch: not 1.0 (the simulator's own).
+KNOWN_A0 = 7.25
+
+
+def _known_a0_table(folder, kinds=(KIND,)):
+    """The simulator anchor's A0 table (this venv's numba-cuda) with KNOWN_A0 for *kinds* -> its id."""
+    from benchmarks import common
+
+    build = common.build_fingerprint()
+    path = anchor.table_path(str(folder), normalize.host_name(), build, 3.7, simulator=True)
+    table_id = anchor.ensure_table(path, {"build": build, "r0_us": 3.7, "simulator": True})
+    data = anchor.load_table(path)
+    data["a0_us"].update({anchor.kind_key(k): KNOWN_A0 for k in kinds})
+    anchor._save_table(path, data)
+    return table_id
 
 
 def _started_servers(folder):
@@ -144,8 +216,12 @@ def _started_servers(folder):
     return [int(pid) for pid in re.findall(r"^anchor (\d+) numba-cuda", text, re.M)]
 
 
-def test_two_benchmark_processes_share_one_anchor_server(short_dir):
-    env = _sim_env(LAUNCHBENCH_ASV_ANCHOR=sys.executable, LAUNCHBENCH_ASV_ANCHOR_DIR=short_dir)
+def test_two_benchmark_processes_share_one_anchor_server_and_scale_by_its_a0(short_dir, tmp_path):
+    """Each value is median(numba/anchor) over the slots times the A0 of the run's table (KNOWN_A0, not
+    the simulator's 1.0 or R0), and the label names that table."""
+    table_id = _known_a0_table(tmp_path)
+    env = _sim_env(LAUNCHBENCH_ASV_ANCHOR=sys.executable, LAUNCHBENCH_ASV_ANCHOR_DIR=short_dir,
+                   LAUNCHBENCH_ASV_A0_DIR=str(tmp_path))
     sock = os.path.join(short_dir, "sock")
     pids = []
     try:
@@ -154,10 +230,11 @@ def test_two_benchmark_processes_share_one_anchor_server(short_dir):
                                   capture_output=True, text=True)
             assert proc.returncode == 0, proc.stderr
             out = json.loads(proc.stdout.strip().splitlines()[-1])
-            assert out["value"] > 0
+            assert out["slots"] == 2 and out["ratio"] > 0
+            assert out["value"] == pytest.approx(out["ratio"] * KNOWN_A0 * 1e-6, rel=1e-9)
+            assert f"A0 table {table_id}, R0 3.70 us" in out["label"]
             pids.append(out["pid"])
         assert pids[0] == pids[1]  # the second process reused the running server
-        assert not os.path.exists(os.path.join(short_dir, "a0.json"))  # a simulator's A0 is not kept
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.connect(sock)
             conn.sendall(b"quit\n")
@@ -174,7 +251,7 @@ def test_two_benchmark_processes_share_one_anchor_server(short_dir):
 MECH_SCRIPT = """import json
 from benchmarks import bench_mechanisms as b
 x = b.TimeMechanismLaunch()
-x.setup("tls", 2)
+x.setup("tls", 2, b.bench_launch.REFERENCE_LABEL)
 before = b.CLOCK.now()
 x.time_launch("tls", 2)
 x.teardown("tls", 2)
@@ -183,10 +260,11 @@ print(json.dumps({"value": b.CLOCK.now() - before, "pid": x.ref.anchor["pid"], "
 """
 
 
-def test_mechanism_rows_divide_by_the_anchors_launch_of_the_same_kind(short_dir):
+def test_mechanism_rows_divide_by_the_anchors_launch_of_the_same_kind(short_dir, tmp_path):
     """With the anchor set, a mechanism row's reference is the anchor launching ``k[1, 1]`` with as
     many arguments: the launch the mechanism wraps, so the VM's state moves both alike."""
-    env = _sim_env(LAUNCHBENCH_ASV_ANCHOR=sys.executable, LAUNCHBENCH_ASV_ANCHOR_DIR=short_dir)
+    env = _sim_env(LAUNCHBENCH_ASV_ANCHOR=sys.executable, LAUNCHBENCH_ASV_ANCHOR_DIR=short_dir,
+                   LAUNCHBENCH_ASV_A0_DIR=str(tmp_path))
     pids = []
     try:
         proc = subprocess.run([sys.executable, "-c", MECH_SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True)
@@ -240,9 +318,9 @@ def test_client_restarts_a_server_running_other_anchor_code(short_dir, monkeypat
     first = serve_thread()
     client = anchor.Client(sys.executable, short_dir)
     try:
-        assert _wait(client._connect, 60)  # connected to the first server: prepare() starts none
-        reply = client.prepare(KIND)
-        assert reply["digest"] == anchor.code_digest() and reply["a0_us"] == 9.5
+        assert _wait(client._connect, 60)  # connected to the first server: identify() starts none
+        reply = client.identify()
+        assert reply["digest"] == anchor.code_digest()
         first.join(60)
         assert not first.is_alive() and len(started) == 1  # the first server was told to quit
     finally:

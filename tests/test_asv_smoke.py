@@ -99,7 +99,7 @@ bench_launch._prepared = lambda key, build: lookups.append(key) or real_prepared
 for cls, idx in (("TimeLaunchPreconfigured", 7), ("TimeLaunchConfigurePerLaunch", 7)):  # (1, '[1, 1]')
     bench = get_benchmark_from_name(sys.argv[1] + "/benchmarks", f"bench_launch.{cls}.time_launch-{idx}",
                                     extra_params={"repeat": 3})
-    assert bench._current_params == (1, "[1, 1]"), bench._current_params
+    assert bench._current_params == (1, "[1, 1]", bench_launch.REFERENCE_LABEL), bench._current_params
     assert bench.do_setup() is False
     try:
         result = bench.run(*bench._current_params)
@@ -166,8 +166,8 @@ def smoke_run(tmp_path_factory):
     """One smoke asv-releases run (two 'releases', both this venv) shared by the tests below."""
     tmp = tmp_path_factory.mktemp("asvsmoke")
     env = asv_env(tmp)
-    selection = ["-b", r"time_launch\(1, '\[1, 1\]'\)", "-b", r"time_launch\(0, '\[1, 128\] stream'\)",
-                 "-b", r"time_launch\(2, '\[1024, 256\]'\)", "-b", "TrackRunKind"]
+    selection = ["-b", r"time_launch\(1, '\[1, 1\]'[,)]", "-b", r"time_launch\(0, '\[1, 128\] stream',",
+                 "-b", r"time_launch\(2, '\[1024, 256\]'[,)]", "-b", "TrackRunKind"]
     cmd = [PY, "-m", "launchbench", "asv-releases", "--env", f"0.29.0={PY}", "--env", f"0.30.4={PY}",
            "--allow-version-mismatch", "--ledger", str(tmp / "ledger"), "--results-dir", str(tmp / "results"),
            "--html-dir", str(tmp / "html"), "--compare-output", str(tmp / "compare.txt"),
@@ -191,9 +191,10 @@ def test_discovery_finds_full_grid(smoke_run):
     assert len(grid) == 35
     for cls in ("TimeLaunchPreconfigured", "TimeLaunchConfigurePerLaunch"):
         bench = benchmarks[f"bench_launch.{cls}.time_launch"]
-        assert bench["param_names"] == ["args", "config"]
-        assert list(itertools.product(*bench["params"])) == grid
-    assert benchmarks["bench_launch.TimeLaunchWithCallback.time_launch"]["params"] == [["0", "1", "2", "3", "4"]]
+        assert bench["param_names"] == ["args", "config", "reference"]
+        assert bench["params"][2] == ["'wall us, no reference'"]  # a smoke run: raw simulator µs
+        assert list(itertools.product(*bench["params"][:2])) == grid
+    assert benchmarks["bench_launch.TimeLaunchWithCallback.time_launch"]["params"][0] == ["0", "1", "2", "3", "4"]
 
 
 @pytest.mark.slow
@@ -234,14 +235,14 @@ def test_each_release_runs_exactly_its_own_commit(smoke_run):
 @pytest.mark.slow
 def test_compare_and_publish_consume_results(smoke_run):
     table = (smoke_run["tmp"] / "compare.txt").read_text()
-    assert "TimeLaunchPreconfigured.time_launch(1, '[1, 1]')" in table
+    assert "TimeLaunchPreconfigured.time_launch(1, '[1, 1]', 'wall us, no reference')" in table
     assert "track_cuda_simulator" in table
     assert "n/a                           | n/a" not in table
     commands = (smoke_run["tmp"] / "commands.txt").read_text()
     assert "--machine SIMULATOR-SMOKE" in commands and "compare" in commands
     out = run([PY, "-m", "asv", "--config", str(smoke_run["config"]), "compare", "--machine", "SIMULATOR-SMOKE",
                "baseline", "v2"], smoke_run["env"])
-    assert "time_launch(1, '[1, 1]')" in out
+    assert "time_launch(1, '[1, 1]', 'wall us, no reference')" in out
     run([PY, "-m", "asv", "--config", str(smoke_run["config"]), "publish"], smoke_run["env"])
     html = smoke_run["tmp"] / "html"
     assert (html / "index.html").is_file()

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 BENCHMARK = "bench_launch.TimeLaunchPreconfigured.time_launch"
 #: Three parameter combinations keep the simulator run to a few seconds.
-SELECTION = r"TimeLaunchPreconfigured.time_launch\([0-2], '\[1, 1\]'\)"
+SELECTION = r"TimeLaunchPreconfigured.time_launch\([0-2], '\[1, 1\]'[,)]"
 CHROME_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                 "--disable-component-update", "--no-first-run", "--window-size=1280,900"]
 

@@ -56,6 +56,7 @@ def check_suite_settings(environ=None) -> None:
         normalize.delay_us({k: v for k, v in env.items() if k != normalize.DELAY_COMMIT_ENV})
         normalize.slots(1, env)
         folder = normalize.anchor_dir(env) if kind == "anchor" else None
+        tables = normalize.a0_dir(env) if kind == "anchor" and env.get(normalize.A0_DIR_ENV) else None
         if hasattr(os, "sched_getaffinity"):
             allowed = os.sched_getaffinity(0)
             pin = normalize.pin_cpu(allowed, env, default=normalize.pin_default(kind))
@@ -63,7 +64,16 @@ def check_suite_settings(environ=None) -> None:
     except normalize.ConfigError as exc:
         raise UserError(str(exc)) from None
     if folder:
-        check_folder(folder, normalize.ANCHOR_DIR_ENV)  # the anchor's socket, log and a0.json go there
+        check_folder(folder, normalize.ANCHOR_DIR_ENV)  # the anchor's socket, log and run record go there
+    if tables:
+        check_folder(tables, normalize.A0_DIR_ENV)  # the anchor's A0 tables go there
+
+
+def with_a0_dir(env: dict, results_dir) -> dict:
+    """*env* with the anchor's A0 tables beside asv's results (unless LAUNCHBENCH_ASV_A0_DIR names a folder):
+    a benchmark process cannot see asv's --config, so its default would be the working folder's."""
+    return {"LAUNCHBENCH_ASV_A0_DIR": str(Path(results_dir).resolve() / "anchor-a0"), **env} \
+        if results_dir and not env.get("LAUNCHBENCH_ASV_A0_DIR") else env
 
 
 # ----------------------------------------------------------------- asv-config
@@ -166,7 +176,7 @@ def cmd_against(args) -> int:
     if args.machine:
         cmd += ["--machine", args.machine]
     cmd += [args.ref1, args.ref2]
-    proc = run_asv(cmd, check=False)
+    proc = run_asv(cmd, env=with_a0_dir(dict(os.environ), conf.get("results_dir")), check=False)
     # asv continuous exits 2 when it finds a regression beyond --factor.
     if proc.returncode not in (0, 2):
         raise UserError(f"asv continuous failed (exit {proc.returncode}); see its output above")
@@ -360,7 +370,7 @@ def cmd_asv_releases(args) -> int:
                               verbose=args.asv_verbose)
             tag = f" (pass {npass + 1}/{args.passes})" if args.passes > 1 else ""
             print(f"== numba-cuda {version} (installed: {found[version]}) in {python}{tag}", flush=True)
-            proc = run_asv(cmd, env=label_env(version), check=False, log=log, stamp=True)
+            proc = run_asv(cmd, env=with_a0_dir(label_env(version), results_dir), check=False, log=log, stamp=True)
             if proc.returncode != 0:
                 failed.append(f"{version} (pass {npass + 1})")
     tables = []
