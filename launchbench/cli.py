@@ -19,6 +19,7 @@ from .base.errors import UserError
 # Order is the order shown in --help.
 SUBCOMMAND_MODULES = (
     "launchbench.commands.compare",
+    "launchbench.commands.counts",
     "launchbench.commands.history",
     "launchbench.commands.pr",
     "launchbench.commands.asv",

@@ -37,6 +37,7 @@ ARGS_GRAMMAR = [
     ("0-99", "--args '0-99': 99 is more than"),
 ]
 HISTORY = ["history", "{git}", "HEAD..HEAD", "-o", "{tmp}/h.json"]
+COUNTS = ["counts", "--simulator", "--variant", "a=env:{prefix}", "-o", "{tmp}/c.json"]
 
 # (argv, needle): the needle must be in the one error line; "usage" = argparse's error.
 # Placeholders: {tmp} an existing folder, {file} an existing non-JSON file, {git} a git repo
@@ -94,6 +95,38 @@ CASES = {
         (SIM + ["--variant", "m=numba-cuda-mlir==9.9.9", "--variant", "b=numba-cuda==0.30.4"],
          "numba-cuda-mlir==9.9.9 is not on the package index (latest: 0.6.0)"),
         (["compare", "--bogus"], "usage"),
+    ],
+    "counts": [
+        (COUNTS + ["--processes", "0"], "--processes must be 1 to 10 (got 0)"),
+        (COUNTS + ["--processes", "11"], "--processes must be 1 to 10 (got 11)"),
+        (COUNTS + ["--processes", "two"], "usage"),
+        (COUNTS + ["--launches", "0"], "--launches must be 1 to"),
+        (COUNTS + ["--launches", "1e9"], "usage"),
+        (COUNTS + ["--top", "0"], "--top must be at least 1"),
+        *[(COUNTS + ["--args", text], needle) for text, needle in ARGS_GRAMMAR],
+        (COUNTS + ["--args", "0,40"], "--args '0,40': 40 is more than 32"),
+        (COUNTS + ["--arg-kind", "numpy"], "usage"),
+        (COUNTS + ["--dispatch", "eagerly"], "usage"),
+        (["counts", "--simulator", "--variant", "a=bogus@numba-cuda==0.30.4"], "unknown mechanism 'bogus'"),
+        (["counts", "--simulator", "--variant", "a=hoist-imports:all@numba-cuda==0.30.4"], "takes no argument"),
+        (["counts", "--simulator", "--variant", "a=hoist-imports@"], "expected MECH@BASE"),
+        (["counts", "--simulator", "--variant", "a=numba-cuda>=1"], "unknown variant spec"),
+        (["counts", "--simulator", "--variant", "a=numba-cuda==0.29.0", "--variant", "a=numba-cuda==0.30.4"],
+         "used twice"),
+        (["counts", "--simulator", "--repo", "a=/no/such/clone"], "does not exist"),
+        (COUNTS + ["--reference", "nosuch"], "--reference"),
+        (COUNTS + ["--constraints", "/no/such/constraints.txt"], "constraints"),
+        (["counts", "--simulator", "--variant", "a=numba-cuda==0.30.4", "--python", "/no/such/python"], "python"),
+        (["counts", "--simulator", "--variant", "x=numba-cuda==99.0.0", "-o", "{tmp}/c.json"],
+         "numba-cuda==99.0.0 is not on the package index"),
+        (["counts", "--simulator", "--variant", "x=hoist-imports@numba-cuda==99.0.0", "-o", "{tmp}/c.json"],
+         "numba-cuda==99.0.0 is not on the package index"),
+        (["counts", "--simulator", "--no-install", "--env-dir", "{tmp}", "-o", "{tmp}/c.json"],
+         "no environment for variant"),
+        (COUNTS + ["-o", UNWRITABLE], "--output"),
+        (COUNTS + ["-o", "{tmp}"], "is a directory"),
+        (COUNTS + ["--markdown", UNWRITABLE], "--markdown"),
+        (["counts", "--variant", "a=env:{prefix}", "-o", "{tmp}/c.json"], "simulator"),  # valid: the GPU guard refuses
     ],
     "mechanisms": [
         (["mechanisms", "--simulator", "--processes", "0"], "--processes"),

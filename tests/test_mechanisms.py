@@ -108,7 +108,7 @@ def test_validate_rejects_with_one_line(spec, needle):
 
 
 def test_mechanism_names():
-    assert m.MECHANISMS == ("stock", "passthrough", "contextvar", "tls", "delay", "lctls")
+    assert m.MECHANISMS == ("stock", "passthrough", "contextvar", "tls", "delay", "lctls", "hoist-imports")
 
 
 def test_module_import_and_validate_do_not_import_numba():

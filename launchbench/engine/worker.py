@@ -234,6 +234,8 @@ class Bench:
             "cuda_module": cudamod.choice(),
             "installed": _versions(),
             "mechanism": mech,
+            # a what-if's own record (hoist-imports: which functions' imports now run once)
+            **({"mechanism_details": mechanisms.details()} if mech and mechanisms.details() is not None else {}),
             "arguments": {"kind": kind, "dispatch": dispatch},
             "device": dev,
             "launchbench": os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # the package

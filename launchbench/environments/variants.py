@@ -152,11 +152,11 @@ def parse_variant(option: str, text: str, known: dict) -> Variant:
     return Variant(name, spec, parse_base(spec, f"{flag} {text!r}", known))
 
 
-def parse_variants(items, reference: str | None = None) -> tuple[list[Variant], str]:
+def parse_variants(items, reference: str | None = None, minimum: int = 2) -> tuple[list[Variant], str]:
     """``[(option, text), ...]`` in command-line order -> (variants, reference name).
 
     No items means the embedded default. The reference is the first variant
-    unless named.
+    unless named. *minimum*: the fewest variants the command takes (``counts`` takes one).
     """
     items = list(items) or list(DEFAULT_VARIANTS)
     known: dict[str, Variant] = {}
@@ -164,7 +164,7 @@ def parse_variants(items, reference: str | None = None) -> tuple[list[Variant], 
         variant = parse_variant(option, text, known)
         known[variant.name] = variant
     variants = list(known.values())
-    if len(variants) < 2:
+    if len(variants) < minimum:
         raise UserError("compare needs at least two variants (the first is the reference); add another --variant or --repo")
     if reference is None:
         reference = variants[0].name

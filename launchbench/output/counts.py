@@ -158,7 +158,8 @@ def text(section: dict | None, deltas: list, arg_counts: list) -> str:
 
 
 def _md_table(rows: list) -> list:
-    esc = [[str(c).replace("|", "\\|") for c in r] for r in rows]
+    # "|" would end a cell; "<locals>" in a qualname would be read as an HTML tag and vanish
+    esc = [[str(c).replace("|", "\\|").replace("<", "&lt;") for c in r] for r in rows]
     return ["| " + " | ".join(esc[0]) + " |", "|" + "---|" * len(esc[0])] + ["| " + " | ".join(r) + " |" for r in esc[1:]]
 
 
@@ -174,4 +175,185 @@ def markdown(section: dict | None, deltas: list, arg_counts: list, heading: str 
         if more:
             out.append(f"\n... and {more} more in the JSON.")
     out += [""] + notes(section)
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------- launchbench counts: where the Python time goes
+
+#: functions ranked per table (``launchbench counts --top``)
+TOP_RANKED = 12
+#: modules shown in the per-module table
+TOP_MODULES = 8
+
+
+def _calls_key(rec: dict) -> tuple:
+    """The calls a record counts ('calls' on 3.12+, 'C calls' where only C calls are seen) and its label."""
+    return ("calls", "calls") if "calls" in rec["kinds"] else ("c_calls", "C calls")
+
+
+def _share(part, total) -> str:
+    return f"{100.0 * part / total:.1f} %" if total else "-"
+
+
+def ranking_rows(rec: dict, top: int = TOP_RANKED) -> list:
+    """One variant's functions at one arg count, most bytecodes per launch first: rank, function,
+    module, bytecodes, calls, entries and share of the launch's bytecodes; then the rest and the total."""
+    key, label = _calls_key(rec)
+    funcs = sorted(rec["functions"], key=lambda f: (-f["bytecodes"], -(f.get(key) or 0), f["module"], f["function"]))
+    total = sum(f["bytecodes"] for f in funcs)
+    rows = [["#", "function", "module", "bytecodes", label, "entries", "share"]]
+    for i, f in enumerate(funcs[:top], 1):
+        rows.append([str(i), f["function"], f["module"], _plain(f["bytecodes"]), _plain(f.get(key)),
+                     _plain(f.get("entries")), _share(f["bytecodes"], total)])
+    rest = funcs[top:]
+    if rest:
+        rest_b = sum(f["bytecodes"] for f in rest)
+        rows.append(["", f"the other {len(rest)} functions", "", _plain(rest_b),
+                     _plain(sum(f.get(key) or 0 for f in rest)), _plain(sum(f.get("entries") or 0 for f in rest)),
+                     _share(rest_b, total)])
+    rows.append(["", "total per launch", "", _plain(total), _plain(sum(f.get(key) or 0 for f in funcs)),
+                 _plain(sum(f.get("entries") or 0 for f in funcs)), _share(total, total)])
+    return rows
+
+
+def module_rows(rec: dict, top: int = TOP_MODULES) -> list:
+    """The same launch per module: functions run, bytecodes and share, most first."""
+    by: dict = {}
+    for f in rec["functions"]:
+        acc = by.setdefault(f["module"], [0, 0])
+        acc[0] += 1
+        acc[1] += f["bytecodes"]
+    total = sum(b for _n, b in by.values())
+    ordered = sorted(by.items(), key=lambda kv: (-kv[1][1], kv[0]))
+    rows = [["module", "functions", "bytecodes", "share"]]
+    for module, (n, b) in ordered[:top]:
+        rows.append([module, str(n), _plain(b), _share(b, total)])
+    if len(ordered) > top:
+        b = sum(v[1] for _m, v in ordered[top:])
+        rows.append([f"the other {len(ordered) - top} modules", str(sum(v[0] for _m, v in ordered[top:])),
+                     _plain(b), _share(b, total)])
+    return rows
+
+
+def count_diff_rows(section: dict, arg_counts: list) -> list:
+    """Per variant and arg count: bytecodes (reference → variant) and the exact deltas (no µs: counts only)."""
+    rows = [["args", "variant", "bytecodes (ref → variant)", "Δ bytecodes", "Δ calls", "Δ C calls", "Δ entries",
+             "functions changed"]]
+    ref = section["variants"].get(section["reference"], {})
+    for name, per in section.get("diffs", {}).items():
+        for nargs in arg_counts:
+            d = per.get(str(nargs))
+            if d is None:
+                continue
+            if "error" in d:
+                rows.append([str(nargs), name, "-", "-", "-", "-", "-", d["error"]])
+                continue
+            mine = section["variants"][name][str(nargs)]["per_launch"]["bytecodes"]
+            base = ref.get(str(nargs), {}).get("per_launch", {}).get("bytecodes")
+            pl = d["per_launch"]
+            rows.append([str(nargs), name, f"{_plain(base)} → {_plain(mine)}", _signed(pl.get("bytecodes")),
+                         _signed(pl.get("calls")), _signed(pl.get("c_calls")), _signed(pl.get("entries")),
+                         str(d["functions_changed"])])
+    return rows
+
+
+def rank_nargs(doc: dict) -> int:
+    """The arg count the rankings are shown at: the largest counted (per-argument costs show most)."""
+    return max(doc["settings"]["arg_counts"])
+
+
+def _whatif_lines(doc: dict) -> list:
+    """What each what-if variant changed (hoist-imports: the functions whose imports now run once)."""
+    lines = []
+    for v in doc["variants"]:
+        for rec in v.get("mechanism_details") or []:
+            if rec.get("names"):
+                lines.append(f"{v['name']} ({v['mechanism']}): {rec['module']} {rec['function']}: "
+                             f"{', '.join(rec['names'])} imported once, at set-up")
+            for why in rec.get("kept") or []:
+                lines.append(f"{v['name']} ({v['mechanism']}): {rec['module']} {rec['function']}: kept {why}")
+            if rec.get("refused"):
+                lines.append(f"{v['name']} ({v['mechanism']}): {rec['module']} {rec['function']} left as it "
+                             f"was: {rec['refused']}")
+    return lines
+
+
+def pass_notes(doc: dict) -> list:
+    """How the counts of a ``launchbench counts`` document were made, and whether processes agreed."""
+    section = doc.get("counts")
+    if not section:
+        return []
+    recs = [r for per in section["variants"].values() for r in per.values()]
+    counters = sorted({f"{r['counter']} (Python {r['python']})" for r in recs})
+    s = doc["settings"]
+    lines = [f"Counted with {', '.join(counters)}: {s['launches']} launches counted one by one per process and "
+             f"arg count, in {'/'.join(map(str, sorted({r['processes'] for r in recs})))} fresh process(es) per "
+             f"variant; arguments: {s['arg_kind']}, {s['dispatch']} dispatch; nothing was timed."]
+    if section.get("reproducible"):
+        lines.append("Every process gave identical counts: the differences are exact.")
+    else:
+        bad = [f"{name} ({n} args)" for name, per in section["variants"].items() for n, r in per.items()
+               if not (r["reproducible"] and r["steady"])]
+        lines.append("Counts varied between processes or launches for " + ", ".join(bad)
+                     + ": read those as approximate.")
+    if any(r["per_launch"].get("calls") is None for r in recs):
+        lines.append("Python < 3.12: bytecodes are sys.settrace opcode events and only C calls are counted; "
+                     "they do not compare with 3.12's counts.")
+    if doc.get("simulator"):
+        lines.append("CUDA simulator: these are the simulator's launch path, not numba-cuda's. Its launches start "
+                     "threads; when one is already running, Thread.start skips a Condition.wait, so threading's "
+                     "rows may vary between launches by chance.")
+    return lines
+
+
+def _sections(doc: dict, top: int) -> list:
+    """(title, rows or None, lines) blocks of the counts report, for text and Markdown alike."""
+    section = doc.get("counts")
+    if not section or not section.get("variants"):
+        return [("No counts", None, ["no process finished counting"])]
+    arg_counts = doc["settings"]["arg_counts"]
+    out = [("Per launch: bytecodes / calls (C calls) / Python function entries", totals_rows(section, arg_counts), [])]
+    if section.get("diffs"):
+        out.append((f"Exact differences vs {section['reference']}", count_diff_rows(section, arg_counts), []))
+        for title, rows, more in function_sections(section, arg_counts):
+            out.append((f"Functions that moved ({title})", rows,
+                        [f"... and {more} more (the JSON has them all)"] if more else []))
+    nargs = rank_nargs(doc)
+    for name, per in section["variants"].items():
+        rec = per.get(str(nargs))
+        if rec is None:
+            continue
+        title = f"Where the Python time goes: {name}, {nargs} args, functions by bytecodes per launch"
+        d = section.get("diffs", {}).get(name, {}).get(str(nargs))
+        if d is not None and "error" not in d and not d["moved"]:
+            out.append((title, None, [f"the same functions and counts as {section['reference']}"]))
+            continue
+        out.append((title, ranking_rows(rec, top), []))
+        out.append((f"{name}, {nargs} args, by module", module_rows(rec), []))
+    whatif = _whatif_lines(doc)
+    if whatif:
+        out.append(("What the what-if variants changed", None, whatif))
+    return out
+
+
+def report_text(doc: dict, top: int | None = None) -> str:
+    """``launchbench counts``' terminal report."""
+    top = top or doc["settings"].get("top") or TOP_RANKED
+    lines = [doc["label"]]
+    for title, rows, extra in _sections(doc, top):
+        lines += ["", title + ":"] + (_grid(rows) if rows else []) + extra
+    lines += [""] + pass_notes(doc)
+    return "\n".join(lines) + "\n"
+
+
+def report_markdown(doc: dict, top: int | None = None, heading: str = "##") -> str:
+    """``launchbench counts``' Markdown report (the same blocks as the terminal's)."""
+    top = top or doc["settings"].get("top") or TOP_RANKED
+    out = [f"{heading} Exact counts per launch", "", doc["label"]]
+    for title, rows, extra in _sections(doc, top):
+        out += ["", f"{heading}# {title}", ""]
+        if rows:
+            out += _md_table(rows)
+        out += [("- " + line) if rows is None else line for line in extra]
+    out += [""] + pass_notes(doc)
     return "\n".join(out) + "\n"

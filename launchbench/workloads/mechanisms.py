@@ -21,6 +21,9 @@ measured on one build, free of every other difference between releases:
   path with its own capture (the args swap, the launch-config keyword)
   replaced by the tls capture, and ``current_launch_config()`` and
   ``_LaunchConfiguration.args`` reading it (``launchbench.workloads.lctls``).
+- ``hoist-imports``: a what-if, not a wrapper -- the installed numba-cuda with the imports
+  its launch-path functions run at every call (``args.py``'s ``to_device``) run once at
+  set-up instead (``launchbench.workloads.hoist``); ``call`` is left as it is.
 
 Both launch signatures are intercepted: numba-cuda <= 0.29
 ``call(self, args, griddim, blockdim, stream, sharedmem)`` and >= 0.30
@@ -49,9 +52,9 @@ from ..base.errors import UserError
 from .intercept import SIGNATURE_029, SIGNATURE_030, signature_of
 from .intercept import tls_module as _tls_module
 from ..base.device import import_cuda, simulator_enabled
-from . import lctls
+from . import hoist, lctls
 
-MECHANISMS = ("stock", "passthrough", "contextvar", "tls", "delay", "lctls")
+MECHANISMS = ("stock", "passthrough", "contextvar", "tls", "delay", "lctls", "hoist-imports")
 DEFAULT_DELAY_NS = 500
 _MAX_DELAY_NS = 1_000_000  # 1 ms: anything longer is a typo, not a launch cost
 
@@ -266,6 +269,10 @@ def install(spec: str, target=None) -> None:
         wrapper.__launchbench_mechanism__ = "lctls"
         _State.target, _State.original, _State.wrapper, _State.spec = target, original, wrapper, "lctls"
         return
+    if name == "hoist-imports":  # swaps functions' code, writes no class: launchbench.workloads.hoist
+        hoist.install()
+        _State.target, _State.original, _State.wrapper, _State.spec = target, original, original, "hoist-imports"
+        return
     wrapper = make_wrapper(spec, original)
     _State.target, _State.original, _State.wrapper = target, original, wrapper
     _State.spec = wrapper.__launchbench_mechanism__
@@ -308,7 +315,9 @@ def uninstall() -> None:
     """Restore the original ``call`` (the very same function object)."""
     if _State.spec == "lctls":
         lctls.uninstall()
-    if _State.target is not None:
+    if _State.spec == "hoist-imports":
+        hoist.uninstall()
+    if _State.target is not None and _State.wrapper is not _State.original:
         _State.target.call = _State.original
     _State.target, _State.original, _State.wrapper, _State.spec = None, None, None, "stock"
 
@@ -316,6 +325,12 @@ def uninstall() -> None:
 def active() -> str:
     """The installed mechanism's canonical spec; "stock" when none."""
     return _State.spec
+
+
+def details() -> list | None:
+    """What the installed what-if changed, for the worker's set-up info: hoist-imports' record per
+    function (``hoist.report``); None for the other mechanisms."""
+    return hoist.report() if _State.spec == "hoist-imports" else None
 
 
 @contextlib.contextmanager

@@ -1,0 +1,152 @@
+"""``launchbench counts``: the exact Python-level counts of each variant's launch, ranked and diffed.
+
+For each variant (compare's --variant/--repo grammar and environments), one or two fresh worker
+processes set their kernels up and count, launch by launch, the Python bytecodes, calls and
+function entries of ``k[1, 1](*args)`` at each arg count (``workloads.counts``). Nothing is
+timed, so there is no calibration, no timed warm-up and no rounds beyond those processes: a
+run takes the time the workers need to start. The report ranks the launch path's functions by
+bytecodes per launch (where the Python time goes), per module too, and gives the exact
+difference of each variant from the reference, per function.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from ..base import device
+from ..base.atomic import write_text_atomic
+from ..base.errors import UserError
+from ..base.options import counts_help, parse_counts
+from ..base.outputs import check_outputs
+from ..engine import countdiff, countpass, runner
+from ..engine.runner import timing_json
+from ..environments import envs, variants
+from ..environments.variant_options import Ordered, add_env_arguments, resolve_variant_envs
+from ..output import counts as counts_out, countsdoc
+from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS, add_argument_options, argument_setup
+from ..workloads.counts import DEFAULT_LAUNCHES
+
+MAX_LAUNCHES = 10_000
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "counts", help="exact Python bytecodes, calls and function entries per launch: ranked, diffed, no timing",
+        description=__doc__.split("\n\n")[0] + " Default variants: compare's (0.29.0, contextvar on it, 0.30.4).",
+    )
+    v = p.add_argument_group("variants (the first is the reference)")
+    v.add_argument("--repo", dest="items", action=Ordered, metavar="NAME=PATH",
+                   help="a numba-cuda checkout, built into its own virtualenv (repeatable)")
+    v.add_argument("--variant", dest="items", action=Ordered, metavar="NAME=SPEC",
+                   help="numba-cuda==X.Y.Z, numba-cuda-mlir==X.Y.Z, repo:PATH, env:PATH or MECH@BASE, e.g. "
+                        "hoist-imports@numba-cuda==0.30.4 (repeatable; one variant is enough for the ranking)")
+    v.add_argument("--reference", help="variant the differences are taken against (default: the first)")
+    add_env_arguments(p.add_argument_group("environments"))
+    m = p.add_argument_group("what is counted")
+    m.add_argument("--args", default="0,1,2,3,4", help=counts_help(MAX_KERNEL_ARGS))
+    add_argument_options(m)
+    m.add_argument("--processes", type=int, default=countpass.DEFAULT_PROCESSES, metavar="N",
+                   help=f"fresh processes per variant (default {countpass.DEFAULT_PROCESSES}: whether every "
+                        f"process gives the same counts shows; 1: fastest; at most {countpass.MAX_PROCESSES})")
+    m.add_argument("--launches", type=int, default=DEFAULT_LAUNCHES, metavar="N",
+                   help=f"launches counted one by one per process and arg count (default {DEFAULT_LAUNCHES})")
+    m.add_argument("--simulator", action="store_true",
+                   help="count the CUDA simulator's launch path on CPU (NUMBA_ENABLE_CUDASIM=1), not numba-cuda's")
+    o = p.add_argument_group("output")
+    o.add_argument("--top", type=int, default=counts_out.TOP_RANKED, metavar="N",
+                   help=f"functions ranked per variant (default {counts_out.TOP_RANKED})")
+    o.add_argument("--output", "-o", default="launchbench-counts.json", help="JSON (default launchbench-counts.json)")
+    o.add_argument("--markdown", help="Markdown report (default: next to --output, .md)")
+    o.add_argument("--no-report", action="store_true", help="write only the JSON (and print the tables)")
+    o.add_argument("--quiet", action="store_true", help="no progress output")
+    p.set_defaults(func=run)
+
+
+def check_options(args) -> tuple[list, list, str]:
+    """(arg counts, variants, reference), or a one-line UserError; before any environment is built."""
+    if not 1 <= args.processes <= countpass.MAX_PROCESSES:
+        raise UserError(f"--processes must be 1 to {countpass.MAX_PROCESSES} (got {args.processes}); counts are "
+                        "exact, so 2 fresh processes show whether they agree")
+    if not 1 <= args.launches <= MAX_LAUNCHES:
+        raise UserError(f"--launches must be 1 to {MAX_LAUNCHES} (got {args.launches}); every counted launch "
+                        f"is counted on its own, e.g. --launches {DEFAULT_LAUNCHES}")
+    if args.top < 1:
+        raise UserError(f"--top must be at least 1 function (got {args.top}), e.g. --top {counts_out.TOP_RANKED}")
+    arg_counts = parse_counts(args.args, "--args", MAX_KERNEL_ARGS)
+    argument_setup(args)  # --arg-kind / --dispatch, checked
+    vlist, reference = variants.parse_variants(args.items or [], args.reference, minimum=1)
+    return arg_counts, vlist, reference
+
+
+def build_document(*, argv, args, host, arg_counts, reference, vlist, resolved, outcome) -> dict:
+    names = [v.name for v in vlist]
+    records = []
+    for v in vlist:
+        env = resolved[v.base]
+        info = outcome.infos.get(v.name, {})
+        rec = {"name": v.name, "spec": v.spec, "kind": v.kind, "mechanism": v.mechanism, "base": v.base.label,
+               "numba_cuda_version": info.get("numba_cuda_version"), "git_sha": env.git_sha,
+               "installed": info.get("installed", {}), "python": info.get("python") or env.python_version,
+               "env": env.path}
+        if info.get("mechanism_details") is not None:
+            rec["mechanism_details"] = info["mechanism_details"]
+        records.append(rec)
+    ref_info = outcome.infos.get(reference) or {}
+    label = ("CUDA simulator: the counts of the simulator's launch path (NOT numba-cuda's)" if args.simulator
+             else "Exact Python-level counts of each variant's launch (k[1, 1](*args))")
+    return {
+        "schema": countsdoc.SCHEMA_ID, "schema_version": countsdoc.SCHEMA_VERSION,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "command": list(argv), "simulator": bool(args.simulator), "label": label, "host": host,
+        "device": ref_info.get("device") or {"name": None},
+        "settings": {"arg_counts": arg_counts, "arg_kind": args.arg_kind, "dispatch": args.dispatch,
+                     "processes": args.processes, "launches": args.launches, "top": args.top},
+        "reference": reference, "variants": records,
+        "counts": countdiff.section(outcome.counts, reference, names),
+        "rounds_completed": outcome.rounds_completed, "interrupted": outcome.interrupted,
+        "interrupt_reason": outcome.reason, "timing": timing_json(outcome.timing),
+    }
+
+
+def run(args) -> int:
+    arg_counts, vlist, reference = check_options(args)
+    if not args.simulator:
+        device.refuse_without_gpu()
+    markdown = None if args.no_report else (args.markdown or os.path.splitext(args.output)[0] + ".md")
+    check_outputs([(args.output, "--output"), (markdown, "--markdown")])
+    log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    resolved, _pins = resolve_variant_envs(args, vlist, log)
+
+    output = os.path.abspath(args.output)
+    run_dir = os.path.splitext(output)[0] + ".logs"
+    os.makedirs(run_dir, exist_ok=True)
+    plan = countpass.plan(
+        [(v.name, resolved[v.base].python, v.mechanism) for v in vlist], reference, arg_counts,
+        processes=args.processes, launches=args.launches, simulator=args.simulator,
+        overlay=envs.make_overlay(os.path.join(run_dir, "overlay")), log_dir=run_dir, setup=argument_setup(args),
+        modules={v.name: v.base.module for v in vlist if v.base.module != "numba-cuda"})
+    progress = runner.Progress(args.processes * len(vlist), enabled=not args.quiet)
+    if args.simulator:
+        progress.line("launchbench: CUDA SIMULATOR: counting the simulator's launch path, not numba-cuda's")
+    argv = ["launchbench"] + sys.argv[1:] if os.path.basename(sys.argv[0]) in ("launchbench", "__main__.py") else list(sys.argv)
+    host = device.host_info()
+
+    def document(outcome):
+        return build_document(argv=argv, args=args, host=host, arg_counts=arg_counts, reference=reference,
+                              vlist=vlist, resolved=resolved, outcome=outcome)
+
+    outcome = countpass.run(plan, progress, on_round=lambda out: countsdoc.write(output, document(out)))
+    runner.raise_setup_failure(outcome)
+    doc = document(outcome)
+    countsdoc.write(output, doc)
+    print(counts_out.report_text(doc), end="")
+    written = [output]
+    if markdown:
+        written.append(write_text_atomic(markdown, counts_out.report_markdown(doc)))
+    log("launchbench: wrote " + ", ".join(written))
+    if outcome.interrupted:
+        print(f"launchbench: interrupted after {outcome.rounds_completed} of {args.processes} processes per variant "
+              f"({outcome.reason}); the results keep the finished ones", file=sys.stderr)
+        return 130 if outcome.reason == "KeyboardInterrupt" else 1
+    return 0

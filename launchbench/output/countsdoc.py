@@ -1,0 +1,141 @@
+"""The JSON document ``launchbench counts`` writes, its version and checks.
+
+Schema ``launchbench.counts`` version 1 (every count is per launch)::
+
+    {
+      "schema": "launchbench.counts", "schema_version": 1,
+      "created": "2026-11-27T10:00:00Z", "command": ["launchbench", "counts", ...],
+      "simulator": false,                 # true: the simulator's launch path was counted
+      "label": "...",                     # what was counted, in words
+      "host": {...},                      # device.host_info() of the parent
+      "device": {...},                    # the reference worker's device.device_info()
+      "settings": {"arg_counts": [0, 2], "arg_kind": "array", "dispatch": "lazy",
+                   "processes": 2,        # fresh processes per variant
+                   "launches": 20,        # launches counted one by one per process and arg count
+                   "top": 12},            # functions ranked in the tables
+      "reference": "base",                # the variant the diffs are taken against
+      "variants": [{"name", "spec", "kind", "mechanism", "base", "numba_cuda_version", "python",
+                    "installed", "env", "git_sha",
+                    "mechanism_details": [...]}],   # optional: what a what-if changed (hoist-imports)
+      "counts": {                         # engine.countdiff.section
+        "reference": "base", "reproducible": true,
+        "variants": {"base": {"2": {"counter", "python", "kinds", "per_launch", "steady",
+                                    "processes", "reproducible", "functions": [...]}}},
+        "diffs": {"v2": {"2": {"kinds", "per_launch", "functions", "functions_changed", "moved"}}},
+        "records": [{"variant", "round", "worker", "nargs", "per_launch", "steady"}]
+      } | null,                           # null: no process finished counting
+      "rounds_completed": 2, "interrupted": false, "interrupt_reason": null,
+      "timing": {...}                     # runner.timing_json
+    }
+
+Counts are exact: no samples, intervals or verdicts. A reader refuses another schema or
+version with one line.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+
+from ..base.atomic import read_json, write_json_atomic
+from ..base.errors import UserError
+
+SCHEMA_ID = "launchbench.counts"
+SCHEMA_VERSION = 1
+VARIANT_KINDS = ("wheel", "repo", "env", "mechanism", "wheelfile")
+
+_TOP = {"created": str, "command": list, "simulator": bool, "label": str, "host": dict, "device": dict,
+        "settings": dict, "reference": str, "variants": list, "rounds_completed": int, "interrupted": bool,
+        "timing": dict}
+_SETTINGS = {"arg_counts": list, "arg_kind": str, "dispatch": str, "processes": int, "launches": int, "top": int}
+_VARIANT = {"name": str, "spec": str, "kind": str, "base": str}
+_PER_NARGS = {"counter": str, "python": str, "kinds": list, "per_launch": dict, "steady": bool, "processes": int,
+              "reproducible": bool, "functions": list}
+_FUNCTION = {"module": str, "function": str}
+
+
+class SchemaError(UserError):
+    """A file that is not a valid ``launchbench.counts`` document."""
+
+
+def _check(obj, fields: dict, where: str) -> None:
+    if not isinstance(obj, dict):
+        raise SchemaError(f"{where}: expected an object, got {type(obj).__name__}")
+    for key, types in fields.items():
+        if key not in obj:
+            raise SchemaError(f"{where}: missing field {key!r}")
+        value = obj[key]
+        if isinstance(value, bool) and types is not bool:
+            raise SchemaError(f"{where}.{key}: expected {types.__name__}, got a boolean")
+        if not isinstance(value, types):
+            raise SchemaError(f"{where}.{key}: expected {types.__name__}, got {type(value).__name__}")
+
+
+def _check_counts(section: dict, names: set) -> None:
+    _check(section, {"reference": str, "variants": dict, "diffs": dict, "reproducible": bool}, "counts")
+    for name, per in section["variants"].items():
+        if name not in names:
+            raise SchemaError(f"counts.variants: unknown variant {name!r}")
+        if not isinstance(per, dict):
+            raise SchemaError(f"counts.variants.{name}: expected an object per arg count")
+        for nargs, rec in per.items():
+            where = f"counts.variants.{name}.{nargs}"
+            _check(rec, _PER_NARGS, where)
+            if "bytecodes" not in rec["kinds"] or not isinstance(rec["per_launch"].get("bytecodes"), (int, float)):
+                raise SchemaError(f"{where}: no bytecodes per launch")
+            for i, f in enumerate(rec["functions"]):
+                _check(f, _FUNCTION, f"{where}.functions[{i}]")
+    for name, per in section["diffs"].items():
+        if name not in names:
+            raise SchemaError(f"counts.diffs: unknown variant {name!r}")
+        for nargs, d in per.items():
+            if not isinstance(d, dict) or not ("error" in d or {"per_launch", "functions", "moved"} <= set(d)):
+                raise SchemaError(f"counts.diffs.{name}.{nargs}: expected a diff (per_launch, functions, moved) "
+                                  "or an error")
+
+
+def validate(doc) -> dict:
+    """Return *doc* if it is a valid document of this schema version, else raise SchemaError."""
+    if not isinstance(doc, dict):
+        raise SchemaError("counts: expected a JSON object at the top level")
+    if doc.get("schema") != SCHEMA_ID:
+        raise SchemaError(f"counts: not a {SCHEMA_ID} document (schema={doc.get('schema')!r}); "
+                          "pass a file `launchbench counts` wrote")
+    if doc.get("schema_version") != SCHEMA_VERSION:
+        raise SchemaError(f"counts: schema_version {doc.get('schema_version')!r} is not supported (this "
+                          f"launchbench reads version {SCHEMA_VERSION}); use the launchbench that wrote it")
+    _check(doc, _TOP, "counts")
+    _check(doc["settings"], _SETTINGS, "settings")
+    names = set()
+    for i, v in enumerate(doc["variants"]):
+        _check(v, _VARIANT, f"variants[{i}]")
+        if v["kind"] not in VARIANT_KINDS:
+            raise SchemaError(f"variants[{i}].kind: {v['kind']!r} is not one of {VARIANT_KINDS}")
+        names.add(v["name"])
+    if doc["reference"] not in names:
+        raise SchemaError(f"reference {doc['reference']!r} is not among the variants {sorted(names)}")
+    if "counts" not in doc:
+        raise SchemaError("counts: missing field 'counts'")
+    if doc["counts"] is not None:
+        _check_counts(doc["counts"], names)
+    return doc
+
+
+def write(path: str, doc: dict) -> str:
+    """Validate and write *doc* atomically."""
+    validate(doc)
+    return write_json_atomic(path, doc)
+
+
+def read(path: str) -> dict:
+    """Load and validate a counts document (plain or gzip-compressed); one-line errors."""
+    try:
+        doc = read_json(path)
+    except FileNotFoundError:
+        raise SchemaError(f"counts file {path} does not exist; run `launchbench counts -o {path}` first") from None
+    except IsADirectoryError:
+        raise SchemaError(f"counts file {path} is a directory; pass the JSON file launchbench counts wrote") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:
+        raise SchemaError(f"counts file {path} is not valid JSON ({exc}); re-run launchbench counts") from None
+    except OSError as exc:
+        raise SchemaError(f"cannot read counts file {path} ({exc.strerror}); pass a launchbench counts JSON") from None
+    return validate(doc)
