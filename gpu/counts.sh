@@ -11,6 +11,10 @@
 #   hand    FACTS.md's by-hand count (sys.monitoring around 50 launches of k[1, 1](a, a), harness included) in
 #           each env, to show where its fractional residue came from
 #   across  the same variant's counts in different runs (three, aa, whatif) compared: identical?
+#   whatif  0.30.4 vs hoist-imports@0.30.4 (to_device's per-call imports hoisted), paired µs and counts
+#   cmd     launchbench counts: 0.29.0, contextvar on it, 0.30.4, hoist-imports on it and numba-cuda-mlir
+#           (needs `setup_env.sh mlir`), device arrays at 0..4 args; then CuPy, torch, scalar and eager
+#           device-array arguments for 0.29.0 and 0.30.4 at 1 and 4 args
 # Each part writes <part>.json/.md/.log and appends its command to command.txt.
 set -u
 export PYTHONUNBUFFERED=1 NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
@@ -42,6 +46,20 @@ for part in $PARTS; do
     aa)
         lb aa compare --variant a=env:/tmp/env030 --variant b=env:/tmp/env030b --counts 3 --max-time 30 \
             -o "$RESULTS/aa.json" ;;
+    whatif)
+        lb whatif compare --variant v2=env:/tmp/env030 --variant hoist=hoist-imports@v2 --counts 2 \
+            -o "$RESULTS/whatif.json" ;;
+    cmd)
+        mlir=(); [ -x /tmp/envmlir/bin/python ] && mlir=(--variant mlir=mlir-env:/tmp/envmlir)
+        lb counts-releases counts --variant baseline=env:/tmp/env029 --variant contextvar=contextvar@baseline \
+            --variant v2=env:/tmp/env030 --variant hoist=hoist-imports@v2 "${mlir[@]}" --args 0-4 \
+            -o "$RESULTS/counts-releases.json"
+        for kind in cupy torch scalar; do
+            lb "counts-$kind" counts --variant baseline=env:/tmp/env029 --variant v2=env:/tmp/env030 \
+                --arg-kind "$kind" --args 1,4 -o "$RESULTS/counts-$kind.json"
+        done
+        lb counts-eager counts --variant baseline=env:/tmp/env029 --variant v2=env:/tmp/env030 \
+            --dispatch eager --args 1,4 -o "$RESULTS/counts-eager.json" ;;
     hand)
         for env in /tmp/env029 /tmp/env030; do
             echo "$env/bin/python gpu/counts_by_hand.py" >> "$RESULTS/command.txt"
