@@ -8,6 +8,8 @@
 # second env of 0.30.4 for the A/A pair). Parts:
 #   three   the default three-way compare (0.29.0 / contextvar on it / 0.30.4), counts in 2 processes per variant
 #   aa      two envs of 0.30.4 under two names, counts in 3 processes each: every count delta must be 0
+#   asv     the asv track rows (benchmarks/bench_counts.py) on 0.29.0 and 0.30.4 through asv-releases, every
+#           parameter; asv compare at --factor 1 (asv's default 1.02 files small exact steps as unchanged)
 #   hand    FACTS.md's by-hand count (sys.monitoring around 50 launches of k[1, 1](a, a), harness included) in
 #           each env, to show where its fractional residue came from
 #   across  the same variant's counts in different runs (three, aa, whatif) compared: identical?
@@ -60,6 +62,21 @@ for part in $PARTS; do
         done
         lb counts-eager counts --variant baseline=env:/tmp/env029 --variant v2=env:/tmp/env030 \
             --dispatch eager --args 1,4 -o "$RESULTS/counts-eager.json" ;;
+    asv)
+        rm -rf /tmp/lb-counts-ledger /tmp/lb-counts-ledger.* "$RESULTS/asv-results"
+        start=$(date +%s)
+        cmd=("$PY" -m launchbench asv-releases --env "0.29.0=/tmp/env029/bin/python" --env "0.30.4=/tmp/env030/bin/python"
+             --machine h200 --ledger /tmp/lb-counts-ledger --results-dir "$RESULTS/asv-results" --html-dir /tmp/lb-counts-html
+             --compare-output "$RESULTS/asv-compare.txt" -b 'bench_counts\.')
+        echo "${cmd[*]}" >> "$RESULTS/command.txt"
+        timeout --signal=INT 420 "${cmd[@]}" > "$RESULTS/asv.log" 2>&1
+        echo "rc=$? wall=$(( $(date +%s) - start ))s" | tee -a "$RESULTS/asv.log"
+        tail -n 5 "$RESULTS/asv.log"
+        cmd=("$PY" -m asv compare --config /tmp/lb-counts-ledger.asv.json --machine h200 --factor 1 v0.29.0 v0.30.4)
+        echo "(cd /tmp/lb-counts-ledger && ${cmd[*]})" >> "$RESULTS/command.txt"
+        (cd /tmp/lb-counts-ledger && "${cmd[@]}") > "$RESULTS/asv-compare-factor1.txt" 2>&1
+        head -n 60 "$RESULTS/asv-compare-factor1.txt"
+        tar -czf "$RESULTS/asv-results.tar.gz" -C "$RESULTS" asv-results && rm -rf "$RESULTS/asv-results" ;;
     hand)
         for env in /tmp/env029 /tmp/env030; do
             echo "$env/bin/python gpu/counts_by_hand.py" >> "$RESULTS/command.txt"
