@@ -211,7 +211,8 @@ def _write_what_fits(doc: dict, outcome, output: str, args, document, kept: list
         saved = [f"{output} ({on_disk['rounds_completed']} of {outcome.rounds_completed} rounds, "
                  "with the reason)"]
     elif atomic.written_here(output):
-        saved = [f"{output} (the checkpoint after {kept[0]} rounds)"]
+        saved = [f"{output} (its last checkpoint: {kept[0]} of {outcome.rounds_completed} rounds; the reason "
+                 "could not be added)"]
     else:
         saved, lost = [], [output]
     shown = on_disk or doc

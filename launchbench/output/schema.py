@@ -77,7 +77,8 @@ Schema ``launchbench.compare`` version 1 (all times in microseconds per launch):
       "rounds_planned": 10,
       "rounds_completed": 10,
       "interrupted": false,
-      "interrupt_reason": null | "KeyboardInterrupt" | "worker v2 died: ...",
+      "interrupt_reason": null | "KeyboardInterrupt" | "SIGTERM" | "worker v2 died: ..." |
+                          "output refused: cannot write PATH: No space left on device",
       "timing": {"wall_s": 170.2,          # optional: seconds from the first worker's start,
                  "setup_wait_s": 6.1,      #   waiting for workers' set-up and warm-up,
                  "measure_s": 160.3,       #   measuring (incl. calibration),
