@@ -53,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    atomic.new_run()
     try:
         with signals.sigterm_as_interrupt():
             return signals.exit_status(int(args.func(args) or 0))

@@ -100,9 +100,11 @@ def test_other_errors_stay_what_they_are(tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
-def test_a_file_size_limit_mid_write_keeps_the_last_complete_file(tmp_path):
+@pytest.mark.parametrize("ours", [True, False])
+def test_a_file_size_limit_mid_write_keeps_the_last_complete_file(tmp_path, ours):
     """A real EFBIG: a child process with RLIMIT_FSIZE below the new file's size (SIGXFSZ ignored,
-    as a shell's ulimit -f does not), writing through the atomic helper."""
+    as a shell's ulimit -f does not), writing through the atomic helper. The file left is called
+    "the last complete version" only when this run wrote it; an earlier run's file is named as such."""
     resource = pytest.importorskip("resource")
     path = tmp_path / "results.json"
     path.write_text("kept\n")
@@ -110,6 +112,8 @@ def test_a_file_size_limit_mid_write_keeps_the_last_complete_file(tmp_path):
         import resource, signal, sys
         from launchbench.base.atomic import write_text_atomic
         from launchbench.base.errors import UserError
+        if {ours!r}:
+            write_text_atomic({str(path)!r}, "kept\\n")
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
         try:
@@ -122,7 +126,11 @@ def test_a_file_size_limit_mid_write_keeps_the_last_complete_file(tmp_path):
                           cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     assert proc.returncode == 2, proc.stderr
     assert proc.stdout.startswith(f"cannot write {path}: File too large; the file-size limit")
-    assert f"the last complete version is still in {path}" in proc.stdout
+    if ours:
+        assert proc.stdout.rstrip().endswith(f"; the last complete version is still in {path}")
+    else:
+        assert proc.stdout.rstrip().endswith(f"; {path} is left as it was, from before this run")
+        assert "last complete version" not in proc.stdout
     assert path.read_text() == "kept\n"
     assert os.listdir(tmp_path) == ["results.json"]
 

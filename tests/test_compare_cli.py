@@ -252,8 +252,9 @@ def test_affinity_unavailable_cpu_is_a_one_line_cli_error():
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd (Linux)")
 def test_a_full_disk_mid_run_keeps_the_last_checkpoint(tmp_path, capsys, monkeypatch):
-    """The second checkpoint refused with ENOSPC (after round 2): one line naming the JSON, which
-    still holds round 1 whole; no temp file, exit 2 (it used to be a traceback with no file name)."""
+    """The second checkpoint refused with ENOSPC, and every JSON write after it: the run stops
+    there; one line naming the JSON, which still holds round 1 whole, and saying the reason could
+    not be added; no temp file, exit 2 (it used to be a traceback with no file name)."""
     pytest.importorskip("numba")
     import errno
 
@@ -276,8 +277,11 @@ def test_a_full_disk_mid_run_keeps_the_last_checkpoint(tmp_path, capsys, monkeyp
     stdout, stderr = capsys.readouterr()
     assert rc == 2 and "Traceback" not in stdout + stderr, stderr
     errors = [ln for ln in stderr.splitlines() if ln.startswith("launchbench: error:")]
-    assert errors == [f"launchbench: error: cannot write {out}: No space left on device; free space or choose "
-                      f"another folder; the last complete version is still in {out}"], stderr
+    done = int(stderr.split(" of 4 rounds (No space")[0].rsplit(" ", 1)[1])
+    assert 2 <= done <= 4 and rc == 2
+    assert errors == [f"launchbench: error: the file system refused {out} after {done} of 4 rounds (No space left "
+                      f"on device); the run stopped there; kept: {out} (its last checkpoint: 1 of {done} rounds; "
+                      "the reason could not be added); free space or choose another folder"], stderr
     doc = json.loads(out.read_text())
     assert doc["rounds_completed"] == 1
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]

@@ -298,7 +298,8 @@ def test_a_full_disk_mid_run_is_one_line_and_keeps_the_last_json(standin, tmp_pa
                    *_common(tmp_path)])
     out_text, err = capsys.readouterr()
     assert rc == 2 and "Traceback" not in out_text + err, err
+    # the JSON left there is an earlier run's, not called this run's "last complete version"
     assert err.splitlines()[-1] == (f"launchbench: error: cannot write {out}: No space left on device; free space "
-                                    f"or choose another folder; the last complete version is still in {out}")
+                                    f"or choose another folder; {out} is left as it was, from before this run")
     assert out.read_text() == '{"previous": true}\n'
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]

@@ -126,8 +126,9 @@ def test_report_on_a_full_disk_is_one_line_and_keeps_the_last_report(tmp_path, c
     assert cli.main(["report", results, "--markdown", str(md)]) == 2
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err and err.count("\n") == 1, err
+    # the report left there is an earlier run's: not called this run's "last complete version"
     assert err == (f"launchbench: error: cannot write {md}: No space left on device; free space or choose "
-                   f"another folder; the last complete version is still in {md}\n")
+                   f"another folder; {md} is left as it was, from before this run\n")
     assert md.read_text() == "the last good report\n"
     assert listing(tmp_path) == ["report.md"]  # no temp file left
 
@@ -154,8 +155,8 @@ def test_report_past_a_file_size_limit_is_one_line_and_keeps_the_last_report(tmp
                           cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr == (f"launchbench: error: cannot write {md}: File too large; the file-size limit (ulimit -f) "
-                           f"is below its size; raise it or choose another file system; the last complete version "
-                           f"is still in {md}\n"), proc.stderr
+                           f"is below its size; raise it or choose another file system; {md} is left as it was, "
+                           f"from before this run\n"), proc.stderr
     assert md.read_text() == "kept\n"
     assert listing(tmp_path) == ["report.md"]
 

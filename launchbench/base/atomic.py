@@ -4,7 +4,9 @@ Readers (and an interrupted run) never see half a file: results already on
 disk stay whole until the new version is complete. A write the file system
 refuses (a full disk, a file-size limit, a read-only or forbidden folder) is
 raised as ``OutputError``: one line naming the file and why, saying where the
-last complete version still is; the temp file is removed.
+last complete version still is; the temp file is removed. "The last complete version"
+is said only of a file this run wrote (``written_here``): a file left from an earlier
+run is named as such, never as this run's results.
 """
 from __future__ import annotations
 
@@ -30,6 +32,32 @@ _FIXES = {
 }
 WRITE_ERRNOS = frozenset(_FIXES)
 
+_ours: dict = {}  # absolute path -> identity (device, inode, mtime, size) of the file this run wrote there
+
+
+def _identity(path: str):
+    st = os.stat(path)
+    return st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size
+
+
+def new_run() -> None:
+    """Forget what was written so far: files written before now are an earlier run's (``cli.main``)."""
+    _ours.clear()
+
+
+def written_here(path) -> bool:
+    """True when *path* is still the file this run last wrote through this module."""
+    path = os.path.abspath(os.fspath(path))
+    try:
+        return _ours.get(path) == _identity(path)
+    except OSError:
+        return False
+
+
+def fix_for(code) -> str | None:
+    """What to do about a refused write with errno *code* (None: no advice)."""
+    return _FIXES.get(code)
+
 
 class OutputError(UserError, OSError):
     """An output the file system refused: a one-line UserError that is still an OSError
@@ -54,7 +82,10 @@ def describe_write_error(exc: OSError, path=None) -> str:
     if fix:
         line += f"; {fix}"
     if path and os.path.isfile(path):
-        line += f"; the last complete version is still in {path}"
+        if written_here(path):
+            line += f"; the last complete version is still in {path}"
+        else:
+            line += f"; {path} is left as it was, from before this run"
     return line
 
 
@@ -101,6 +132,10 @@ def write_bytes_atomic(path, data: bytes) -> str:
         if isinstance(exc, OSError) and exc.errno in WRITE_ERRNOS:
             raise output_error(exc, path) from None
         raise
+    try:
+        _ours[path] = _identity(path)
+    except OSError:
+        _ours.pop(path, None)
     return path
 
 

@@ -15,6 +15,7 @@ import sys
 import time
 
 from ..base import device
+from ..base import signals
 from ..base.atomic import write_json_atomic
 from ..base.errors import UserError
 from ..base.outputs import check_outputs, check_writable
@@ -212,7 +213,7 @@ def run_paired(args) -> int:
     if outcome.interrupted:
         print(f"launchbench: interrupted after {outcome.rounds_completed} rounds ({outcome.reason}); "
               "the results keep the completed rounds", file=sys.stderr)
-        return 130 if outcome.reason == "KeyboardInterrupt" else 1
+        return 130 if signals.by_signal(outcome.reason) else 1
     return 0
 
 

@@ -12,10 +12,12 @@ the JSON (schema.py) is rewritten atomically after every round.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
 
+from ..base import atomic, signals
 from ..base.errors import UserError
 from ..base.options import counts_help, parse_counts, parse_ints
 from ..engine.analysis import analyze, apply_rule, gate_result, per_arg, peer_stats, round_series
@@ -195,6 +197,57 @@ def export_reports(doc: dict, output: str, markdown: str | None = None, plot: st
     return list(report.export(doc, markdown=markdown or stem + ".md", plot=plot or stem + ".png"))
 
 
+def _write_what_fits(doc: dict, outcome, output: str, args, document, kept: list) -> dict:
+    """A checkpoint the file system refused (a full disk, a file-size limit) ended the run:
+    write what still fits, in order of value -- the JSON (whole; else compact; else the rounds
+    of the last checkpoint, compact), then the Markdown, then the PNG -- each recording why the
+    run stopped. One line on stderr says what was kept; returns the document the JSON holds
+    (the one the reports render), else the whole one."""
+    exc = outcome.write_error
+    attempts = [(doc, 1), (doc, None)]
+    if 0 < kept[1] < len(outcome.samples):
+        n_rounds, n_samples = kept
+        short = dataclasses.replace(outcome, samples=outcome.samples[:n_samples], partial_samples=[],
+                                    rounds_completed=n_rounds,
+                                    reason=f"{outcome.reason}; {n_rounds} of {outcome.rounds_completed} "
+                                           "finished rounds fit on disk",
+                                    peer_samples=[s for s in outcome.peer_samples if s["round"] < n_rounds])
+        attempts.append((document(short), None))
+    on_disk, lost = None, []
+    for candidate, indent in attempts:
+        try:
+            schema.validate(candidate)
+            atomic.write_json_atomic(output, candidate, indent=indent)
+            on_disk = candidate
+            break
+        except atomic.OutputError:
+            continue
+    if on_disk is not None:
+        saved = [f"{output} ({on_disk['rounds_completed']} of {outcome.rounds_completed} rounds, "
+                 "with the reason)"]
+    elif atomic.written_here(output):
+        saved = [f"{output} (its last checkpoint: {kept[0]} of {outcome.rounds_completed} rounds; the reason "
+                 "could not be added)"]
+    else:
+        saved, lost = [], [output]
+    shown = on_disk or doc
+    if not args.no_report:
+        stem = os.path.splitext(output)[0]
+        for option, path in (("markdown", args.markdown or stem + ".md"), ("plot", args.plot or stem + ".png")):
+            try:
+                report.export(shown, **{option: path})
+                saved.append(path)
+            except atomic.OutputError:
+                lost.append(path)
+    why = exc.strerror or str(exc)
+    line = (f"launchbench: error: the file system refused {exc.filename or 'an output'} after "
+            f"{outcome.rounds_completed} of {args.rounds} rounds ({why}); the run stopped there; kept: "
+            f"{', '.join(saved) or 'nothing'}" + (f"; not written: {', '.join(lost)}" if lost else ""))
+    fix = atomic.fix_for(exc.errno)
+    print(line + (f"; {fix}" if fix else ""), file=sys.stderr)
+    return shown
+
+
 def _settings(args, arg_counts, loops, calibrated, affinity, prefetch=0, spin=None) -> dict:
     return {
         "arg_counts": arg_counts,
@@ -315,6 +368,7 @@ def run(args) -> int:
         return doc
 
     last_write = [0.0]
+    kept = [0, 0]  # rounds and samples of the last checkpoint on disk
 
     def on_round(outcome) -> None:
         """Keep the finished rounds on disk (throttled: the document grows with every round)."""
@@ -322,6 +376,7 @@ def run(args) -> int:
         if now - last_write[0] >= WRITE_EVERY_S or outcome.rounds_completed in (1, args.rounds):
             schema.write(output, document(outcome))
             last_write[0] = time.monotonic()
+            kept[:] = [outcome.rounds_completed, len(outcome.samples)]
 
     total = args.rounds * args.repeats * len(arg_counts) * len(vlist)
     progress = runner.Progress(total, enabled=not args.quiet)
@@ -333,18 +388,24 @@ def run(args) -> int:
         outcome = runner.run(plan, progress, on_round=on_round)
     runner.raise_setup_failure(outcome)
     doc = document(outcome)
-    schema.write(output, doc)
+    if outcome.write_error is not None:  # the file system refused a checkpoint: keep what fits
+        doc = _write_what_fits(doc, outcome, output, args, document, kept)
+    else:
+        schema.write(output, doc)
     print(tables.render(doc), end="")
     print(counts_out.text(doc.get("counts"), doc["deltas"], arg_counts), end="")
     print(lanes_mod.render(doc.get("lanes")), end="")
+    if outcome.write_error is not None:
+        return 2
     written = [output]
     if not args.no_report:
         written += export_reports(doc, output, markdown=args.markdown, plot=args.plot)
     log("launchbench: wrote " + ", ".join(written))
     if outcome.interrupted:
-        print(f"launchbench: interrupted after {outcome.rounds_completed} of {args.rounds} rounds "
+        stopped = "terminated (SIGTERM): " if outcome.reason == signals.SIGTERM_REASON else ""
+        print(f"launchbench: {stopped}interrupted after {outcome.rounds_completed} of {args.rounds} rounds "
               f"({outcome.reason}); the results keep the completed rounds", file=sys.stderr)
-        return 130 if outcome.reason == "KeyboardInterrupt" else 1
+        return 130 if signals.by_signal(outcome.reason) else 1
     if outcome.stopped:
         log(f"launchbench: stopped: {outcome.stopped}")
     if "gate" in doc:

@@ -27,6 +27,7 @@ import sys
 import time
 
 from ..base import device, outputs
+from ..base import signals
 from ..base.atomic import write_json_atomic
 from ..base.errors import UserError
 from ..base.options import parse_counts
@@ -138,7 +139,7 @@ def _exit(out, planned: int) -> int:
     if out.interrupted:
         print(f"launchbench: interrupted after {out.rounds_completed} of {planned} rounds ({out.reason}); "
               "the results keep the completed rounds", file=sys.stderr)
-        return 130 if out.reason == "KeyboardInterrupt" else 1
+        return 130 if signals.by_signal(out.reason) else 1
     return 0
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from . import mechanisms_cli
 from ..engine import runner
 from ..base.errors import UserError
+from ..base import signals
 from ..engine.stats import mean_ci, over_units
 from ..environments import envs
 from ..base.atomic import write_json_atomic
@@ -254,7 +255,7 @@ def command(args, opts: dict) -> int:
     if out.interrupted:
         print(f"launchbench: interrupted after {len(out.processes)} of {n} processes ({out.reason}); "
               "the results keep the finished processes", file=sys.stderr)
-        return 130 if out.reason == "KeyboardInterrupt" else 1
+        return 130 if signals.by_signal(out.reason) else 1
     return 0
 
 

@@ -20,6 +20,7 @@ import os
 import time
 
 from ..base.errors import UserError
+from ..base import signals
 from ..engine.history import Session, add_clone_argument, add_common_arguments, command_line
 from ..base.options import parse_counts
 from ..environments import builds, envs
@@ -178,7 +179,7 @@ def _finish(doc, out_dir, write_json_atomic, write_text_atomic, prreport, sessio
                             "cost": doc["gate"]["verdict"] if doc.get("gate") else None})
     code = exit_code(conf and conf["verdict"], doc.get("gate"), head_built)
     if outcome is not None and outcome.interrupted:
-        code = 130 if outcome.reason == "KeyboardInterrupt" else code
+        code = 130 if signals.by_signal(outcome.reason) else code
     doc["exit_code"] = code
     write_json_atomic(os.path.join(out_dir, "pr.json"), doc)
     md = write_text_atomic(os.path.join(out_dir, "pr.md"), prreport.render(doc))

@@ -27,6 +27,7 @@ import os
 import statistics
 import threading
 
+from ..base import atomic, signals
 from ..base.errors import UserError
 from ..base.options import parse_ints
 from . import runner, stats
@@ -211,6 +212,7 @@ def merge(outcomes: list, lanes: list, pool: Pool | None = None) -> runner.Outco
         out.timing.setdefault("rounds", []).extend(_renumber(o.timing.get("rounds", []), lane, n))
         if o.interrupted and not out.interrupted:
             out.interrupted, out.reason, out.error = True, f"lane {lane.index}: {o.reason}", o.error
+        out.write_error = out.write_error or o.write_error
         if o.stopped and not out.stopped:
             out.stopped = o.stopped
         ref_info = next(iter(o.infos.values()), {}) if o.infos else {}
@@ -238,15 +240,22 @@ def run(plan: runner.Plan, lanes: list, progress: runner.Progress, on_round=None
     """``runner.run`` in every lane at once; returns the merged outcome (``merge``).
 
     ``plan.stop`` sees the pooled outcome of all lanes after every round of any lane: a stop rule
-    met by the pooled rounds, a lane's failure or a Ctrl-C ends every lane after its current
-    round. *on_round* (the JSON writes) gets the pooled outcome from this thread, not from the
-    lanes, so no lane waits for a write; this thread and the lanes' threads run on the lanes'
-    set-up CPUs, never on a measuring one."""
+    met by the pooled rounds or a lane's failure ends every lane after its current round. A
+    signal (Ctrl-C, SIGTERM) or a refused write ends every lane's round in progress at once
+    (``Plan.cancel``), as without lanes; the finished rounds of every lane are kept. *on_round*
+    (the JSON writes) gets the pooled outcome from this thread, not from the lanes, so no lane
+    waits for a write; this thread and the lanes' threads run on the lanes' set-up CPUs, never
+    on a measuring one.
+
+    Each lane says it is done through an Event, not ``Thread.join``: on Python < 3.13 a join cut
+    by a KeyboardInterrupt marks a live thread as ended, and the lanes' rounds were lost."""
     n = len(lanes)
     if n > 1 and plan.spin_cpus:
         raise UserError("--spin cannot be combined with more than one GPU (--gpus); leave it 'none'")
     current: list = [runner.Outcome() for _ in lanes]
     results: list = [None] * n
+    done_events = [threading.Event() for _ in lanes]
+    cancel = threading.Event()
     lock = threading.Lock()
     pool = Pool(lanes)
     halt: list = []  # the reason every lane stops, once there is one
@@ -274,18 +283,21 @@ def run(plan: runner.Plan, lanes: list, progress: runner.Progress, on_round=None
     def work(k, lane):
         if n > 1 and lane.setup_cpus:  # this thread's bookkeeping (the pooled stop rule) off every
             runner.pin(lane.setup_cpus)  # lane's measuring CPU; its workers start from here too
-        lp = lane_plan(plan, lane, n)
-        lp.stop = lane_stop(k)
-        total = lp.rounds * lp.repeats * max(1, len(lp.sample_keys())) * len(lp.variants)
         try:
-            results[k] = runner.run(lp, _LaneProgress(progress, lane, total), on_round=lane_on_round(k))
-        except BaseException as exc:  # noqa: BLE001 - reported as this lane's interruption
-            results[k] = current[k]
-            results[k].interrupted, results[k].reason = True, f"{type(exc).__name__}: {exc}"
-        if results[k].interrupted:
-            with lock:
-                if not halt:
-                    halt.append(f"lane {k} stopped: {results[k].reason}")
+            lp = lane_plan(plan, lane, n)
+            lp.stop, lp.cancel = lane_stop(k), cancel
+            total = lp.rounds * lp.repeats * max(1, len(lp.sample_keys())) * len(lp.variants)
+            try:
+                results[k] = runner.run(lp, _LaneProgress(progress, lane, total), on_round=lane_on_round(k))
+            except BaseException as exc:  # noqa: BLE001 - reported as this lane's interruption
+                results[k] = current[k]
+                results[k].interrupted, results[k].reason = True, f"{type(exc).__name__}: {exc}"
+            if results[k].interrupted:
+                with lock:
+                    if not halt:
+                        halt.append(f"lane {k} stopped: {results[k].reason}")
+        finally:
+            done_events[k].set()
 
     home = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     setup_union = sorted({c for lane in lanes for c in (lane.setup_cpus or [])})
@@ -295,30 +307,45 @@ def run(plan: runner.Plan, lanes: list, progress: runner.Progress, on_round=None
                for k, lane in enumerate(lanes)]
     for t in threads:
         t.start()
-    interrupted = False
+    interrupted = None  # the reason, once a signal or a refused write ends every lane
+    write_error = None
     written = 0  # pooled rounds the last on_round saw
-    try:
-        while any(t.is_alive() for t in threads):
-            next(t for t in threads if t.is_alive()).join(0.2)
-            with lock:
-                done = sum(c.rounds_completed for c in current)
-                snapshot = merge(current, lanes, pool) if on_round and done > written else None
-            if snapshot is not None:
-                written = done
-                on_round(snapshot)
-    except KeyboardInterrupt:  # only this thread sees it: every lane ends after its current round
-        interrupted = True
+
+    def end_all(reason: str) -> None:
         with lock:
-            halt.append("KeyboardInterrupt")
-        for t in threads:
-            t.join()
+            halt.append(reason)
+        cancel.set()  # every lane's round in progress ends at its next wait for a worker
+
+    try:
+        try:
+            while not all(e.is_set() for e in done_events):
+                next(e for e in done_events if not e.is_set()).wait(0.2)
+                if interrupted:
+                    continue
+                with lock:
+                    done = sum(c.rounds_completed for c in current)
+                    snapshot = merge(current, lanes, pool) if on_round and done > written else None
+                if snapshot is not None:
+                    written = done
+                    try:
+                        on_round(snapshot)
+                    except atomic.OutputError as exc:  # a full disk: every lane stops, what is kept stays
+                        interrupted, write_error = runner.write_failure(exc), exc
+                        end_all(interrupted)
+        except KeyboardInterrupt as exc:  # only this thread sees it
+            interrupted = signals.reason(exc)
+            end_all(interrupted)
+            for e in done_events:  # a later signal is only noted (base/signals.py), so this wait ends
+                while not e.wait(0.2):
+                    pass
     finally:
         if n > 1 and setup_union and home:
             runner.pin(home)
     progress.finish()
     out = merge([r if r is not None else runner.Outcome() for r in results], lanes)
     if interrupted:
-        out.interrupted, out.reason = True, "KeyboardInterrupt"
+        out.interrupted, out.reason = True, interrupted
+        out.write_error = out.write_error or write_error
     return out
 
 

@@ -26,17 +26,22 @@ from __future__ import annotations
 import collections
 import json
 import os
+import select
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 
-from ..base import cudamod
+from ..base import atomic, cudamod, lifeline, signals
 from ..base.errors import UserError
 from ..base.options import format_counts, parse_set
 
 #: The highest CPU number --affinity and --spin read (what this process may use is checked after).
 MAX_CPU = (1 << 20) - 1
+#: How often a wait for a worker's reply looks at the run's deadline and cancel flag (seconds)
+POLL_S = 0.25
+#: A round still running this long after --max-time is ended there (at least; or a tenth of the cap)
+MIN_GRACE_S = 10.0
 
 
 class WorkerError(Exception):
@@ -46,8 +51,24 @@ class WorkerError(Exception):
         self.kind = kind
 
 
+class Halted(Exception):
+    """A wait for a worker ended from outside: the run's hard deadline passed (*why* "deadline")
+    or the run was cancelled (*why* "cancel": another lane's signal)."""
+
+    def __init__(self, why: str):
+        super().__init__(why)
+        self.why = why
+
+
 class Worker:
-    """One ``python -m launchbench.engine.worker`` process of one variant."""
+    """One ``python -m launchbench.engine.worker`` process of one variant.
+
+    It dies with launchbench (``base/lifeline.py``). A reply is awaited until ``deadline``
+    (monotonic seconds) or until ``cancel`` (a threading.Event) is set, then ``Halted`` is
+    raised: a huge loop count or warm-up cannot hold the run past its time cap or a signal."""
+
+    deadline: float | None = None
+    cancel = None
 
     def __init__(self, variant: str, python: str, overlay: str, log_path: str, simulator: bool,
                  cpus: list | None = None, module: str | None = None, extra_env: dict | None = None):
@@ -67,6 +88,7 @@ class Worker:
             env["NUMBA_ENABLE_CUDASIM"] = "1"
         else:
             env.pop("NUMBA_ENABLE_CUDASIM", None)
+        lifeline.child_env(env)
         self._log = open(log_path, "ab")
         self.spawned = time.monotonic()  # CLOCK_MONOTONIC: comparable with the worker's own clock
         self.proc = subprocess.Popen(
@@ -74,6 +96,7 @@ class Worker:
             stderr=self._log, env=env, text=True, bufsize=1,
             start_new_session=True,  # Ctrl-C reaches the parent only; it ends the workers
         )
+        lifeline.track(self.proc)
         self.pid = self.proc.pid
         if cpus and hasattr(os, "sched_setaffinity"):  # set up away from the measuring CPU
             try:
@@ -88,7 +111,25 @@ class Worker:
         except (BrokenPipeError, OSError):
             raise self._died() from None
 
+    def _await_reply(self) -> None:
+        """Wait until the reply can be read, or raise ``Halted`` (deadline passed, run cancelled).
+        One request is outstanding at a time, so nothing is left in the pipe's read buffer."""
+        if self.deadline is None and self.cancel is None:
+            return
+        fd = self.proc.stdout.fileno()
+        while True:
+            wait = POLL_S
+            if self.cancel is not None and self.cancel.is_set():
+                raise Halted("cancel")
+            if self.deadline is not None:
+                wait = min(wait, self.deadline - time.monotonic())
+                if wait <= 0:
+                    raise Halted("deadline")
+            if select.select([fd], [], [], wait)[0]:
+                return
+
     def receive(self) -> dict:
+        self._await_reply()
         line = self.proc.stdout.readline()
         if not line:
             raise self._died()
@@ -133,15 +174,19 @@ class Worker:
             self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.kill()
+        if self.proc.poll() is not None:
+            lifeline.forget(self.proc)
         self._log.close()
 
     def kill(self) -> None:
         if self.proc.poll() is None:
-            self.proc.kill()
+            lifeline.kill_group(self.proc)
             try:
                 self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
+        if self.proc.poll() is not None:
+            lifeline.forget(self.proc)
         self._log.close()
 
 
@@ -235,6 +280,14 @@ class Plan:
     worker_env: dict = field(default_factory=dict)  # added to every worker's environment (a lane's GPU)
     count_rounds: int = 0  # the first N rounds' workers also count their launch's bytecodes and calls
     count_launches: int = 20  # launches counted one by one per worker and arg count (workloads.counts)
+    cancel: object = None  # a threading.Event: set, the round in progress ends at once (lanes: a signal)
+
+    def hard_deadline(self, started: float) -> float | None:
+        """When a round still running past ``max_time`` is ended (monotonic seconds; None: no cap):
+        the cap plus a grace of a tenth of it, at least ``MIN_GRACE_S`` (round 0 sets up too)."""
+        if self.max_time is None:
+            return None
+        return started + self.max_time + max(MIN_GRACE_S, 0.1 * self.max_time)
 
     def sample_keys(self) -> list:
         return list(self.keys) if self.keys is not None else launch_keys(self.arg_counts)
@@ -254,6 +307,7 @@ class Outcome:
     reason: str | None = None
     stopped: str | None = None  # why the run ended before its planned rounds (stop rule, time cap)
     error: WorkerError | None = None
+    write_error: OSError | None = None  # on_round's write the file system refused (atomic.OutputError)
     lanes: list = field(default_factory=list)  # one record per lane (lanes.merge); empty without lanes
     counts: list = field(default_factory=list)  # {"variant", "round", "worker", "nargs", "counts"} (count_round)
     timing: dict = field(default_factory=lambda: {"setup_wait_s": 0.0, "measure_s": 0.0, "teardown_s": 0.0,
@@ -293,6 +347,9 @@ def rotated(items: list, k: int) -> list:
 
 
 MAX_PREFETCH = 4
+#: Rounds the engine sets up ahead at most, whatever a Plan asks: each is a process per variant,
+#: so an unbounded count once started over a thousand workers (the option's own bound is the CLI's)
+PREFETCH_LIMIT = 16
 
 
 def parse_cpu_list(text: str) -> set:
@@ -358,10 +415,20 @@ class Ahead:
     setting the next ones up overlaps measuring the current one; *discard* ends any made but
     never taken (``close``)."""
 
-    def __init__(self, n: int, ahead: int, make, discard):
-        self.n, self.ahead, self.make, self.discard = n, ahead, make, discard
+    def __init__(self, n: int, ahead: int, make, discard, limit: int = PREFETCH_LIMIT):
+        self.n, self.make, self.discard, self.limit = n, make, discard, limit
+        self.ahead = ahead
         self.pending: collections.deque = collections.deque()
         self.made = 0
+
+    @property
+    def ahead(self) -> int:
+        return self._ahead
+
+    @ahead.setter
+    def ahead(self, value: int) -> None:
+        """Bounded by construction: never more than *limit* items made and not yet taken."""
+        self._ahead = max(0, min(int(value), self.limit))
 
     def fill(self, index: int) -> None:
         """Make the items up to *index* + ahead (what ``take(index)`` makes before it takes)."""
@@ -378,7 +445,7 @@ class Ahead:
             self.discard(self.pending.popleft())
 
 
-SPIN_CODE = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True:\n    pass\n"
+SPIN_CODE = lifeline.DIE_WITH_PARENT_CODE + "os.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True:\n    pass\n"
 
 
 class Spinners:
@@ -391,14 +458,16 @@ class Spinners:
     def __init__(self, cpus: list | None):
         self.procs = []
         for cpu in cpus or []:
-            self.procs.append(subprocess.Popen([sys.executable, "-c", SPIN_CODE, str(cpu)],
-                                               stdin=subprocess.DEVNULL, start_new_session=True))
+            proc = subprocess.Popen([sys.executable, "-c", SPIN_CODE, str(cpu)], stdin=subprocess.DEVNULL,
+                                    start_new_session=True, env=lifeline.child_env(dict(os.environ)))
+            lifeline.track(proc)
+            self.procs.append(proc)
 
     def stop(self) -> None:
         for proc in self.procs:
-            if proc.poll() is None:
-                proc.kill()
+            lifeline.kill_group(proc)
             proc.wait()
+            lifeline.forget(proc)
         self.procs = []
 
 
@@ -550,14 +619,19 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
     windows: list = []  # each finished round's sampling window
     per_round = out.timing.setdefault("rounds", [])
     started = time.monotonic()
+    hard = plan.hard_deadline(started)
     retired_at = started  # when the leaving workers were told to exit
-    spinners = Spinners(plan.spin_cpus)
+    spinners = None
+    rnd = 0
     try:
+        spinners = Spinners(plan.spin_cpus)
         for rnd in range(plan.rounds):
             if plan.max_time is not None and rnd > 0 and time.monotonic() - started >= plan.max_time:
                 out.stopped = f"time cap: {plan.max_time:g} s of measurement reached after {rnd} rounds"
                 break
             workers = rounds.take(rnd)
+            for w in workers.values():
+                w.deadline, w.cancel = hard, plan.cancel
             t0 = time.monotonic()
             infos = _ready(plan, rnd, workers)
             t1 = time.monotonic()
@@ -599,29 +673,56 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
             progress.line(f"launchbench: round {rnd + 1}/{plan.rounds} done "
                           f"({time.monotonic() - progress.start:.0f} s)")
             if on_round:
-                on_round(out)
+                try:
+                    on_round(out)
+                except atomic.OutputError as exc:  # a full disk: stop measuring, keep what is kept
+                    out.interrupted, out.reason, out.write_error = True, write_failure(exc), exc
+                    break
             if plan.stop is not None and rnd + 1 < plan.rounds:
                 reason = plan.stop(out)
                 if reason:
                     out.stopped = reason
                     break
-    except KeyboardInterrupt:
-        out.interrupted, out.reason = True, "KeyboardInterrupt"
+    except KeyboardInterrupt as exc:
+        out.interrupted, out.reason = True, signals.reason(exc)
+    except Halted as exc:
+        if exc.why == "cancel":
+            out.interrupted, out.reason = True, "cancelled"
+        else:
+            out.stopped = (f"time cap: {plan.max_time:g} s of measurement reached; round {rnd + 1} was still "
+                           f"running {hard - started - plan.max_time:g} s later and was ended (its samples "
+                           "are kept apart as partial)")
     except WorkerError as exc:
         out.interrupted, out.reason, out.error = True, f"{exc.variant}: {exc}", exc
     finally:
-        spinners.stop()
-        _kill(workers.values())
-        rounds.close()
-        t_last = time.monotonic()
-        _close_all(leaving.values())
-        out.timing["teardown_s"] += time.monotonic() - t_last
+        # every worker ends here, whatever ended the run: the current round's, the rounds set up
+        # ahead and the last finished round's (lifeline.reap and the workers' death signal back it)
+        try:
+            if spinners is not None:
+                spinners.stop()
+        finally:
+            try:
+                _kill(workers.values())
+            finally:
+                try:
+                    rounds.close()
+                finally:
+                    t_last = time.monotonic()
+                    _close_all(leaving.values())
+                    out.timing["teardown_s"] += time.monotonic() - t_last
     for record, window in zip(per_round, windows):
         record["setup_overlap"] = round(setup_overlap(window, spans), 3)
     out.timing["wall_s"] = time.monotonic() - started
     out.peer_samples = [s for s in out.peer_samples if s["round"] < out.rounds_completed]
     progress.finish()
     return out
+
+
+def write_failure(exc: OSError) -> str:
+    """The interrupt reason of a run whose results the file system refused mid-run."""
+    why = (exc.strerror or os.strerror(exc.errno)) if exc.errno else str(exc)
+    where = f" {exc.filename}" if getattr(exc, "filename", None) else " an output"
+    return f"output refused: cannot write{where}: {why}"
 
 
 def rounds_here(workload: dict, arg_counts: list, request: dict, rounds: int, affinity_text: str | None,

@@ -41,7 +41,7 @@ import os
 import sys
 import time
 
-from ..base import cudamod, device
+from ..base import cudamod, device, lifeline
 from ..workloads import argkinds, breakdown, counts, mechanism_rounds, mechanisms, peers, stages
 from ..base.device import one_line
 from ..workloads.stages import baseline_of, stage_names
@@ -478,6 +478,7 @@ def _exit_now(cpus) -> None:
 
 
 def main() -> int:
+    lifeline.die_with_parent()  # SIGKILL when launchbench ends, however it ends (base/lifeline.py)
     # Protocol on a private copy of stdout; fd 1 now goes to stderr.
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)

@@ -1,0 +1,131 @@
+"""No child outlives launchbench: a kernel death signal in each child, and a reaper in the parent.
+
+Workers and spinners run in their own sessions (Ctrl-C reaches only launchbench, which ends
+them), so nothing else ends them when launchbench dies: a ``finally`` that never runs (SIGKILL,
+a signal's default action, a crash) once left hundreds of workers behind, reparented to init.
+Two guards: each child asks Linux for SIGKILL when its parent ends (``die_with_parent``:
+prctl PR_SET_PDEATHSIG, which fires even on SIGKILL of the parent), and the parent kills every
+child it still tracks at interpreter exit (``reap``, via atexit), which covers an exception
+that skipped the clean-up and systems without prctl.
+
+PR_SET_PDEATHSIG fires when the *thread* that started the child ends, not the process: a child
+must be ended by the thread that started it (runner.run and each lane's thread do).
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+#: the parent's pid, set in a child's environment by ``child_env``; read (and removed) by ``die_with_parent``
+PARENT_ENV = "LAUNCHBENCH_PARENT_PID"
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+_lock = threading.Lock()
+_children: dict = {}  # pid -> Popen, every child started in its own session and not yet ended
+_POPEN = subprocess.Popen  # the real class, even where a test replaces subprocess.Popen later
+
+
+def child_env(env: dict) -> dict:
+    """*env* plus this process's pid, so the child can tell whether it already lost its parent."""
+    env[PARENT_ENV] = str(os.getpid())
+    return env
+
+
+def die_with_parent(environ=None) -> bool:
+    """In a child: SIGKILL when the parent ends (Linux; True once armed); exit at once if the
+    parent named in ``PARENT_ENV`` is gone already (it died before the signal was armed).
+    Nothing happens without ``PARENT_ENV`` (e.g. a test importing the worker)."""
+    environ = os.environ if environ is None else environ
+    parent = environ.pop(PARENT_ENV, None)
+    try:
+        parent = int(parent) if parent else None
+    except ValueError:
+        parent = None
+    if parent is None:
+        return False
+    armed = False
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            armed = False
+    if os.getppid() != parent:
+        os._exit(1)
+    return armed
+
+
+#: the same, as source for ``python -c`` children that cannot import launchbench (spinners)
+DIE_WITH_PARENT_CODE = (
+    "import os, sys, signal\n"
+    f"_p = os.environ.pop({PARENT_ENV!r}, '')\n"
+    "if sys.platform.startswith('linux'):\n"
+    "    try:\n"
+    "        import ctypes\n"
+    f"        ctypes.CDLL(None).prctl({PR_SET_PDEATHSIG}, int(signal.SIGKILL), 0, 0, 0)\n"
+    "    except (OSError, AttributeError):\n"
+    "        pass\n"
+    "if _p.isdigit() and os.getppid() != int(_p):\n"
+    "    os._exit(1)\n"
+)
+
+
+def track(proc) -> None:
+    """Remember *proc* (a Popen started with start_new_session=True) until ``forget``; anything
+    else (a test's stand-in) is not tracked: the reaper kills only real children."""
+    if not isinstance(proc, _POPEN):
+        return
+    with _lock:
+        _children[proc.pid] = proc
+
+
+def forget(proc) -> None:
+    with _lock:
+        _children.pop(proc.pid, None)
+
+
+def tracked() -> list:
+    """The pids still tracked (tests)."""
+    with _lock:
+        return sorted(_children)
+
+
+def kill_group(proc) -> None:
+    """SIGKILL *proc* and its process group (its session's leader: whatever it started too)."""
+    if proc.poll() is not None:
+        return
+    try:
+        if proc.pid <= 1 or proc.pid == os.getpgid(0):  # not a group of its own: never ours to end
+            raise OSError("not a session leader")
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (OSError, AttributeError):
+        try:
+            proc.kill()
+        except OSError:
+            pass
+
+
+def reap() -> int:
+    """Kill every tracked child still running and wait for it; returns how many were killed."""
+    with _lock:
+        procs = list(_children.values())
+        _children.clear()
+    killed = 0
+    for proc in procs:
+        if proc.poll() is None:
+            kill_group(proc)
+            killed += 1
+        try:
+            proc.wait(timeout=5)
+        except Exception:  # noqa: BLE001 - at exit: nothing more to do for this one
+            pass
+    return killed
+
+
+atexit.register(reap)
