@@ -83,7 +83,7 @@ Schema ``launchbench.compare`` version 1 (all times in microseconds per launch):
         "reference": "baseline",           #   per launch (engine/countdiff.py, workloads/counts.py)
         "reproducible": true,              #   every process of every variant counted the same
         "variants": {"v2": {"0": {"counter": "sys.monitoring", "python": "3.12", "kinds": [...],
-                                  "per_launch": {"bytecodes": 938, "calls": 89, ...}, "steady": true,
+                                  "per_launch": {"bytecodes": 929, "calls": 88, ...}, "steady": true,
                                   "processes": 2, "reproducible": true, "functions": [...]}}},
         "diffs": {"v2": {"0": {"per_launch": {"bytecodes": 65, ...}, "functions": [...], "moved": true}}},
         "records": [{"variant", "round", "worker", "nargs", "per_launch", "steady"}]
