@@ -25,6 +25,7 @@ from ..environments.variant_options import Ordered, add_env_arguments, resolve_v
 from ..output import breakdown as render
 from ..output.breakdown import format_breakdown
 from ..workloads import argkinds, stages
+from ..base import options as opt
 from ..base.options import counts_help, parse_counts
 from ..workloads.kernels import MAX_ARGS, check_counts
 
@@ -43,9 +44,9 @@ def run_breakdown(counts, loops: int, repeats: int, rounds: int, affinity: str |
 
 def add_arguments(p) -> None:
     # None: the mode's own default (SINGLE_DEFAULTS here; PAIRED_DEFAULTS with --variant)
-    p.add_argument("--loops", type=int, default=None, help="calls per sample (default 10000; with --variant: calibrated)")
-    p.add_argument("--repeats", type=int, default=None, help="samples per stage per round (default 5; with --variant: 3)")
-    p.add_argument("--rounds", type=int, default=None,
+    p.add_argument("--loops", type=opt.LOOPS, default=None, help="calls per sample (default 10000; with --variant: calibrated)")
+    p.add_argument("--repeats", type=opt.REPEATS, default=None, help="samples per stage per round (default 5; with --variant: 3)")
+    p.add_argument("--rounds", type=opt.ROUNDS, default=None,
                    help="interleaved rounds (default 3; with --variant: 60 rounds of fresh processes, capped by --max-time)")
     p.add_argument("--args", default="0,1,2,3,4", help=counts_help(
         32, what="kernel argument counts (at most 8 in the one-environment mode, without --variant/--simulator)"))
@@ -97,13 +98,13 @@ def add_paired_arguments(p) -> None:
     argkinds.add_argument_options(m)
     m.add_argument("--stages", help="comma-separated stages to time (default: all of launchbench.workloads.stages)")
     m.add_argument("--no-insitu", action="store_true", help="skip the X+launch (in-situ) stages")
-    m.add_argument("--sample-time", type=float, default=DEFAULT_SAMPLE_TIME,
+    m.add_argument("--sample-time", type=opt.SAMPLE_TIME, default=DEFAULT_SAMPLE_TIME,
                    help=f"calibration target seconds per sample (default {DEFAULT_SAMPLE_TIME})")
-    m.add_argument("--max-time", type=float, default=DEFAULT_MAX_TIME,
+    m.add_argument("--max-time", type=opt.MAX_TIME, default=DEFAULT_MAX_TIME,
                    help=f"seconds of measurement after which no new round starts (default {DEFAULT_MAX_TIME:g})")
-    m.add_argument("--warmup", type=int, default=DEFAULT_WARMUP,
+    m.add_argument("--warmup", type=opt.WARMUP, default=DEFAULT_WARMUP,
                    help=f"launches per arg count before timing (default {DEFAULT_WARMUP}; each stage gets a tenth)")
-    m.add_argument("--prefetch", default="auto", help="rounds set up ahead (default auto, as compare)")
+    m.add_argument("--prefetch", type=opt.PREFETCH, default="auto", help="rounds set up ahead (default auto, as compare)")
     m.add_argument("--affinity", metavar="CPUS", default="auto", help="measuring CPU(s), as compare (default auto)")
     m.add_argument("--simulator", action="store_true",
                    help="smoke run on a stand-in launch path under NUMBA_ENABLE_CUDASIM=1; NOT a measurement")

@@ -29,6 +29,7 @@ import time
 from ..base import device, outputs
 from ..base.atomic import write_json_atomic
 from ..base.errors import UserError
+from ..base import options as opt
 from ..base.options import parse_counts
 from ..engine import lanes as lanes_mod
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
@@ -52,8 +53,8 @@ def register(sub) -> None:
                        description=__doc__.split("\n\n")[1].replace("\n", " "))
     add_clone_argument(p)
     p.add_argument("range", metavar="A..B", help="first-parent commits after A up to B; A is the reference")
-    p.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS, help=f"rounds of fresh processes (default {DEFAULT_ROUNDS})")
-    p.add_argument("--aa", type=int, default=1, metavar="N",
+    p.add_argument("--rounds", type=opt.ROUNDS_FOR_CI, default=DEFAULT_ROUNDS, help=f"rounds of fresh processes (default {DEFAULT_ROUNDS})")
+    p.add_argument("--aa", type=opt.AA_COMMITS, default=1, metavar="N",
                    help="also measure the first N commits whose code equals their predecessor's (A/A check; default 1)")
     p.add_argument("--asv-results", metavar="DIR", help="also write the per-commit values as asv results into DIR")
     p.add_argument("--no-report", action="store_true", help="write only the JSON and the table")
@@ -64,9 +65,9 @@ def register(sub) -> None:
     add_clone_argument(b)
     b.add_argument("good", help="a commit with the old cost")
     b.add_argument("bad", help="a later commit (first-parent descendant) with the new cost")
-    b.add_argument("--points", type=int, default=DEFAULT_POINTS,
+    b.add_argument("--points", type=opt.POINTS, default=DEFAULT_POINTS,
                    help=f"commits measured together per stage, at least 3 (default {DEFAULT_POINTS})")
-    b.add_argument("--rounds", type=int, default=DEFAULT_STAGE_ROUNDS,
+    b.add_argument("--rounds", type=opt.ROUNDS_FOR_CI, default=DEFAULT_STAGE_ROUNDS,
                    help=f"rounds per stage (default {DEFAULT_STAGE_ROUNDS}); an undecided last pair gets up to 3x")
     add_common_arguments(b, "launchbench-bisect.json")
     b.set_defaults(func=run_bisect)

@@ -21,6 +21,7 @@ import time
 
 from ..base.errors import UserError
 from ..engine.history import Session, add_clone_argument, add_common_arguments, command_line
+from ..base import options as opt
 from ..base.options import parse_counts
 from ..environments import builds, envs
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
@@ -46,17 +47,19 @@ def register(sub) -> None:
                                                  "with --main)")
     p.add_argument("--main", metavar="REF", help="the main line for the merge base (default: the first of "
                                                  "main, origin/main, upstream/main, master, origin/master)")
-    p.add_argument("--fail-if-slower", type=float, default=None, metavar="PCT",
+    p.add_argument("--fail-if-slower", type=opt.FAIL_IF_SLOWER, default=None, metavar="PCT",
                    help="compare's gate: exit 1 (4 with broken conformance) when a delta's interval lies "
                         "wholly above PCT %%; rounds stop once every delta is decided")
-    p.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
+    p.add_argument("--rounds", type=opt.ROUNDS_FOR_CI, default=DEFAULT_ROUNDS,
                    help=f"rounds of fresh processes, a cap when gated (default {DEFAULT_ROUNDS})")
-    p.add_argument("--min-rounds", type=int, default=10, help="never stop the gate before this many rounds (default 10)")
+    p.add_argument("--min-rounds", type=opt.MIN_ROUNDS, default=None,
+                   help=f"never stop the gate before this many rounds (default {opt.DEFAULT_MIN_ROUNDS}, or --rounds "
+                        "when fewer)")
     p.add_argument("--no-measure", action="store_true", help="conformance only")
     p.add_argument("--no-conformance", action="store_true", help="cost only")
     p.add_argument("--build-only", action="store_true",
                    help="only build (and cache) the two wheels, e.g. on a CPU machine for an offline GPU one")
-    p.add_argument("--conformance-timeout", type=float, default=600.0, metavar="S",
+    p.add_argument("--conformance-timeout", type=opt.TIMEOUT_S, default=600.0, metavar="S",
                    help="seconds per conformance run (default 600)")
     p.add_argument("--suite", help=argparse.SUPPRESS)  # another pytest file instead of the LC-S suite (tests on CPU)
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
@@ -73,8 +76,7 @@ def _check(args) -> tuple[str, str]:
         raise UserError("--fail-if-slower must be a percentage >= 0, e.g. 5")
     if args.rounds < 2:
         raise UserError("--rounds must be at least 2 (intervals are over rounds)")
-    if args.min_rounds < 2:
-        raise UserError("--min-rounds must be at least 2 (intervals are over rounds)")
+    opt.min_rounds(args.min_rounds, args.rounds)  # not above --rounds
     if args.max_time is not None and not args.max_time > 0:
         raise UserError("--max-time must be a positive number of seconds, e.g. 100")
     if not args.conformance_timeout > 0:
@@ -153,7 +155,8 @@ def _measure(args, session, records, out_dir, doc):
     rule = None
     stop = None
     if args.fail_if_slower is not None:
-        rule = sequential.Rule(target_pct=None, threshold_pct=args.fail_if_slower, min_rounds=args.min_rounds)
+        rule = sequential.Rule(target_pct=None, threshold_pct=args.fail_if_slower,
+                               min_rounds=opt.min_rounds(args.min_rounds, args.rounds))
 
         def stop(outcome):
             series = analysis.round_series(outcome.samples, names, names[0], session.arg_counts)
