@@ -226,7 +226,9 @@ def run(args) -> int:
     if args.loops:
         loops = dict(zip(arg_counts, parse_ints(args.loops, "--loops", minimum=1, count=len(arg_counts), maximum=opt.MAX_LOOPS,
                                                 example="100000,100000,100000,100000,10000")))
-    gpus = lanes_mod.parse_gpus(args.gpus, lanes_mod.visible_gpus())
+    visible = lanes_mod.visible_gpus()
+    device.check_gpu_lanes(args.gpus, visible, args.simulator)
+    gpus = lanes_mod.parse_gpus(args.gpus, visible)
     lanes = lanes_mod.plan_lanes(gpus, args.affinity) if gpus else None
     affinity = lanes[0].affinity if lanes else runner.parse_affinity(args.affinity)
     vlist, reference = variants.parse_variants(args.items or [], args.reference)

@@ -148,7 +148,9 @@ class Session:
             raise UserError(f"--warmup must be >= 0 launches (got {args.warmup})")
         if args.max_time is not None and not args.max_time >= 0:
             raise UserError("--max-time must be a number of seconds >= 0, e.g. 600 (0: no cap)")
-        gpus = lanes_mod.parse_gpus(args.gpus, lanes_mod.visible_gpus())
+        visible = lanes_mod.visible_gpus()
+        device.check_gpu_lanes(args.gpus, visible, args.simulator or bool(args.target))
+        gpus = lanes_mod.parse_gpus(args.gpus, visible)
         self.lanes = lanes_mod.plan_lanes(gpus, args.affinity) if gpus else None
         self.affinity = self.lanes[0].affinity if self.lanes else runner.parse_affinity(args.affinity)
         runner.parse_prefetch(args.prefetch, 2, self.affinity)  # its syntax now; the count once builds are known
