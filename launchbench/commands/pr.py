@@ -26,7 +26,7 @@ from ..base.options import parse_counts
 from ..environments import builds, envs
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
 from ..environments.commits import CommitEnvs, check_clone, commit_records
-from ..base import outputs
+from ..base import device, outputs
 from ..base.atomic import write_json_atomic, write_text_atomic
 from ..engine import analysis, conformance, sequential
 from ..output import prreport
@@ -107,7 +107,12 @@ def run(args) -> int:
     base = builds.resolve(clone, args.base) if args.base else builds.merge_base(clone, head, args.main)
     if base.sha == head.sha:
         raise UserError(f"{args.ref} is its own base ({head.short}); pass --base REF or a ref ahead of the main line")
+    if builds.is_ancestor(clone, head, base):
+        raise UserError(f"{args.ref} ({head.short}) is older than its base {args.base or base.short} ({base.short}): "
+                        "the head must come after the base; swap them or pass an older --base")
     session = Session(args, clone, parse_counts(args.args, "--args", MAX_KERNEL_ARGS), CommitEnvs)
+    if not (args.build_only or args.simulator or args.target):  # before any build or conformance run
+        device.refuse_without_gpu()
     session.say(f"launchbench: pr {head.short} ({head.subject[:60]}) vs base {base.short}")
     if args.build_only:
         for c in (base, head):
