@@ -26,8 +26,8 @@ import re
 
 from .errors import UserError
 
-_NUMBER = re.compile(r"\d+")
-_RANGE = re.compile(r"(\d+)\s*-\s*(\d+)")
+_NUMBER = re.compile(r"[0-9]+")  # ASCII: "\\d" takes Unicode digits too
+_RANGE = re.compile(r"([0-9]+)\s*-\s*([0-9]+)")
 
 
 def counts_help(maximum: int, default: str = "0,1,2,3,4", what: str = "kernel argument counts") -> str:

@@ -21,7 +21,7 @@ from ..base.outputs import check_outputs, check_writable
 from ..engine import breakdown as engine_breakdown
 from ..engine import runner
 from ..environments import envs, variants
-from ..environments.variant_options import Ordered, add_env_arguments, resolve_variant_envs
+from ..environments.variant_options import Ordered, add_env_arguments, check_env_options, resolve_variant_envs
 from ..output import breakdown as render
 from ..output.breakdown import format_breakdown
 from ..workloads import argkinds, stages
@@ -59,6 +59,7 @@ SINGLE_DEFAULTS = {"loops": 10000, "repeats": 5, "rounds": 3}
 
 
 def run_cli(args) -> int:
+    check_env_options(args)  # both modes: a bad environment option is refused, not ignored
     if getattr(args, "items", None) or getattr(args, "simulator", False) or getattr(args, "target", None):
         return run_paired(args)  # paired stage deltas over variants, on the engine (runner.run)
     for name, value in SINGLE_DEFAULTS.items():
@@ -66,7 +67,7 @@ def run_cli(args) -> int:
             setattr(args, name, value)
     counts = parse_counts(args.args, "--args", MAX_ARGS)
     check_counts(args.loops, args.repeats, args.rounds)
-    if args.output:
+    if args.output is not None:
         check_writable(args.output, "--output")
     runner.parse_affinity(getattr(args, "affinity", "auto"))  # with the other options, before the GPU guard
     doc = run_breakdown(counts, args.loops, args.repeats, args.rounds, getattr(args, "affinity", "auto"))
@@ -115,7 +116,7 @@ def add_paired_arguments(p) -> None:
 def parse_stages(text: str | None, insitu: bool = True) -> list:
     """--stages: a subset of launchbench.workloads.stages (baselines are always timed)."""
     every = stages.stage_names(insitu=insitu)
-    if not text:
+    if text is None:
         return every
     wanted = [part.strip() for part in text.split(",") if part.strip()]
     bad = [w for w in wanted if w not in stages.stage_names(insitu=True)]
@@ -142,15 +143,15 @@ def run_paired(args) -> int:
     # a smoke or stand-in run without variants times this interpreter's environment twice (an A/A pair)
     items = args.items or [("variant", f"here=env:{sys.prefix}"), ("variant", "twin=here")]
     if len(items) < 2:
-        raise UserError("breakdown --variant needs at least two variants (the first is the reference); "
+        raise UserError("breakdown --variant/--repo needs at least two variants (the first is the reference); "
                         "without --variant, breakdown times this environment alone")
     vlist, reference = variants.parse_variants(items, args.reference)
     prefetch = runner.parse_prefetch(args.prefetch, len(vlist), affinity)
+    output = args.output if args.output is not None else "launchbench-breakdown.json"
+    check_outputs([(output, "--output")])
     if not args.target:
         if not args.simulator:
             device.refuse_without_gpu()
-    output = args.output or "launchbench-breakdown.json"
-    check_outputs([(output, "--output")])
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     resolved, pins = resolve_variant_envs(args, vlist, log)
     output = os.path.abspath(output)

@@ -22,7 +22,7 @@ from ..base.options import counts_help, parse_counts, parse_ints
 from ..engine.analysis import analyze, apply_rule, gate_result, per_arg, peer_stats, round_series
 from ..engine import lanes as lanes_mod, runner, sequential, stats
 from ..engine.runner import parse_prefetch, timing_json
-from ..environments.variant_options import Ordered, add_env_arguments, resolve_variant_envs
+from ..environments.variant_options import Ordered, add_env_arguments, check_env_options, resolve_variant_envs
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS, add_argument_options, argument_setup
 from ..output import report, schema, tables
 from ..base import device
@@ -223,7 +223,7 @@ def run(args) -> int:
     stop_rule(args)  # raises on a bad --target-ci
     arg_counts = parse_counts(args.args, "--args", MAX_KERNEL_ARGS)
     loops = None
-    if args.loops:
+    if args.loops is not None:
         loops = dict(zip(arg_counts, parse_ints(args.loops, "--loops", minimum=1, count=len(arg_counts), maximum=opt.MAX_LOOPS,
                                                 example="100000,100000,100000,100000,10000")))
     visible = lanes_mod.visible_gpus()
@@ -235,9 +235,10 @@ def run(args) -> int:
     prefetch = parse_prefetch(args.prefetch, len(vlist), affinity)
     setup = runner.setup_cpus(affinity) or []
     spin = runner.parse_spin(args.spin, affinity, setup)
+    check_outputs([(args.output, "--output"), (args.markdown, "--markdown"), (args.plot, "--plot")])
+    check_env_options(args)
     if not args.simulator:
         device.refuse_without_gpu()
-    check_outputs([(args.output, "--output"), (args.markdown, "--markdown"), (args.plot, "--plot")])
 
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     resolved, pins = resolve_variant_envs(args, vlist, log)

@@ -37,6 +37,7 @@ from ..engine.history import (SCHEMA, SCHEMA_VERSION, Session, add_clone_argumen
                               command_line)
 from ..environments import builds
 from ..environments.commits import CommitEnvs, check_clone, commit_records
+from ..environments.variant_options import check_env_options
 from ..output import asvresults
 from ..output.history import export, render, render_bisect
 
@@ -94,7 +95,8 @@ def _start(args):
     if args.rounds < 2:
         raise UserError("--rounds must be at least 2 (intervals are over rounds)")
     output = outputs.check_writable(args.output, "--output")
-    if getattr(args, "asv_results", None):  # history's: refused now, not after the measuring
+    check_env_options(args)
+    if getattr(args, "asv_results", None) is not None:  # history's: refused now, not after the measuring
         outputs.check_folder(args.asv_results, "--asv-results")
     clone = check_clone(args.clone)
     session = Session(args, clone, parse_counts(args.args, "--args", MAX_KERNEL_ARGS), CommitEnvs)

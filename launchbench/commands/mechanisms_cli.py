@@ -70,9 +70,14 @@ def parse_specs(text: str) -> list[str]:
     """Mechanism specs, canonical and distinct. passthrough is always included (tls and delay are
     judged against it), and stock whenever contextvar is (contextvar's cost is against stock)."""
     specs = []
+    if not [part for part in text.split(",") if part.strip()]:
+        raise UserError(f"--mechanisms {text!r} names no mechanism; e.g. --mechanisms {','.join(DEFAULT_SPECS)}")
     for part in text.split(","):
         if part.strip():
-            spec = mechanisms.validate(part)
+            try:
+                spec = mechanisms.validate(part)
+            except UserError as exc:
+                raise UserError(f"--mechanisms {text!r}: {exc}") from None
             if spec not in specs:
                 specs.append(spec)
     if "passthrough" not in specs:

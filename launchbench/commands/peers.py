@@ -125,7 +125,7 @@ def build_document(samples, arg_counts, settings, unavailable_reasons, context=N
 # -- CLI ------------------------------------------------------------------------
 
 def parse_launchers(text: str | None) -> list[str]:
-    if not text:
+    if text is None:
         return list(LAUNCHERS)
     names = [part.strip() for part in text.split(",") if part.strip()]
     bad = [n for n in names if n not in LAUNCHERS]
@@ -175,7 +175,7 @@ def run_peers(args) -> int:
     counts = parse_counts(args.args, "--args", MAX_ARGS)
     check_counts(args.loops, args.repeats, args.rounds)
     names = parse_launchers(args.only)
-    if args.output:
+    if args.output is not None:
         check_writable(args.output, "--output")
     runner.parse_affinity(args.affinity)  # with the other options, before the GPU guard
     require_gpu(smoke_flag=False)

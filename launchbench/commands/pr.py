@@ -26,6 +26,7 @@ from ..base.options import parse_counts
 from ..environments import builds, envs
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
 from ..environments.commits import CommitEnvs, check_clone, commit_records
+from ..environments.variant_options import check_env_options
 from ..base import device, outputs
 from ..base.atomic import write_json_atomic, write_text_atomic
 from ..engine import analysis, conformance, sequential
@@ -85,10 +86,13 @@ def _check(args) -> tuple[str, str]:
         raise UserError("--no-measure and --no-conformance leave nothing to do; drop one")
     if args.suite and not os.path.isfile(args.suite):
         raise UserError(f"--suite {args.suite} does not exist")
+    if not args.out.strip():  # "" would be the current folder
+        raise UserError("--out is empty; give a folder for pr.md, pr.json and the logs, e.g. --out pr-results")
     out = os.path.abspath(os.path.expanduser(args.out))
     if os.path.exists(out) and not os.path.isdir(out):
         raise UserError(f"--out {args.out} is a file; give a folder, e.g. --out pr-results")
     outputs.check_writable(os.path.join(out, "pr.json"), "--out")
+    check_env_options(args)
     return check_clone(args.clone), out
 
 
@@ -103,6 +107,7 @@ def exit_code(conformance: str | None, gate: dict | None, head_built: bool = Tru
 
 def run(args) -> int:
     clone, out_dir = _check(args)
+    session = Session(args, clone, parse_counts(args.args, "--args", MAX_KERNEL_ARGS), CommitEnvs)  # options first
     head = builds.resolve(clone, args.ref)
     base = builds.resolve(clone, args.base) if args.base else builds.merge_base(clone, head, args.main)
     if base.sha == head.sha:
@@ -110,7 +115,6 @@ def run(args) -> int:
     if builds.is_ancestor(clone, head, base):
         raise UserError(f"{args.ref} ({head.short}) is older than its base {args.base or base.short} ({base.short}): "
                         "the head must come after the base; swap them or pass an older --base")
-    session = Session(args, clone, parse_counts(args.args, "--args", MAX_KERNEL_ARGS), CommitEnvs)
     if not (args.build_only or args.simulator or args.target):  # before any build or conformance run
         device.refuse_without_gpu()
     session.say(f"launchbench: pr {head.short} ({head.subject[:60]}) vs base {base.short}")

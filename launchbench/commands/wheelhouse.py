@@ -14,6 +14,30 @@ from ..environments.wheelhouse import (DEFAULT_PLATFORMS, DEFAULT_PYTHON_VERSION
 from ..base.outputs import check_folder
 
 
+_REQUIREMENT = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?(\[[A-Za-z0-9._, -]*\])?"
+                          r"(\s*(===|==|>=|<=|~=|!=|<|>)\s*[A-Za-z0-9.*+!_-]+(\s*,\s*(===|==|>=|<=|~=|!=|<|>)\s*"
+                          r"[A-Za-z0-9.*+!_-]+)*)?")
+
+
+def check_requirement(text: str) -> str:
+    """``--package``: a requirement (``name``, ``name[extra]``, ``name==1.0``, ``name>=1,<2``), checked
+    before any download (with packaging's parser where installed, else the same grammar by hand)."""
+    ok = bool(text.strip()) and _REQUIREMENT.fullmatch(text.strip()) is not None
+    try:
+        from packaging.requirements import InvalidRequirement, Requirement
+    except ImportError:
+        pass
+    else:
+        try:
+            Requirement(text)
+        except InvalidRequirement:
+            ok = False
+    if not ok:
+        raise UserError(f"--package {text!r} is not a requirement; write it like --package packaging or "
+                        "--package 'packaging==24.1'")
+    return text.strip()
+
+
 def check_python_version(text: str) -> str:
     if not re.match(r"^(3\.[0-9]{1,2}|3[0-9]{1,2})$", text.strip()):
         raise UserError(f"--python-version {text!r}: expected MAJOR.MINOR of the target's Python, e.g. 3.12")
@@ -33,6 +57,10 @@ def run(args) -> int:
     split_mb = args.split_mb  # checked by its type (base/options.SPLIT_MB) while parsing
     versions = numba_cuda_versions(args.variant)
     pins = parse_pins(args.constraints)
+    for req in args.package or ():
+        check_requirement(req)
+    if not args.dir.strip():  # "" once meant the current folder: 107 MiB of wheels where the user stood
+        raise UserError("DIR is empty; give a folder for the wheels, e.g. launchbench wheelhouse wheels/")
     reqs = requirements(versions, pins, args.build_deps, args.package or (), asv_builds=args.asv_builds)
     dest = os.path.abspath(os.path.expanduser(args.dir))
     if os.path.exists(dest) and not os.path.isdir(dest):
