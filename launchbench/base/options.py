@@ -154,6 +154,11 @@ def parse_ints(text, option: str, minimum: int = 0, count: int | None = None, ex
 # upper bound says why it is there.
 
 
+def _num(value) -> str:
+    """1048576.0 -> "1048576", 0.002 -> "0.002" (%g would write 1.04858e+06)."""
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
 class Number:
     """An argparse ``type=``: *kind* (int or float) within [*low*, *high*] (*low* excluded when
     *above*); *why* says what the upper bound protects; *words* are also accepted as themselves
@@ -175,13 +180,13 @@ class Number:
 
     def describe(self) -> str:
         """The range in words, e.g. ``a whole number 1..1000``."""
-        low = "" if self.low is None else (f"> {self.low:g}" if self.above else f"{self.low:g}")
+        low = "" if self.low is None else (f"> {_num(self.low)}" if self.above else _num(self.low))
         words = " or " + " or ".join(repr(w) for w in self.words) if self.words else ""
-        span = f"{low}..{self.high:g}" if not self.above else f"{low} and <= {self.high:g}"
+        span = f"{low}..{_num(self.high)}" if not self.above else f"{low} and <= {_num(self.high)}"
         return f"{self.__name__} {span}{self.unit}{words}"
 
     def _refuse(self, text: str, what: str) -> argparse.ArgumentTypeError:
-        return argparse.ArgumentTypeError(f"{text!r} {what}; give {self.describe()}, e.g. {self.example:g}")
+        return argparse.ArgumentTypeError(f"{text!r} {what}; give {self.describe()}, e.g. {_num(self.example)}")
 
     def __call__(self, text):
         raw = str(text).strip()
@@ -204,10 +209,10 @@ class Number:
                 raise self._refuse(str(text), "is not a whole number") from None
         if self.low is not None and (value <= self.low if self.above else value < self.low):
             why = getattr(self, "low_why", "")
-            what = f"is {'not above' if self.above else 'less than'} {self.low:g}" + (f" ({why})" if why else "")
+            what = f"is {'not above' if self.above else 'less than'} {_num(self.low)}" + (f" ({why})" if why else "")
             raise self._refuse(str(text), what)
         if value > self.high:
-            raise self._refuse(str(text), f"is more than {self.high:g}, the most it takes: {self.why}")
+            raise self._refuse(str(text), f"is more than {_num(self.high)}, the most it takes: {self.why}")
         return value
 
 
