@@ -51,7 +51,9 @@ def test_info_json_without_a_gpu_still_prints_json(monkeypatch, capsys):
     def no_gpu():
         raise NoGPUError("no CUDA GPU is available (test)")
 
-    monkeypatch.setattr("launchbench.commands.info.device_info", no_gpu)
+    from launchbench.commands import info
+
+    monkeypatch.setattr(info, "device_info", no_gpu)
     rc = cli.main(["info", "--json"])
     out, err = capsys.readouterr()
     doc = json.loads(out)
