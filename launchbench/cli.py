@@ -34,8 +34,16 @@ SUBCOMMAND_MODULES = (
 )
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose mistakes are one line (the usage is a --help away), as every
+    other refusal of launchbench is; the subcommands' parsers are of this class too."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}; see {self.prog} --help\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="launchbench",
         description="What a numba-cuda kernel launch costs, what launch-config "
         "capture adds, and whether LC-S kernels behave as promised.",

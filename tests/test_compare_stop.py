@@ -43,8 +43,11 @@ def test_rule_from_options():
     assert rule.mode == "precision" and rule.target_pct == 0.5 and rule.min_rounds == 10
     gate = compare.stop_rule(_args("--fail-if-slower", "2", "--min-rounds", "12"))
     assert gate.mode == "decision" and gate.threshold_pct == 2 and gate.target_pct is None and gate.min_rounds == 12
-    with pytest.raises(UserError):
-        compare.stop_rule(_args("--target-ci", "-0.5"))
+    with pytest.raises(SystemExit):  # its type (base/options.TARGET_CI) refuses it while parsing
+        _args("--target-ci", "-0.5")
+    assert compare.stop_rule(_args("--rounds", "4")).min_rounds == 4  # the default: 10, or --rounds when fewer
+    with pytest.raises(UserError, match="--min-rounds 10 is more than --rounds 5"):
+        compare.stop_rule(_args("--rounds", "5", "--min-rounds", "10"))
 
 
 def test_round_series_are_per_round_paired_deltas():
@@ -76,16 +79,24 @@ def test_gate_result_sides_and_exit_codes():
 
 
 @pytest.mark.parametrize("argv, needle", [
-    (["--max-time", "-1"], "--max-time must be a number of seconds >= 0"),
-    (["--min-rounds", "1"], "--min-rounds must be at least 2"),
-    (["--target-ci", "-1"], "--target-ci must be a positive"),
+    (["--max-time", "-1"], "argument --max-time: '-1' is less than 0"),
+    (["--max-time", "nan"], "argument --max-time: 'nan' is not a finite number"),
+    (["--min-rounds", "1"], "argument --min-rounds: '1' is less than 2"),
+    (["--target-ci", "-1"], "argument --target-ci: '-1' is less than 0"),
+    (["--target-ci", "inf"], "argument --target-ci: 'inf' is not a finite number"),
+    (["--fail-if-slower=-5"], "argument --fail-if-slower: '-5' is less than 0"),
+    (["--fail-if-slower", "nan"], "argument --fail-if-slower: 'nan' is not a finite number"),
+    (["--min-rounds", "10", "--rounds", "5"], "--min-rounds 10 is more than --rounds 5"),
 ])
 def test_bad_stopping_options_are_one_line_errors(argv, needle, capsys):
-    rc = cli.main(["compare", "--simulator", "--variant", f"a={HERE_ENV}", "--variant", f"b={HERE_ENV}",
-                   "--no-install", "-o", os.devnull + "-x/none.json", *argv])
+    try:
+        rc = cli.main(["compare", "--simulator", "--variant", f"a={HERE_ENV}", "--variant", f"b={HERE_ENV}",
+                       "--no-install", "-o", os.devnull + "-x/none.json", *argv])
+    except SystemExit as exc:  # argparse: the option's type refused it
+        rc = exc.code
     err = capsys.readouterr().err
     assert rc == 2 and "Traceback" not in err
-    assert err.count("launchbench: error:") == 1
+    assert err.count("\n") == 1 and "error: " in err and needle in err, err
 
 
 def _run(tmp_path, name, *variants_and_options):
@@ -117,7 +128,7 @@ def test_gate_is_undecided_at_the_cap_on_a_tiny_budget(tmp_path):
     so the gate cannot decide, not even an A/A that happens to look shifted."""
     assert sequential.interval([1.0, 1.1, 1.2], sequential.Rule(threshold_pct=0.0))[1:] == (-math.inf, math.inf)
     proc, doc = _run(tmp_path, "cap", "--variant", f"a={HERE_ENV}", "--variant", f"b={HERE_ENV}",
-                     "--fail-if-slower", "0", "--rounds", "3")
+                     "--fail-if-slower", "0", "--rounds", "3", "--min-rounds", "3")
     assert proc.returncode == 3 and doc["gate"]["verdict"] == "undecided" and doc["rounds_completed"] == 3
     (d,) = doc["deltas"]
     assert d["gate_ci_pct"] is None and "unbounded after 3 rounds" in d["interval"]

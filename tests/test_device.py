@@ -37,3 +37,25 @@ def test_one_line_squeezes_driver_errors():
 def test_host_info_has_the_fields_results_record():
     info = device.host_info()
     assert {"python", "platform", "cpu", "cpu_count"} <= set(info)
+
+
+def test_info_json_without_a_gpu_still_prints_json(monkeypatch, capsys):
+    """Scripts read `info --json`: without a GPU it once printed only the error line."""
+    import json
+
+    from launchbench import cli
+
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "0")
+    from launchbench.base.errors import NoGPUError
+
+    def no_gpu():
+        raise NoGPUError("no CUDA GPU is available (test)")
+
+    from launchbench.commands import info
+
+    monkeypatch.setattr(info, "device_info", no_gpu)
+    rc = cli.main(["info", "--json"])
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    assert rc == 2 and doc["device"] == {"name": None, "error": "no CUDA GPU is available (test)"}
+    assert doc["host"]["python"] and err.count("\n") == 1 and "no CUDA GPU" in err

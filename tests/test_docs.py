@@ -49,3 +49,18 @@ def test_documented_commands_exist():
             mentioned |= set(re.findall(r"^launchbench ([a-z][a-z-]+)", cmd))
     assert mentioned, "docs mention no launchbench subcommand"
     assert mentioned <= known, sorted(mentioned - known)
+
+
+def test_the_docs_launchbench_imports_work():
+    """Every ``from launchbench... import`` / ``import launchbench...`` line of a Python block in
+    the docs runs (docs/publishing.md once showed ``from launchbench import report, schema``)."""
+    root = Path(__file__).resolve().parent.parent
+    lines = []
+    for path in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        for block in re.findall(r"```python\n(.*?)```", path.read_text(), re.S):
+            lines += [(path.name, ln.strip()) for ln in block.splitlines()
+                      if re.match(r"\s*(from launchbench\S* import |import launchbench)", ln)]
+    assert lines, "no launchbench import in the docs' Python blocks: the check checks nothing"
+    for name, line in lines:
+        proc = subprocess.run([sys.executable, "-c", line], capture_output=True, text=True, cwd=root)
+        assert proc.returncode == 0, f"{name}: {line}: {proc.stderr.strip().splitlines()[-1:]}"

@@ -1,6 +1,7 @@
 """Lanes (engine/lanes.py): GPU and CPU planning, pooling of the lanes' rounds, the per-lane check,
 and compare --gpus end to end under the CUDA simulator."""
 import json
+import re
 import os
 import subprocess
 import sys
@@ -304,3 +305,29 @@ def test_gpus_errors_are_one_line():
     proc = launchbench("compare", "--simulator", "--gpus", "0,x")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines()[-1].startswith("launchbench: error: --gpus '0,x': 'x' is not a whole number")
+
+
+@pytest.mark.parametrize("visible_env, visible, simulator, needle", [
+    ("garbage", ["garbage"], True, "CUDA_VISIBLE_DEVICES='garbage' names no device ('garbage')"),
+    ("0,nope", ["0", "nope"], False, "names no device ('nope')"),
+    (None, None, False, "no NVIDIA driver on this host"),
+])
+def test_gpus_refused_without_a_driver_or_with_garbage_devices(monkeypatch, visible_env, visible, simulator, needle):
+    from launchbench.base import device
+    from launchbench.base.errors import UserError
+
+    if visible_env is None:
+        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    else:
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible_env)
+    with pytest.raises(UserError, match=re.escape(needle)):
+        device.check_gpu_lanes("0,1", visible, simulator)
+
+
+def test_gpus_under_the_simulator_need_no_driver(monkeypatch):
+    from launchbench.base import device
+
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    device.check_gpu_lanes("0,1", None, simulator=True)  # the simulated lanes test_lanes runs
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-8d3f1c2a-0b1e-4c5d-9e7f-123456789abc,1")
+    device.check_gpu_lanes("0,1", ["GPU-8d3f1c2a-0b1e-4c5d-9e7f-123456789abc", "1"], simulator=False)

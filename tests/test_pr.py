@@ -209,8 +209,13 @@ def test_user_mistakes_are_one_line_errors(standin, tmp_path, capsys):
     repo, _ = standin
     cases = [(["--fail-if-slower", "-1"], "--fail-if-slower"), (["--rounds", "1"], "--rounds"),
              (["--no-measure", "--no-conformance"], "nothing to do"), (["--base", "nope"], "unknown revision")]
+    cases += [(["--rounds", "5", "--min-rounds", "6"], "--min-rounds 6 is more than --rounds 5"),
+              (["--base", "fix"], "is older than its base fix")]  # a head behind its base
     for extra, want in cases:
-        rc = cli.main(_argv(standin, tmp_path, "fix", *extra))
+        try:
+            rc = cli.main(_argv(standin, tmp_path, "main~1" if "fix" in extra else "fix", *extra))
+        except SystemExit as exc:  # argparse: the option's type (base/options.py) refused it
+            rc = exc.code
         err = capsys.readouterr().err
         assert rc == 2 and want in err and "Traceback" not in err, (extra, err)
     rc = cli.main(_argv(standin, tmp_path, "main"))
@@ -237,3 +242,23 @@ def test_a_strict_xfail_that_passes_is_xfail_to_xpass_not_broken():
     conf = conformance.reclassify({"base": {**run, "tests": base}, "head": {**run, "tests": {"t": head["t"]}},
                                    "verdict": "broken", "changes": {}})
     assert conf["verdict"] == "ok" and conf["head"]["counts"] == {"xpassed": 1}
+
+
+def test_no_gpu_is_refused_before_any_build(standin, tmp_path, capsys, monkeypatch):
+    """Without --target or --simulator pr measures on a GPU: refused before a wheel is built or the
+    conformance suite runs (once, after 34 s of both)."""
+    from launchbench.environments import builds
+    from launchbench.engine import conformance
+
+    def tripwire(*a, **k):
+        raise AssertionError("a build or a conformance run started before the GPU check")
+
+    monkeypatch.setattr(builds.WheelCache, "build", tripwire)
+    monkeypatch.setattr(conformance, "run_suite", tripwire)
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
+    argv = _argv(standin, tmp_path, "fix")
+    i = argv.index("--target")
+    del argv[i:i + 2]
+    rc = cli.main(argv)
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "NUMBA_ENABLE_CUDASIM=1" in err, err

@@ -242,12 +242,14 @@ def test_spin_cpus_parse_and_refuse_measuring_ones():
     assert runner.parse_spin("none", [15], [0, 1]) == []
     assert runner.parse_spin("auto", [15], [2, 3]) == [2]
     assert runner.parse_spin("auto", None, None) == []
-    assert runner.parse_spin("1,0", [15], [0, 1]) == [0, 1]
+    assert runner.parse_spin("1,0", [15], [0, 1], available=range(16)) == [0, 1]
     with pytest.raises(UserError, match="also measure"):
         runner.parse_spin("15", [15], [0, 1])
     with pytest.raises(UserError, match="--spin 'x': 'x' is not a whole number"):
         runner.parse_spin("x", [15], [0, 1])
-    assert runner.parse_spin("0-1", [15], [0, 1]) == [0, 1]
+    assert runner.parse_spin("0-1", [15], [0, 1], available=range(16)) == [0, 1]
+    with pytest.raises(UserError, match=r"--spin 999: CPU\(s\) 999 not available to this process \(allowed: 0-3\)"):
+        runner.parse_spin("999", [3], [0, 1], available={0, 1, 2, 3})  # once, a worker's traceback and a hang
 
 
 def test_spinners_busy_until_stopped():

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import sys
 
 from .errors import NoGPUError, UserError
@@ -140,3 +141,23 @@ def device_info() -> dict:
     except Exception:  # noqa: BLE001
         info["runtime_version"] = None
     return info
+
+
+_DEVICE_ENTRY = re.compile(r"\d+|GPU-[0-9A-Fa-f-]+|MIG-[\w/.-]+")
+
+
+def check_gpu_lanes(gpus_option, visible, simulator: bool) -> None:
+    """``--gpus`` before any work: CUDA_VISIBLE_DEVICES, when set, must name devices (indices or
+    GPU-/MIG- UUIDs), and without the simulator the host must have an NVIDIA driver to ask
+    (*visible* None: none). Under the simulator, lanes without a driver are taken as given."""
+    if gpus_option is None:
+        return
+    text = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if text is not None:
+        bad = [p.strip() for p in text.split(",") if p.strip() and not _DEVICE_ENTRY.fullmatch(p.strip())]
+        if bad:
+            raise UserError(f"--gpus {gpus_option}: CUDA_VISIBLE_DEVICES={text!r} names no device ({bad[0]!r}); "
+                            "set it to GPU indices or UUIDs, e.g. CUDA_VISIBLE_DEVICES=0,1, or unset it")
+    if visible is None and not simulator:
+        raise NoGPUError(f"--gpus {gpus_option}: no NVIDIA driver on this host (no CUDA_VISIBLE_DEVICES and no "
+                         "/proc/driver/nvidia/gpus); run on a machine with GPUs, or pass --simulator for a smoke run")

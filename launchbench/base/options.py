@@ -20,12 +20,14 @@ line that names the option, the text given and a corrected example.
 """
 from __future__ import annotations
 
+import argparse
+import math
 import re
 
 from .errors import UserError
 
-_NUMBER = re.compile(r"\d+")
-_RANGE = re.compile(r"(\d+)\s*-\s*(\d+)")
+_NUMBER = re.compile(r"[0-9]+")  # ASCII: "\\d" takes Unicode digits too
+_RANGE = re.compile(r"([0-9]+)\s*-\s*([0-9]+)")
 
 
 def counts_help(maximum: int, default: str = "0,1,2,3,4", what: str = "kernel argument counts") -> str:
@@ -119,9 +121,10 @@ def parse_set(text, option: str, maximum: int, example: str) -> list[int]:
     return sorted(set(_expand(text, option, maximum, example)))
 
 
-def parse_ints(text, option: str, minimum: int = 0, count: int | None = None, example: str = "100000") -> list[int]:
-    """*text* -> its comma-separated whole numbers (no ranges), each >= *minimum*; with *count*,
-    one value per position (a single value is repeated *count* times)."""
+def parse_ints(text, option: str, minimum: int = 0, count: int | None = None, example: str = "100000",
+               maximum: int | None = None) -> list[int]:
+    """*text* -> its comma-separated whole numbers (no ranges), each in *minimum*..*maximum*; with
+    *count*, one value per position (a single value is repeated *count* times)."""
     values = []
     for item in _items(text, option, example):
         if not _NUMBER.fullmatch(item):
@@ -130,6 +133,10 @@ def parse_ints(text, option: str, minimum: int = 0, count: int | None = None, ex
     low = [v for v in values if v < minimum]
     if low:
         raise UserError(f"{option} {text!r}: {low[0]} is less than {minimum}; write it like {option} {example}")
+    high = [v for v in values if maximum is not None and v > maximum]
+    if high:
+        raise UserError(f"{option} {text!r}: {high[0]} is more than {maximum}, the most it takes; write it like "
+                        f"{option} {example}")
     if count is not None:
         if len(values) == 1:
             values = values * count
@@ -137,3 +144,135 @@ def parse_ints(text, option: str, minimum: int = 0, count: int | None = None, ex
             raise UserError(f"{option} {text!r}: {len(values)} values for {count} positions; give one value "
                             f"or one per position, e.g. {option} {','.join([str(values[0])] * count)}")
     return values
+
+
+# ---------------------------------------------------------------- numeric options, declared once
+#
+# Every numeric option of every command takes its ``type=`` from here (argparse calls it while
+# parsing, so a bad number is refused before any environment, build, download or worker). Each
+# type is finite (NaN and inf refused), ASCII (no Unicode digits), within its range, and its
+# upper bound says why it is there.
+
+
+def _num(value) -> str:
+    """1048576.0 -> "1048576", 0.002 -> "0.002" (%g would write 1.04858e+06)."""
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+class Number:
+    """An argparse ``type=``: *kind* (int or float) within [*low*, *high*] (*low* excluded when
+    *above*); *why* says what the upper bound protects; *words* are also accepted as themselves
+    (``auto``)."""
+
+    def __init__(self, kind, low, high, why: str, *, above: bool = False, words: tuple = (),
+                 example=None, unit: str = ""):
+        self.kind, self.low, self.high, self.why = kind, low, high, why
+        self.above, self.words, self.unit = above, tuple(words), unit
+        self.example = example if example is not None else (high if low is None else low)
+        self.__name__ = "a whole number" if kind is int else "a number"  # argparse's name for the type
+
+    def at_least(self, low, why: str = "") -> "Number":
+        """The same type with a higher minimum (e.g. rounds >= 2 where intervals are over rounds)."""
+        other = Number(self.kind, low, self.high, self.why, words=self.words, unit=self.unit,
+                       example=max(low, self.example) if isinstance(self.example, (int, float)) else low)
+        other.low_why = why
+        return other
+
+    def describe(self) -> str:
+        """The range in words, e.g. ``a whole number 1..1000``."""
+        low = "" if self.low is None else (f"> {_num(self.low)}" if self.above else _num(self.low))
+        words = " or " + " or ".join(repr(w) for w in self.words) if self.words else ""
+        span = f"{low}..{_num(self.high)}" if not self.above else f"{low} and <= {_num(self.high)}"
+        return f"{self.__name__} {span}{self.unit}{words}"
+
+    def _refuse(self, text: str, what: str) -> argparse.ArgumentTypeError:
+        return argparse.ArgumentTypeError(f"{text!r} {what}; give {self.describe()}, e.g. {_num(self.example)}")
+
+    def __call__(self, text):
+        raw = str(text).strip()
+        if raw.lower() in self.words:
+            return raw.lower()
+        if not raw:
+            raise self._refuse(str(text), "is empty")
+        if not raw.isascii():
+            raise self._refuse(str(text), "is not a number (write it with the digits 0-9)")
+        try:
+            value = float(raw)
+        except ValueError:
+            raise self._refuse(str(text), "is not a number") from None
+        if not math.isfinite(value):
+            raise self._refuse(str(text), "is not a finite number")
+        if self.kind is int:
+            try:
+                value = int(raw)
+            except ValueError:
+                raise self._refuse(str(text), "is not a whole number") from None
+        if self.low is not None and (value <= self.low if self.above else value < self.low):
+            why = getattr(self, "low_why", "")
+            what = f"is {'not above' if self.above else 'less than'} {_num(self.low)}" + (f" ({why})" if why else "")
+            raise self._refuse(str(text), what)
+        if value > self.high:
+            raise self._refuse(str(text), f"is more than {_num(self.high)}, the most it takes: {self.why}")
+        return value
+
+
+# the bounds, each with its reason (shared by compare, history, bisect, pr, mechanisms, peers, breakdown)
+REPEATS = Number(int, 1, 10_000, "a round holds repeats x arg counts x variants samples; more makes "
+                 "one round last hours")
+ROUNDS = Number(int, 1, 100_000, "every round's samples stay in memory and in the JSON")
+ROUNDS_FOR_CI = ROUNDS.at_least(2, "intervals are over rounds")
+MIN_ROUNDS = ROUNDS.at_least(2, "intervals are over rounds")
+WARMUP = Number(int, 0, 10_000_000, "warm-up launches run before every round; beyond ten million a "
+                "launch is warm and the round only waits", example=1000)
+PINNED_WARMUP = WARMUP.at_least(1, "it warms the measuring CPU's caches for the round")
+LOOPS = Number(int, 1, 10_000_000, "launches per sample; ten million launches of about 2 us make "
+               "a 20 s sample, and a round is many samples", example=10000)
+MAX_LOOPS = int(LOOPS.high)
+SAMPLE_TIME = Number(float, 0, 10.0, "seconds per sample; a round is repeats x arg counts x variants "
+                     "samples, so longer samples make rounds of hours", above=True, example=0.002, unit=" s")
+MAX_TIME = Number(float, 0, 7 * 24 * 3600.0, "seconds; a cap beyond a week is no cap (give 0 for none)",
+                  example=120, unit=" s")
+PREFETCH = Number(int, 0, 16, "each prefetched round holds a worker, so a CUDA context, per variant "
+                  "in GPU memory", words=("auto",), example=2)
+TARGET_CI = Number(float, 0, 100.0, "percent of the reference; a half-width wider than the reference "
+                   "itself says nothing (0: no target)", example=0.5, unit=" %")
+FAIL_IF_SLOWER = Number(float, 0, 1000.0, "percent slower than the reference; a variant ten times "
+                        "slower needs no gate", example=2, unit=" %")
+THRESHOLD_US = Number(float, 0, 1000.0, "microseconds; a launch costs a few us, so a step beyond "
+                      "1 ms is no launch cost", example=0.2, unit=" us")
+TIMEOUT_S = Number(float, 0, 7 * 24 * 3600.0, "seconds; beyond a week is no timeout", above=True,
+                   example=600, unit=" s")
+AA_COMMITS = Number(int, 0, 1000, "commits measured again as an A/A check, each its own env and "
+                    "worker per round", example=1)
+POINTS = Number(int, 3, 64, "commits measured together per stage, each its own env and a worker "
+                "per round", example=5)
+PROCESSES = Number(int, 1, 100_000, "each process is a fresh interpreter with its own CUDA context, "
+                   "started one after another", example=20)
+SAMPLES = Number(int, 1, 10_000, "timed samples per block; a process holds them all", example=1)
+LAUNCHES = LOOPS
+SEED = Number(int, 0, 2**32 - 1, "a 32-bit shuffle seed, recorded in the JSON", example=1)
+PR_NUMBER = Number(int, 1, 10**7, "a pull request number of the GitHub repository", example=288)
+PASSES = Number(int, 1, 100, "each pass runs the whole asv suite again", example=1)
+FACTOR = Number(float, 1, 100.0, "asv's ratio reported as a change; 100x is no benchmark's noise",
+                example=1.05)
+SPLIT_MB = Number(int, 1, 1 << 20, "MiB per part; a part larger than 1 TiB is no split", example=40,
+                  unit=" MiB")
+COUNT_ROUNDS = Number(int, 0, 10, "counts are exact: a few processes per variant show whether they agree, "
+                      "more add nothing", example=2)
+COUNT_PROCESSES = Number(int, 1, 10, "fresh processes per variant that count; counts are exact, so a few show "
+                         "whether they agree", example=2)
+COUNT_LAUNCHES = Number(int, 1, 10_000, "launches counted one by one; counting slows a launch many times, "
+                        "and every launch gives the same counts", example=20)
+TOP_FUNCTIONS = Number(int, 1, 10_000, "functions listed per table; a launch runs a few hundred", example=12)
+DEFAULT_MIN_ROUNDS = 10
+
+
+def min_rounds(given: int | None, rounds: int) -> int:
+    """``--min-rounds`` against ``--rounds``: the default is 10, or *rounds* when fewer (never
+    below 2); one given above *rounds* is refused (the run would end at its cap before it may stop)."""
+    if given is None:
+        return max(2, min(DEFAULT_MIN_ROUNDS, rounds))
+    if given > rounds:
+        raise UserError(f"--min-rounds {given} is more than --rounds {rounds}: the run ends at --rounds before "
+                        f"it may stop; lower --min-rounds to {rounds} or raise --rounds to {given}")
+    return given

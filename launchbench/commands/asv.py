@@ -19,6 +19,7 @@ import subprocess
 from pathlib import Path
 
 from ..base import atomic, device
+from ..base import options as opt
 from ..base.errors import UserError
 from ..output.asvtools import (SMOKE_MACHINE, asv_command, bench_args, check_machine_label, default_machine,
                                derive_config, ensure_machine, load_config, offline_config, parse_attributes,
@@ -148,13 +149,7 @@ def check_ref(ref: str, what: str) -> None:
 
 
 def cmd_against(args) -> int:
-    check_suite_settings()
-    try:
-        factor = float(args.factor)
-    except ValueError:
-        factor = float("nan")
-    if not factor >= 1 or factor == float("inf"):
-        raise UserError(f"--factor {args.factor!r}: expected a ratio of at least 1, e.g. --factor 1.05")
+    check_suite_settings()  # --factor: checked by its type (base/options.FACTOR) while parsing
     check_ref(args.ref1, "REF1")
     check_ref(args.ref2, "REF2")
     extra_args = [*bench_args(args.bench), *parse_attributes(args.attribute)]
@@ -172,7 +167,7 @@ def cmd_against(args) -> int:
     # (asv's simulator smoke runs are asv-releases', which labels their machine; against does not)
     device.refuse_without_gpu(smoke_flag=False)
     config = write_asv_config(conf, target)
-    cmd = asv_command(config, "continuous", "--factor", args.factor, *extra_args)
+    cmd = asv_command(config, "continuous", "--factor", f"{args.factor:g}", *extra_args)
     if args.machine:
         cmd += ["--machine", args.machine]
     cmd += [args.ref1, args.ref2]
@@ -322,13 +317,6 @@ def cmd_asv_releases(args) -> int:
     machine = args.machine or default_machine(smoke)
     check_machine_label(machine, smoke)
     parse_attributes(args.attribute)  # one-line errors before any work
-    if args.passes < 1:
-        raise UserError(f"--passes {args.passes}: give 1 or more")
-    try:
-        if float(args.factor) < 1:
-            raise ValueError
-    except ValueError:
-        raise UserError(f"--factor {args.factor!r}: give a ratio >= 1, e.g. 1.02") from None
     ledger_names = {**{v: v for v in envs}, **branches}
     pairs = parse_compare_specs(args.compare, ledger_names)
     if not pairs:
@@ -375,12 +363,12 @@ def cmd_asv_releases(args) -> int:
                 failed.append(f"{version} (pass {npass + 1})")
     tables = []
     for pair in pairs:
-        cmd = asv_command(config, "compare", "--machine", machine, "--split", "--factor", args.factor, *pair)
+        cmd = asv_command(config, "compare", "--machine", machine, "--split", "--factor", f"{args.factor:g}", *pair)
         proc = run_asv(cmd, check=False, capture=True, log=log)
         table = drop_unmeasured_rows(proc.stdout)
-        print(f"== asv compare {pair[0]} {pair[1]} --factor {args.factor}")
+        print(f"== asv compare {pair[0]} {pair[1]} --factor {args.factor:g}")
         print(table)
-        tables.append(f"## asv compare {pair[0]} {pair[1]} --factor {args.factor}\n\n{table}")
+        tables.append(f"## asv compare {pair[0]} {pair[1]} --factor {args.factor:g}\n\n{table}")
         if proc.returncode != 0:
             failed.append("compare")
     if args.log:
@@ -453,7 +441,7 @@ def register(sub) -> None:
     p.add_argument("--config", default=str(DEFAULT_CONFIG), help="base asv config")
     p.add_argument("-b", "--bench", action="append", help="benchmark regex (repeatable)")
     p.add_argument("-a", "--attribute", action="append", help="asv benchmark attribute override NAME=VALUE")
-    p.add_argument("--factor", default="1.05", help="ratio reported as a change (default 1.05)")
+    p.add_argument("--factor", type=opt.FACTOR, default="1.05", help="ratio reported as a change (default 1.05)")
     p.add_argument("--machine", help="asv machine name")
     p.set_defaults(func=cmd_against)
 
@@ -472,9 +460,9 @@ def register(sub) -> None:
     p.add_argument("--allow-version-mismatch", action="store_true", help="do not require the env's numba-cuda to match VERSION (smoke tests)")
     p.add_argument("--asv-verbose", action="store_true", help="run asv with --verbose (shows every benchmark process it starts)")
     p.add_argument("--compare-output", help="also write the asv compare table(s) here")
-    p.add_argument("--passes", type=int, default=1,
+    p.add_argument("--passes", type=opt.PASSES, default=1,
                    help="run every release this many times, in turn (results add up: commits interleave)")
-    p.add_argument("--factor", default="1.02",
+    p.add_argument("--factor", type=opt.FACTOR, default="1.02",
                    help="asv compare --factor: smallest ratio reported as a change (default 1.02, docs/asv.md)")
     p.add_argument("--compare", action="append", metavar="A:B",
                    help="pairs for asv compare, branch names or labels (repeatable; default baseline:v2)")

@@ -22,10 +22,11 @@ from ..base.outputs import check_outputs, check_writable
 from ..engine import breakdown as engine_breakdown
 from ..engine import runner
 from ..environments import envs, variants
-from ..environments.variant_options import Ordered, add_env_arguments, resolve_variant_envs
+from ..environments.variant_options import Ordered, add_env_arguments, check_env_options, resolve_variant_envs
 from ..output import breakdown as render
 from ..output.breakdown import format_breakdown
 from ..workloads import argkinds, stages
+from ..base import options as opt
 from ..base.options import counts_help, parse_counts
 from ..workloads.kernels import MAX_ARGS, check_counts
 
@@ -44,9 +45,9 @@ def run_breakdown(counts, loops: int, repeats: int, rounds: int, affinity: str |
 
 def add_arguments(p) -> None:
     # None: the mode's own default (SINGLE_DEFAULTS here; PAIRED_DEFAULTS with --variant)
-    p.add_argument("--loops", type=int, default=None, help="calls per sample (default 10000; with --variant: calibrated)")
-    p.add_argument("--repeats", type=int, default=None, help="samples per stage per round (default 5; with --variant: 3)")
-    p.add_argument("--rounds", type=int, default=None,
+    p.add_argument("--loops", type=opt.LOOPS, default=None, help="calls per sample (default 10000; with --variant: calibrated)")
+    p.add_argument("--repeats", type=opt.REPEATS, default=None, help="samples per stage per round (default 5; with --variant: 3)")
+    p.add_argument("--rounds", type=opt.ROUNDS, default=None,
                    help="interleaved rounds (default 3; with --variant: 60 rounds of fresh processes, capped by --max-time)")
     p.add_argument("--args", default="0,1,2,3,4", help=counts_help(
         32, what="kernel argument counts (at most 8 in the one-environment mode, without --variant/--simulator)"))
@@ -59,6 +60,7 @@ SINGLE_DEFAULTS = {"loops": 10000, "repeats": 5, "rounds": 3}
 
 
 def run_cli(args) -> int:
+    check_env_options(args)  # both modes: a bad environment option is refused, not ignored
     if getattr(args, "items", None) or getattr(args, "simulator", False) or getattr(args, "target", None):
         return run_paired(args)  # paired stage deltas over variants, on the engine (runner.run)
     for name, value in SINGLE_DEFAULTS.items():
@@ -66,7 +68,7 @@ def run_cli(args) -> int:
             setattr(args, name, value)
     counts = parse_counts(args.args, "--args", MAX_ARGS)
     check_counts(args.loops, args.repeats, args.rounds)
-    if args.output:
+    if args.output is not None:
         check_writable(args.output, "--output")
     runner.parse_affinity(getattr(args, "affinity", "auto"))  # with the other options, before the GPU guard
     doc = run_breakdown(counts, args.loops, args.repeats, args.rounds, getattr(args, "affinity", "auto"))
@@ -98,13 +100,13 @@ def add_paired_arguments(p) -> None:
     argkinds.add_argument_options(m)
     m.add_argument("--stages", help="comma-separated stages to time (default: all of launchbench.workloads.stages)")
     m.add_argument("--no-insitu", action="store_true", help="skip the X+launch (in-situ) stages")
-    m.add_argument("--sample-time", type=float, default=DEFAULT_SAMPLE_TIME,
+    m.add_argument("--sample-time", type=opt.SAMPLE_TIME, default=DEFAULT_SAMPLE_TIME,
                    help=f"calibration target seconds per sample (default {DEFAULT_SAMPLE_TIME})")
-    m.add_argument("--max-time", type=float, default=DEFAULT_MAX_TIME,
+    m.add_argument("--max-time", type=opt.MAX_TIME, default=DEFAULT_MAX_TIME,
                    help=f"seconds of measurement after which no new round starts (default {DEFAULT_MAX_TIME:g})")
-    m.add_argument("--warmup", type=int, default=DEFAULT_WARMUP,
+    m.add_argument("--warmup", type=opt.WARMUP, default=DEFAULT_WARMUP,
                    help=f"launches per arg count before timing (default {DEFAULT_WARMUP}; each stage gets a tenth)")
-    m.add_argument("--prefetch", default="auto", help="rounds set up ahead (default auto, as compare)")
+    m.add_argument("--prefetch", type=opt.PREFETCH, default="auto", help="rounds set up ahead (default auto, as compare)")
     m.add_argument("--affinity", metavar="CPUS", default="auto", help="measuring CPU(s), as compare (default auto)")
     m.add_argument("--simulator", action="store_true",
                    help="smoke run on a stand-in launch path under NUMBA_ENABLE_CUDASIM=1; NOT a measurement")
@@ -115,7 +117,7 @@ def add_paired_arguments(p) -> None:
 def parse_stages(text: str | None, insitu: bool = True) -> list:
     """--stages: a subset of launchbench.workloads.stages (baselines are always timed)."""
     every = stages.stage_names(insitu=insitu)
-    if not text:
+    if text is None:
         return every
     wanted = [part.strip() for part in text.split(",") if part.strip()]
     bad = [w for w in wanted if w not in stages.stage_names(insitu=True)]
@@ -142,15 +144,15 @@ def run_paired(args) -> int:
     # a smoke or stand-in run without variants times this interpreter's environment twice (an A/A pair)
     items = args.items or [("variant", f"here=env:{sys.prefix}"), ("variant", "twin=here")]
     if len(items) < 2:
-        raise UserError("breakdown --variant needs at least two variants (the first is the reference); "
+        raise UserError("breakdown --variant/--repo needs at least two variants (the first is the reference); "
                         "without --variant, breakdown times this environment alone")
     vlist, reference = variants.parse_variants(items, args.reference)
     prefetch = runner.parse_prefetch(args.prefetch, len(vlist), affinity)
+    output = args.output if args.output is not None else "launchbench-breakdown.json"
+    check_outputs([(output, "--output")])
     if not args.target:
         if not args.simulator:
             device.refuse_without_gpu()
-    output = args.output or "launchbench-breakdown.json"
-    check_outputs([(output, "--output")])
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     resolved, pins = resolve_variant_envs(args, vlist, log)
     output = os.path.abspath(output)

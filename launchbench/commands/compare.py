@@ -19,11 +19,12 @@ import time
 
 from ..base import atomic, signals
 from ..base.errors import UserError
+from ..base import options as opt
 from ..base.options import counts_help, parse_counts, parse_ints
 from ..engine.analysis import analyze, apply_rule, gate_result, per_arg, peer_stats, round_series
 from ..engine import countdiff, lanes as lanes_mod, runner, sequential, stats
 from ..engine.runner import parse_prefetch, timing_json
-from ..environments.variant_options import Ordered, add_env_arguments, resolve_variant_envs
+from ..environments.variant_options import Ordered, add_env_arguments, check_env_options, resolve_variant_envs
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS, add_argument_options, argument_setup
 from ..output import counts as counts_out, report, schema, tables
 from ..base import device
@@ -70,19 +71,19 @@ def register(sub) -> None:
     add_argument_options(m)
     m.add_argument("--loops", help="launches per sample, one value or one per arg count "
                                    "(default: calibrated to --sample-time; the old script's: 100000,100000,100000,100000,10000)")
-    m.add_argument("--sample-time", type=float, default=DEFAULT_SAMPLE_TIME,
+    m.add_argument("--sample-time", type=opt.SAMPLE_TIME, default=DEFAULT_SAMPLE_TIME,
                    help=f"calibration target seconds per sample (default {DEFAULT_SAMPLE_TIME}: short samples, "
                         "so a variant's sample and the reference's sample of a repeat slot share the machine's state)")
-    m.add_argument("--repeats", type=int, default=DEFAULT_REPEATS,
+    m.add_argument("--repeats", type=opt.REPEATS, default=DEFAULT_REPEATS,
                    help=f"samples per variant, arg count and round (default {DEFAULT_REPEATS})")
-    m.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
+    m.add_argument("--rounds", type=opt.ROUNDS, default=DEFAULT_ROUNDS,
                    help=f"rounds of fresh worker processes; the CI is over rounds (default {DEFAULT_ROUNDS})")
-    m.add_argument("--prefetch", default="auto",
+    m.add_argument("--prefetch", type=opt.PREFETCH, default="auto",
                    help="rounds whose workers are set up ahead, on the CPUs that do not measure, while a "
                         "round measures; 'auto' (default): up to 4, as many as those CPUs can host; 0: none "
                         "(each worker needs a CUDA context, so lower it on a GPU with little memory)")
-    m.add_argument("--warmup", type=int, default=1000, help="launches per arg count before timing (default 1000)")
-    m.add_argument("--pinned-warmup", type=int, default=DEFAULT_PINNED_WARMUP, metavar="N",
+    m.add_argument("--warmup", type=opt.WARMUP, default=1000, help="launches per arg count before timing (default 1000)")
+    m.add_argument("--pinned-warmup", type=opt.PINNED_WARMUP, default=DEFAULT_PINNED_WARMUP, metavar="N",
                    help="of the --warmup launches, the last N run on the measuring CPU just before the round "
                         f"(default {DEFAULT_PINNED_WARMUP}); the rest run during set-up on the other CPUs, "
                         "where they cost the round nothing (N >= --warmup: all on the measuring CPU)")
@@ -99,21 +100,22 @@ def register(sub) -> None:
     m.add_argument("--peers", action="store_true", help="also time CuPy, cuda.core and the C floor in the reference's workers")
     m.add_argument("--simulator", action="store_true",
                    help="smoke mode under NUMBA_ENABLE_CUDASIM=1 on CPU; labelled NOT a measurement")
-    m.add_argument("--counts", type=int, default=DEFAULT_COUNT_ROUNDS, metavar="N",
+    m.add_argument("--counts", type=opt.COUNT_ROUNDS, default=DEFAULT_COUNT_ROUNDS, metavar="N",
                    help=f"the first N rounds' workers also count each launch's Python bytecodes, calls and "
                         f"function entries, exactly, after their samples (default {DEFAULT_COUNT_ROUNDS}; "
                         f"0: no counts; at most {MAX_COUNT_ROUNDS}: more processes add nothing to an exact count)")
     s = p.add_argument_group("stopping when the answer is known (sequential.py)")
-    s.add_argument("--target-ci", type=float, default=DEFAULT_TARGET_CI, metavar="PCT",
+    s.add_argument("--target-ci", type=opt.TARGET_CI, default=DEFAULT_TARGET_CI, metavar="PCT",
                    help=f"stop once every delta's 95%% half-width is <= PCT %% of the reference (default "
                         f"{DEFAULT_TARGET_CI}; precision mode: the interval reported is then the stopping-valid "
                         "one); --rounds and --max-time cap it; 0: no target, run every --rounds")
-    s.add_argument("--fail-if-slower", type=float, default=None, metavar="PCT",
+    s.add_argument("--fail-if-slower", type=opt.FAIL_IF_SLOWER, default=None, metavar="PCT",
                    help="CI gate: stop once every delta is decided against PCT %%; exit 1 when any delta's "
                         "interval lies wholly above PCT, 0 when all lie below, 3 when undecided at the cap "
                         "(intervals: a confidence sequence, valid at any stopping round)")
-    s.add_argument("--min-rounds", type=int, default=10, help="never stop before this many rounds (default 10)")
-    s.add_argument("--max-time", type=float, default=DEFAULT_MAX_TIME, metavar="S",
+    s.add_argument("--min-rounds", type=opt.MIN_ROUNDS, default=None,
+                   help=f"never stop before this many rounds (default {opt.DEFAULT_MIN_ROUNDS}, or --rounds when fewer)")
+    s.add_argument("--max-time", type=opt.MAX_TIME, default=DEFAULT_MAX_TIME, metavar="S",
                    help=f"cap on seconds of measurement: no new round starts after it (default {DEFAULT_MAX_TIME:g}; "
                         "0: no cap)")
     o = p.add_argument_group("output")
@@ -130,11 +132,12 @@ def register(sub) -> None:
 def stop_rule(args):
     """The sequential.Rule the options ask for, or None (a fixed number of rounds)."""
     if args.fail_if_slower is not None:
-        return sequential.Rule(target_pct=None, threshold_pct=args.fail_if_slower, min_rounds=args.min_rounds)
+        return sequential.Rule(target_pct=None, threshold_pct=args.fail_if_slower,
+                               min_rounds=opt.min_rounds(args.min_rounds, args.rounds))
     if args.target_ci:
         if args.target_ci < 0:
             raise UserError("--target-ci must be a positive percentage, e.g. 0.5 (or 0: no target)")
-        return sequential.Rule(target_pct=args.target_ci, min_rounds=args.min_rounds)
+        return sequential.Rule(target_pct=args.target_ci, min_rounds=opt.min_rounds(args.min_rounds, args.rounds))
     return None
 
 
@@ -285,27 +288,25 @@ def run(args) -> int:
     # the stopping options, before any environment is built (they once failed after 34 s of venvs)
     if args.max_time is not None and not args.max_time >= 0:
         raise UserError("--max-time must be a number of seconds >= 0, e.g. 120 (0: no cap)")
-    if args.min_rounds < 2:
-        raise UserError("--min-rounds must be at least 2 (intervals are over rounds)")
-    if not 0 <= args.counts <= MAX_COUNT_ROUNDS:
-        raise UserError(f"--counts must be a number of rounds from 0 to {MAX_COUNT_ROUNDS} (got {args.counts}); "
-                        "counts are exact, so two processes per variant show whether they agree")
     stop_rule(args)  # raises on a bad --target-ci
     arg_counts = parse_counts(args.args, "--args", MAX_KERNEL_ARGS)
     loops = None
-    if args.loops:
-        loops = dict(zip(arg_counts, parse_ints(args.loops, "--loops", minimum=1, count=len(arg_counts),
+    if args.loops is not None:
+        loops = dict(zip(arg_counts, parse_ints(args.loops, "--loops", minimum=1, count=len(arg_counts), maximum=opt.MAX_LOOPS,
                                                 example="100000,100000,100000,100000,10000")))
-    gpus = lanes_mod.parse_gpus(args.gpus, lanes_mod.visible_gpus())
+    visible = lanes_mod.visible_gpus()
+    device.check_gpu_lanes(args.gpus, visible, args.simulator)
+    gpus = lanes_mod.parse_gpus(args.gpus, visible)
     lanes = lanes_mod.plan_lanes(gpus, args.affinity) if gpus else None
     affinity = lanes[0].affinity if lanes else runner.parse_affinity(args.affinity)
     vlist, reference = variants.parse_variants(args.items or [], args.reference)
     prefetch = parse_prefetch(args.prefetch, len(vlist), affinity)
     setup = runner.setup_cpus(affinity) or []
     spin = runner.parse_spin(args.spin, affinity, setup)
+    check_outputs([(args.output, "--output"), (args.markdown, "--markdown"), (args.plot, "--plot")])
+    check_env_options(args)
     if not args.simulator:
         device.refuse_without_gpu()
-    check_outputs([(args.output, "--output"), (args.markdown, "--markdown"), (args.plot, "--plot")])
 
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     resolved, pins = resolve_variant_envs(args, vlist, log)

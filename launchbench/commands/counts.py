@@ -17,6 +17,7 @@ import time
 from ..base import device
 from ..base.atomic import write_text_atomic
 from ..base.errors import UserError
+from ..base import options as opt
 from ..base.options import counts_help, parse_counts
 from ..base.outputs import check_outputs
 from ..engine import countdiff, countpass, runner
@@ -46,15 +47,15 @@ def register(sub) -> None:
     m = p.add_argument_group("what is counted")
     m.add_argument("--args", default="0,1,2,3,4", help=counts_help(MAX_KERNEL_ARGS))
     add_argument_options(m)
-    m.add_argument("--processes", type=int, default=countpass.DEFAULT_PROCESSES, metavar="N",
+    m.add_argument("--processes", type=opt.COUNT_PROCESSES, default=countpass.DEFAULT_PROCESSES, metavar="N",
                    help=f"fresh processes per variant (default {countpass.DEFAULT_PROCESSES}: whether every "
                         f"process gives the same counts shows; 1: fastest; at most {countpass.MAX_PROCESSES})")
-    m.add_argument("--launches", type=int, default=DEFAULT_LAUNCHES, metavar="N",
+    m.add_argument("--launches", type=opt.COUNT_LAUNCHES, default=DEFAULT_LAUNCHES, metavar="N",
                    help=f"launches counted one by one per process and arg count (default {DEFAULT_LAUNCHES})")
     m.add_argument("--simulator", action="store_true",
                    help="count the CUDA simulator's launch path on CPU (NUMBA_ENABLE_CUDASIM=1), not numba-cuda's")
     o = p.add_argument_group("output")
-    o.add_argument("--top", type=int, default=counts_out.TOP_RANKED, metavar="N",
+    o.add_argument("--top", type=opt.TOP_FUNCTIONS, default=counts_out.TOP_RANKED, metavar="N",
                    help=f"functions ranked per variant (default {counts_out.TOP_RANKED})")
     o.add_argument("--output", "-o", default="launchbench-counts.json", help="JSON (default launchbench-counts.json)")
     o.add_argument("--markdown", help="Markdown report (default: next to --output, .md)")

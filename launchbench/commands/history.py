@@ -30,6 +30,7 @@ from ..base import device, outputs
 from ..base import signals
 from ..base.atomic import write_json_atomic
 from ..base.errors import UserError
+from ..base import options as opt
 from ..base.options import parse_counts
 from ..engine import lanes as lanes_mod
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
@@ -37,6 +38,7 @@ from ..engine.history import (SCHEMA, SCHEMA_VERSION, Session, add_clone_argumen
                               command_line)
 from ..environments import builds
 from ..environments.commits import CommitEnvs, check_clone, commit_records
+from ..environments.variant_options import check_env_options
 from ..output import asvresults
 from ..output.history import export, render, render_bisect
 
@@ -53,8 +55,8 @@ def register(sub) -> None:
                        description=__doc__.split("\n\n")[1].replace("\n", " "))
     add_clone_argument(p)
     p.add_argument("range", metavar="A..B", help="first-parent commits after A up to B; A is the reference")
-    p.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS, help=f"rounds of fresh processes (default {DEFAULT_ROUNDS})")
-    p.add_argument("--aa", type=int, default=1, metavar="N",
+    p.add_argument("--rounds", type=opt.ROUNDS_FOR_CI, default=DEFAULT_ROUNDS, help=f"rounds of fresh processes (default {DEFAULT_ROUNDS})")
+    p.add_argument("--aa", type=opt.AA_COMMITS, default=1, metavar="N",
                    help="also measure the first N commits whose code equals their predecessor's (A/A check; default 1)")
     p.add_argument("--asv-results", metavar="DIR", help="also write the per-commit values as asv results into DIR")
     p.add_argument("--no-report", action="store_true", help="write only the JSON and the table")
@@ -65,9 +67,9 @@ def register(sub) -> None:
     add_clone_argument(b)
     b.add_argument("good", help="a commit with the old cost")
     b.add_argument("bad", help="a later commit (first-parent descendant) with the new cost")
-    b.add_argument("--points", type=int, default=DEFAULT_POINTS,
+    b.add_argument("--points", type=opt.POINTS, default=DEFAULT_POINTS,
                    help=f"commits measured together per stage, at least 3 (default {DEFAULT_POINTS})")
-    b.add_argument("--rounds", type=int, default=DEFAULT_STAGE_ROUNDS,
+    b.add_argument("--rounds", type=opt.ROUNDS_FOR_CI, default=DEFAULT_STAGE_ROUNDS,
                    help=f"rounds per stage (default {DEFAULT_STAGE_ROUNDS}); an undecided last pair gets up to 3x")
     add_common_arguments(b, "launchbench-bisect.json")
     b.set_defaults(func=run_bisect)
@@ -94,7 +96,8 @@ def _start(args):
     if args.rounds < 2:
         raise UserError("--rounds must be at least 2 (intervals are over rounds)")
     output = outputs.check_writable(args.output, "--output")
-    if getattr(args, "asv_results", None):  # history's: refused now, not after the measuring
+    check_env_options(args)
+    if getattr(args, "asv_results", None) is not None:  # history's: refused now, not after the measuring
         outputs.check_folder(args.asv_results, "--asv-results")
     clone = check_clone(args.clone)
     session = Session(args, clone, parse_counts(args.args, "--args", MAX_KERNEL_ARGS), CommitEnvs)

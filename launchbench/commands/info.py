@@ -1,7 +1,10 @@
 """``launchbench info``: the GPU, driver, runtime and host a run would record (launchbench.base.device)."""
 from __future__ import annotations
 
+import sys
+
 from ..base.device import device_info, host_info
+from ..base.errors import UserError
 
 
 def register(sub) -> None:
@@ -13,7 +16,13 @@ def register(sub) -> None:
 def _run_info(args) -> int:
     import json
 
-    data = {"host": host_info(), "device": device_info()}
+    try:
+        data = {"host": host_info(), "device": device_info()}
+    except UserError as exc:
+        if not args.json:
+            raise
+        # --json still prints JSON (scripts read it): the device says why there is none, exit 2
+        data = {"host": host_info(), "device": {"name": None, "error": str(exc)}}
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -22,6 +31,9 @@ def _run_info(args) -> int:
         data["numba_cuda"] = None
     if args.json:
         print(json.dumps(data, indent=2))
+        if data["device"].get("error"):
+            print(f"launchbench: error: {data['device']['error']}", file=sys.stderr)
+            return 2
     else:
         for section in ("device", "host"):
             for key, value in data[section].items():

@@ -27,6 +27,7 @@ import time
 from datetime import datetime, timezone
 
 from ..base.errors import UserError
+from ..base import options as opt
 from ..base.options import counts_help, parse_counts
 from ..workloads import mechanisms
 from ..workloads.kernels import MAX_ARGS
@@ -69,9 +70,14 @@ def parse_specs(text: str) -> list[str]:
     """Mechanism specs, canonical and distinct. passthrough is always included (tls and delay are
     judged against it), and stock whenever contextvar is (contextvar's cost is against stock)."""
     specs = []
+    if not [part for part in text.split(",") if part.strip()]:
+        raise UserError(f"--mechanisms {text!r} names no mechanism; e.g. --mechanisms {','.join(DEFAULT_SPECS)}")
     for part in text.split(","):
         if part.strip():
-            spec = mechanisms.validate(part)
+            try:
+                spec = mechanisms.validate(part)
+            except UserError as exc:
+                raise UserError(f"--mechanisms {text!r}: {exc}") from None
             if spec not in specs:
                 specs.append(spec)
     if "passthrough" not in specs:
@@ -254,33 +260,33 @@ def add_parser(sub):
                    help="comma-separated specs (default: %(default)s); passthrough is always added, "
                         "and stock when contextvar is measured")
     p.add_argument("--args", default="0-4", help=counts_help(MAX_ARGS, "0-4"))
-    p.add_argument("--processes", type=int, default=None,
+    p.add_argument("--processes", type=opt.PROCESSES, default=None,
                    help=f"fresh worker processes, measured one after another, each for its share of --max-time; "
                         f"the intervals are over processes (default {DEFAULT_PROCESSES}; 2 with --simulator); "
                         "1: measure in this process only (the intervals then leave out the process-to-process "
                         "spread)")
-    p.add_argument("--prefetch", default="auto",
+    p.add_argument("--prefetch", type=opt.PREFETCH, default="auto",
                    help="processes set up ahead on the CPUs that do not measure (default: auto, up to 4)")
-    p.add_argument("--rounds", type=int, default=None,
+    p.add_argument("--rounds", type=opt.ROUNDS, default=None,
                    help=f"most pair rounds per process (default {DEFAULT_ROUNDS}; 2 with --simulator); "
                         "--max-time may end it sooner")
-    p.add_argument("--max-time", type=float, default=None,
+    p.add_argument("--max-time", type=opt.MAX_TIME, default=None,
                    help=f"seconds of measuring in all, shared out over the processes; a process stops after the "
                         f"pair round that ends past its share (default {DEFAULT_MAX_TIME:g}; none with "
                         "--simulator; 0: no limit)")
-    p.add_argument("--samples", type=int, default=None, help="timed samples per block (default 1)")
-    p.add_argument("--launches", type=int, default=None,
+    p.add_argument("--samples", type=opt.SAMPLES, default=None, help="timed samples per block (default 1)")
+    p.add_argument("--launches", type=opt.LAUNCHES, default=None,
                    help=f"launches per sample (default {DEFAULT_LAUNCHES}, a few ms; 3 with --simulator)")
-    p.add_argument("--warmup", type=int, default=DEFAULT_WARMUP,
+    p.add_argument("--warmup", type=opt.WARMUP, default=DEFAULT_WARMUP,
                    help="untimed launches before a block whose mechanism was switched in place, without "
                         "writing CUDADispatcher (default %(default)s)")
-    p.add_argument("--warmup-class-write", type=int, default=DEFAULT_WARMUP_CLASS_WRITE,
+    p.add_argument("--warmup-class-write", type=opt.WARMUP, default=DEFAULT_WARMUP_CLASS_WRITE,
                    help="untimed launches before a block whose switch wrote CUDADispatcher (to or from stock or "
                         "contextvar): enough for CPython to re-specialize the launch path (default %(default)s)")
     p.add_argument("--affinity", default="auto",
                    help="pin the measuring process to these CPUs, e.g. 7 or 6,7; 'auto' (default): "
                         "the highest-numbered CPU it may use; 'none': no pinning")
-    p.add_argument("--seed", type=int, default=None, help="shuffle seed (default: random, recorded)")
+    p.add_argument("--seed", type=opt.SEED, default=None, help="shuffle seed (default: random, recorded)")
     p.add_argument("--output", "-o", default="mechanisms.json", help="JSON path (default: %(default)s)")
     p.add_argument("--pool", nargs="+", metavar="JSON", default=None,
                    help="measure nothing: pool the processes of these earlier runs (same numba-cuda and "

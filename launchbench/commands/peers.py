@@ -16,6 +16,7 @@ from ..engine.breakdown import run_breakdown
 from ..environments import envs
 from ..output.breakdown import format_breakdown
 from ..workloads import argkinds
+from ..base import options as opt
 from ..base.options import counts_help, parse_counts
 from ..workloads.kernels import MAX_ARGS, check_counts
 from ..workloads.peers import LABELS, LAUNCHERS
@@ -124,7 +125,7 @@ def build_document(samples, arg_counts, settings, unavailable_reasons, context=N
 # -- CLI ------------------------------------------------------------------------
 
 def parse_launchers(text: str | None) -> list[str]:
-    if not text:
+    if text is None:
         return list(LAUNCHERS)
     names = [part.strip() for part in text.split(",") if part.strip()]
     bad = [n for n in names if n not in LAUNCHERS]
@@ -174,7 +175,7 @@ def run_peers(args) -> int:
     counts = parse_counts(args.args, "--args", MAX_ARGS)
     check_counts(args.loops, args.repeats, args.rounds)
     names = parse_launchers(args.only)
-    if args.output:
+    if args.output is not None:
         check_writable(args.output, "--output")
     runner.parse_affinity(args.affinity)  # with the other options, before the GPU guard
     require_gpu(smoke_flag=False)
@@ -214,9 +215,9 @@ def run_peers(args) -> int:
 
 def register(sub) -> None:
     p = sub.add_parser("peers", help="numba-cuda's launch next to CuPy, cuda.core and a raw cuLaunchKernel loop")
-    p.add_argument("--loops", type=int, default=10000, help="launches per sample, same for every launcher (default 10000)")
-    p.add_argument("--repeats", type=int, default=5, help="samples per launcher per round (default 5)")
-    p.add_argument("--rounds", type=int, default=3,
+    p.add_argument("--loops", type=opt.LOOPS, default=10000, help="launches per sample, same for every launcher (default 10000)")
+    p.add_argument("--repeats", type=opt.REPEATS, default=5, help="samples per launcher per round (default 5)")
+    p.add_argument("--rounds", type=opt.ROUNDS, default=3,
                    help="rounds, each a fresh worker process with every launcher interleaved (default 3)")
     p.add_argument("--affinity", metavar="CPUS", default="auto",
                    help="CPU(s) the workers are pinned to while timing ('auto': the highest; 'none')")

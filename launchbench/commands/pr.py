@@ -22,11 +22,13 @@ import time
 from ..base.errors import UserError
 from ..base import signals
 from ..engine.history import Session, add_clone_argument, add_common_arguments, command_line
+from ..base import options as opt
 from ..base.options import parse_counts
 from ..environments import builds, envs
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
 from ..environments.commits import CommitEnvs, check_clone, commit_records
-from ..base import outputs
+from ..environments.variant_options import check_env_options
+from ..base import device, outputs
 from ..base.atomic import write_json_atomic, write_text_atomic
 from ..engine import analysis, conformance, sequential
 from ..output import prreport
@@ -47,17 +49,19 @@ def register(sub) -> None:
                                                  "with --main)")
     p.add_argument("--main", metavar="REF", help="the main line for the merge base (default: the first of "
                                                  "main, origin/main, upstream/main, master, origin/master)")
-    p.add_argument("--fail-if-slower", type=float, default=None, metavar="PCT",
+    p.add_argument("--fail-if-slower", type=opt.FAIL_IF_SLOWER, default=None, metavar="PCT",
                    help="compare's gate: exit 1 (4 with broken conformance) when a delta's interval lies "
                         "wholly above PCT %%; rounds stop once every delta is decided")
-    p.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
+    p.add_argument("--rounds", type=opt.ROUNDS_FOR_CI, default=DEFAULT_ROUNDS,
                    help=f"rounds of fresh processes, a cap when gated (default {DEFAULT_ROUNDS})")
-    p.add_argument("--min-rounds", type=int, default=10, help="never stop the gate before this many rounds (default 10)")
+    p.add_argument("--min-rounds", type=opt.MIN_ROUNDS, default=None,
+                   help=f"never stop the gate before this many rounds (default {opt.DEFAULT_MIN_ROUNDS}, or --rounds "
+                        "when fewer)")
     p.add_argument("--no-measure", action="store_true", help="conformance only")
     p.add_argument("--no-conformance", action="store_true", help="cost only")
     p.add_argument("--build-only", action="store_true",
                    help="only build (and cache) the two wheels, e.g. on a CPU machine for an offline GPU one")
-    p.add_argument("--conformance-timeout", type=float, default=600.0, metavar="S",
+    p.add_argument("--conformance-timeout", type=opt.TIMEOUT_S, default=600.0, metavar="S",
                    help="seconds per conformance run (default 600)")
     p.add_argument("--suite", help=argparse.SUPPRESS)  # another pytest file instead of the LC-S suite (tests on CPU)
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
@@ -74,8 +78,7 @@ def _check(args) -> tuple[str, str]:
         raise UserError("--fail-if-slower must be a percentage >= 0, e.g. 5")
     if args.rounds < 2:
         raise UserError("--rounds must be at least 2 (intervals are over rounds)")
-    if args.min_rounds < 2:
-        raise UserError("--min-rounds must be at least 2 (intervals are over rounds)")
+    opt.min_rounds(args.min_rounds, args.rounds)  # not above --rounds
     if args.max_time is not None and not args.max_time > 0:
         raise UserError("--max-time must be a positive number of seconds, e.g. 100")
     if not args.conformance_timeout > 0:
@@ -84,10 +87,13 @@ def _check(args) -> tuple[str, str]:
         raise UserError("--no-measure and --no-conformance leave nothing to do; drop one")
     if args.suite and not os.path.isfile(args.suite):
         raise UserError(f"--suite {args.suite} does not exist")
+    if not args.out.strip():  # "" would be the current folder
+        raise UserError("--out is empty; give a folder for pr.md, pr.json and the logs, e.g. --out pr-results")
     out = os.path.abspath(os.path.expanduser(args.out))
     if os.path.exists(out) and not os.path.isdir(out):
         raise UserError(f"--out {args.out} is a file; give a folder, e.g. --out pr-results")
     outputs.check_writable(os.path.join(out, "pr.json"), "--out")
+    check_env_options(args)
     return check_clone(args.clone), out
 
 
@@ -102,11 +108,16 @@ def exit_code(conformance: str | None, gate: dict | None, head_built: bool = Tru
 
 def run(args) -> int:
     clone, out_dir = _check(args)
+    session = Session(args, clone, parse_counts(args.args, "--args", MAX_KERNEL_ARGS), CommitEnvs)  # options first
     head = builds.resolve(clone, args.ref)
     base = builds.resolve(clone, args.base) if args.base else builds.merge_base(clone, head, args.main)
     if base.sha == head.sha:
         raise UserError(f"{args.ref} is its own base ({head.short}); pass --base REF or a ref ahead of the main line")
-    session = Session(args, clone, parse_counts(args.args, "--args", MAX_KERNEL_ARGS), CommitEnvs)
+    if builds.is_ancestor(clone, head, base):
+        raise UserError(f"{args.ref} ({head.short}) is older than its base {args.base or base.short} ({base.short}): "
+                        "the head must come after the base; swap them or pass an older --base")
+    if not (args.build_only or args.simulator or args.target):  # before any build or conformance run
+        device.refuse_without_gpu()
     session.say(f"launchbench: pr {head.short} ({head.subject[:60]}) vs base {base.short}")
     if args.build_only:
         for c in (base, head):
@@ -154,7 +165,8 @@ def _measure(args, session, records, out_dir, doc):
     rule = None
     stop = None
     if args.fail_if_slower is not None:
-        rule = sequential.Rule(target_pct=None, threshold_pct=args.fail_if_slower, min_rounds=args.min_rounds)
+        rule = sequential.Rule(target_pct=None, threshold_pct=args.fail_if_slower,
+                               min_rounds=opt.min_rounds(args.min_rounds, args.rounds))
 
         def stop(outcome):
             series = analysis.round_series(outcome.samples, names, names[0], session.arg_counts)

@@ -2,6 +2,7 @@
 (launchbench.environments.refs makes them)."""
 from __future__ import annotations
 
+from ..base import options as opt
 from ..environments.refs import CONTEXTVAR_PR, V2_COMMIT, make_refs
 
 
@@ -11,7 +12,7 @@ def register(sub) -> None:
     p.add_argument("--v2", default=V2_COMMIT, help=f"the v2 merge commit (default {V2_COMMIT})")
     p.add_argument("--baseline", help="baseline commit (default: the v2 commit's first parent)")
     p.add_argument("--remote", default="origin", help="remote that has GitHub's pull/N/head refs (default origin)")
-    p.add_argument("--pr", type=int, default=CONTEXTVAR_PR, help=f"contextvar pull request (default {CONTEXTVAR_PR})")
+    p.add_argument("--pr", type=opt.PR_NUMBER, default=CONTEXTVAR_PR, help=f"contextvar pull request (default {CONTEXTVAR_PR})")
     p.add_argument("--no-fetch", action="store_true", help="do not fetch the contextvar pull request")
     p.add_argument("--force", action="store_true", help="move branches that already exist elsewhere")
     p.set_defaults(func=_run)

@@ -7,6 +7,7 @@ from ..output import schema
 from ..output.breakdown import breakdown_text
 from ..output.report import default_outputs, export
 from ..base.atomic import read_json, write_text_atomic
+from ..base.errors import UserError
 from ..base.outputs import check_outputs, check_writable
 
 
@@ -32,21 +33,29 @@ def _run(args) -> int:
         raw = read_json(args.results)
     except Exception:  # noqa: BLE001 - schema.read gives the one-line error
         raw = None
+    given = {"--markdown": args.markdown, "--html": args.html, "--plot": args.plot}
     if isinstance(raw, dict) and str(raw.get("schema", "")).startswith("launchbench.breakdown/"):
-        if args.text:
+        for option, value in given.items():
+            if value is not None:
+                raise UserError(f"{option} is for a compare JSON; {args.results} is a breakdown, whose text "
+                                "analysis --text FILE writes")
+        if args.text is not None:
             check_writable(args.text, "--text")
         text = breakdown_text(raw)
-        if args.text:
+        if args.text is not None:
             write_text_atomic(args.text, text)
             print(f"wrote {args.text}")
         else:
             print(text, end="")
         return 0
     result = schema.validate(raw) if raw is not None else schema.read(args.results)  # read once
+    if args.text is not None:
+        raise UserError(f"--text is for a breakdown JSON; for {args.results} (a compare JSON) give --markdown, "
+                        "--html or --plot")
     outputs = {"markdown": args.markdown, "html": args.html, "plot": args.plot}
-    if not any(outputs.values()):
+    if all(value is None for value in outputs.values()):
         outputs = default_outputs(args.results)
-    check_outputs([(value, f"--{key}") for key, value in outputs.items() if value])
+    check_outputs([(value, f"--{key}") for key, value in outputs.items() if value is not None])
     for path in export(result, **outputs):
         print(f"wrote {path}")
     return 0

@@ -6,6 +6,7 @@ import os
 import re
 import sys
 
+from ..base import options as opt
 from ..base.errors import UserError
 from ..environments.variants import parse_pins
 from ..environments.wheelhouse import (DEFAULT_PLATFORMS, DEFAULT_PYTHON_VERSION, JOIN_SCRIPT, MIB, top_files,
@@ -13,16 +14,28 @@ from ..environments.wheelhouse import (DEFAULT_PLATFORMS, DEFAULT_PYTHON_VERSION
 from ..base.outputs import check_folder
 
 
-def parse_split_mb(text: str | None) -> int | None:
-    if text is None:
-        return None
+_REQUIREMENT = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?(\[[A-Za-z0-9._, -]*\])?"
+                          r"(\s*(===|==|>=|<=|~=|!=|<|>)\s*[A-Za-z0-9.*+!_-]+(\s*,\s*(===|==|>=|<=|~=|!=|<|>)\s*"
+                          r"[A-Za-z0-9.*+!_-]+)*)?")
+
+
+def check_requirement(text: str) -> str:
+    """``--package``: a requirement (``name``, ``name[extra]``, ``name==1.0``, ``name>=1,<2``), checked
+    before any download (with packaging's parser where installed, else the same grammar by hand)."""
+    ok = bool(text.strip()) and _REQUIREMENT.fullmatch(text.strip()) is not None
     try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise UserError(f"--split-mb {text!r}: expected a whole number of MiB >= 1, e.g. 40 for 64 MiB trips")
-    return value
+        from packaging.requirements import InvalidRequirement, Requirement
+    except ImportError:
+        pass
+    else:
+        try:
+            Requirement(text)
+        except InvalidRequirement:
+            ok = False
+    if not ok:
+        raise UserError(f"--package {text!r} is not a requirement; write it like --package packaging or "
+                        "--package 'packaging==24.1'")
+    return text.strip()
 
 
 def check_python_version(text: str) -> str:
@@ -41,9 +54,13 @@ def run(args) -> int:
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     python_version = check_python_version(args.python_version)
     platforms = [check_platform(p) for p in (args.platform or DEFAULT_PLATFORMS)]
-    split_mb = parse_split_mb(args.split_mb)
+    split_mb = args.split_mb  # checked by its type (base/options.SPLIT_MB) while parsing
     versions = numba_cuda_versions(args.variant)
     pins = parse_pins(args.constraints)
+    for req in args.package or ():
+        check_requirement(req)
+    if not args.dir.strip():  # "" once meant the current folder: 107 MiB of wheels where the user stood
+        raise UserError("DIR is empty; give a folder for the wheels, e.g. launchbench wheelhouse wheels/")
     reqs = requirements(versions, pins, args.build_deps, args.package or (), asv_builds=args.asv_builds)
     dest = os.path.abspath(os.path.expanduser(args.dir))
     if os.path.exists(dest) and not os.path.isdir(dest):
@@ -84,7 +101,7 @@ def register(sub) -> None:
                         "cuda-pathfinder, virtualenv): for `launchbench asv-config --offline DIR`")
     p.add_argument("--package", action="append", metavar="REQ",
                    help="one more requirement to fetch, e.g. packaging (repeatable; no dependencies are followed)")
-    p.add_argument("--split-mb", metavar="N",
+    p.add_argument("--split-mb", type=opt.SPLIT_MB, metavar="N",
                    help="also lay the files out into part-1, part-2, ... of at most N MiB each, larger files cut "
                         "into pieces with part-1/JOIN.sh to rejoin them (e.g. 40 for 64 MiB trips with the tree)")
     p.add_argument("--quiet", action="store_true", help="no progress output")

@@ -17,6 +17,7 @@ import time
 
 from ..base import device
 from ..base.errors import UserError
+from ..base import options as opt
 from ..base.options import counts_help
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
 from . import analysis, runner, stats
@@ -50,18 +51,18 @@ def add_common_arguments(p, default_output: str | None) -> None:
     e.add_argument("--extras", default=None, help="numba-cuda extras (default cu13, none with --system-site-packages)")
     m = p.add_argument_group("measurement (compare's method)")
     m.add_argument("--args", default="0,1,2,3,4", help=counts_help(MAX_KERNEL_ARGS))
-    m.add_argument("--repeats", type=int, default=DEFAULT_REPEATS,
+    m.add_argument("--repeats", type=opt.REPEATS, default=DEFAULT_REPEATS,
                    help=f"samples per commit, arg count and round (default {DEFAULT_REPEATS})")
-    m.add_argument("--sample-time", type=float, default=0.004, help="seconds per sample (default 0.004)")
-    m.add_argument("--warmup", type=int, default=1000, help="launches per arg count before timing (default 1000)")
+    m.add_argument("--sample-time", type=opt.SAMPLE_TIME, default=0.004, help="seconds per sample (default 0.004)")
+    m.add_argument("--warmup", type=opt.WARMUP, default=1000, help="launches per arg count before timing (default 1000)")
     m.add_argument("--affinity", metavar="CPUS", default="auto", help="measuring CPU(s) (default: the highest)")
-    m.add_argument("--prefetch", default="auto", help="rounds set up ahead (default auto)")
+    m.add_argument("--prefetch", type=opt.PREFETCH, default="auto", help="rounds set up ahead (default auto)")
     m.add_argument("--gpus", metavar="IDS", default=None,
                    help="spread the rounds over these GPUs (e.g. 0,1 or 'all'), one lane each with its own "
                         "CPUs; rounds pool, lanes are checked against each other (default: one GPU)")
-    m.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD_US,
+    m.add_argument("--threshold", type=opt.THRESHOLD_US, default=DEFAULT_THRESHOLD_US,
                    help=f"a step counts when its 95%% interval lies wholly beyond +/- this many us (default {DEFAULT_THRESHOLD_US})")
-    m.add_argument("--max-time", type=float, default=None, help="cap on seconds of measurement (no new round after it)")
+    m.add_argument("--max-time", type=opt.MAX_TIME, default=None, help="cap on seconds of measurement (no new round after it)")
     m.add_argument("--simulator", action="store_true", help="smoke mode under the CUDA simulator; NOT a measurement")
     m.add_argument("--target", metavar="MODULE:FUNC", help=argparse.SUPPRESS)  # time a Python callable per commit (tests on CPU)
     o = p.add_argument_group("output")
@@ -147,7 +148,9 @@ class Session:
             raise UserError(f"--warmup must be >= 0 launches (got {args.warmup})")
         if args.max_time is not None and not args.max_time >= 0:
             raise UserError("--max-time must be a number of seconds >= 0, e.g. 600 (0: no cap)")
-        gpus = lanes_mod.parse_gpus(args.gpus, lanes_mod.visible_gpus())
+        visible = lanes_mod.visible_gpus()
+        device.check_gpu_lanes(args.gpus, visible, args.simulator or bool(args.target))
+        gpus = lanes_mod.parse_gpus(args.gpus, visible)
         self.lanes = lanes_mod.plan_lanes(gpus, args.affinity) if gpus else None
         self.affinity = self.lanes[0].affinity if self.lanes else runner.parse_affinity(args.affinity)
         runner.parse_prefetch(args.prefetch, 2, self.affinity)  # its syntax now; the count once builds are known

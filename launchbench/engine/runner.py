@@ -471,9 +471,10 @@ class Spinners:
         self.procs = []
 
 
-def parse_spin(text: str | None, affinity: list | None, setup: list | None) -> list:
+def parse_spin(text: str | None, affinity: list | None, setup: list | None, available=None) -> list:
     """``--spin``: "none" -> []; "auto" -> the lowest set-up CPU ([] without pinning or without
-    set-up CPUs); "3" or "2,3" -> those CPUs, which must not be measuring ones."""
+    set-up CPUs); "3" or "2,3" -> those CPUs, which must be this process's (*available*) and not
+    measuring ones."""
     text = "none" if text is None else str(text).strip().lower()
     if text == "none":
         return []
@@ -483,6 +484,12 @@ def parse_spin(text: str | None, affinity: list | None, setup: list | None) -> l
     clash = sorted(set(cpus) & set(affinity or []))
     if clash:
         raise UserError(f"--spin {text}: CPU(s) {clash} also measure (--affinity); choose others or --spin none")
+    if available is None:
+        available = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set(cpus)
+    missing = [c for c in cpus if c not in set(available)]
+    if missing:
+        raise UserError(f"--spin {text}: CPU(s) {format_counts(missing)} not available to this process "
+                        f"(allowed: {format_counts(available)}); choose among those or use --spin none")
     return cpus
 
 

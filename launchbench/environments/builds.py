@@ -113,6 +113,11 @@ def resolve(clone: str, rev: str) -> Commit:
     return _commit(clone, sha)
 
 
+def is_ancestor(clone: str, older: Commit, newer: Commit) -> bool:
+    """*older* is an ancestor of *newer* (``git merge-base --is-ancestor``)."""
+    return _git(clone, "merge-base", "--is-ancestor", older.sha, newer.sha).returncode == 0
+
+
 MAIN_LINES = ("main", "origin/main", "upstream/main", "master", "origin/master")
 
 

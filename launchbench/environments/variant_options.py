@@ -8,8 +8,12 @@ environment with them.
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 
+from ..base.errors import UserError
+from ..base.outputs import check_folder
 from . import envs, variants
 
 
@@ -34,6 +38,29 @@ def add_env_arguments(e) -> None:
     e.add_argument("--constraints", metavar="FILE", help="pins for built envs (default: constraints.txt's)")
     e.add_argument("--extras", default=None,
                    help="numba-cuda extras to install (default cu13, or none with --system-site-packages)")
+
+
+_EXTRAS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*(\s*,\s*[A-Za-z0-9][A-Za-z0-9_.-]*)*")
+
+
+def check_env_options(args) -> dict:
+    """The environment options (``add_env_arguments``, and history's ``--wheel-cache``), checked
+    before any GPU guard, build or download: one line naming the option for a bad one. Returns
+    the pins (``--constraints``)."""
+    if args.python is not None:
+        full = os.path.abspath(os.path.expanduser(args.python)) if str(args.python).strip() else ""
+        if not (full and os.path.isfile(full) and os.access(full, os.X_OK)):
+            raise UserError(f"--python {args.python!r} is not an executable file; give a python, e.g. "
+                            f"--python {sys.executable}")
+    if args.wheels is not None and not (str(args.wheels).strip() and os.path.isdir(args.wheels)):
+        raise UserError(f"--wheels {args.wheels!r} is not a directory; pass the folder holding the wheels")
+    if args.extras is not None and args.extras.strip() and not _EXTRAS.fullmatch(args.extras.strip()):
+        raise UserError(f"--extras {args.extras!r}: expected comma-separated extras names, e.g. --extras cu13 "
+                        "(or '' for none)")
+    for option in ("env_dir", "wheel_cache"):
+        if getattr(args, option, None) is not None:
+            check_folder(getattr(args, option), "--" + option.replace("_", "-"))
+    return variants.parse_pins(args.constraints)
 
 
 def resolve_variant_envs(args, vlist: list, log) -> tuple[dict, dict]:

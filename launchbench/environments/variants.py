@@ -178,11 +178,17 @@ def parse_pins(path: str | None) -> dict:
     if path is None:
         return dict(DEFAULT_PINS)
     pins = {}
+    if not str(path).strip():
+        raise UserError("--constraints is empty; give a file of name==version lines, e.g. --constraints constraints.txt")
     try:
-        with open(path) as fh:
+        with open(path, encoding="utf-8") as fh:
             lines = fh.read().splitlines()
     except OSError as exc:
-        raise UserError(f"cannot read constraints file {path} ({exc.strerror}); pass an existing file") from None
+        raise UserError(f"--constraints: cannot read constraints file {path} ({exc.strerror}); pass an existing "
+                        "file") from None
+    except UnicodeDecodeError:
+        raise UserError(f"--constraints {path} is not a text file (not UTF-8); give a file of name==version "
+                        "lines, e.g. constraints.txt") from None
     for lineno, line in enumerate(lines, 1):
         line = line.split("#", 1)[0].strip()
         if not line:
