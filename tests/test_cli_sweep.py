@@ -97,12 +97,12 @@ CASES = {
         (["compare", "--bogus"], "usage"),
     ],
     "counts": [
-        (COUNTS + ["--processes", "0"], "--processes must be 1 to 10 (got 0)"),
-        (COUNTS + ["--processes", "11"], "--processes must be 1 to 10 (got 11)"),
+        (COUNTS + ["--processes", "0"], "argument --processes: '0' is less than 1"),
+        (COUNTS + ["--processes", "11"], "argument --processes: '11' is more than 10"),
         (COUNTS + ["--processes", "two"], "usage"),
-        (COUNTS + ["--launches", "0"], "--launches must be 1 to"),
+        (COUNTS + ["--launches", "0"], "argument --launches: '0' is less than 1"),
         (COUNTS + ["--launches", "1e9"], "usage"),
-        (COUNTS + ["--top", "0"], "--top must be at least 1"),
+        (COUNTS + ["--top", "0"], "argument --top: '0' is less than 1"),
         *[(COUNTS + ["--args", text], needle) for text, needle in ARGS_GRAMMAR],
         (COUNTS + ["--args", "0,40"], "--args '0,40': 40 is more than 32"),
         (COUNTS + ["--arg-kind", "numpy"], "usage"),
@@ -543,7 +543,7 @@ OPTION_KINDS = {
     "--variant": "variant", "--reference": "name", "--env-dir": "outdir", "--python": "exe", "--wheels": "indir",
     "--constraints": "infile", "--extras": "text", "--output": "outfile", "--markdown": "outfile",
     "--plot": "outfile", "--wheel-cache": "outdir", "--asv-results": "outdir", "--target": "skip", "--suite": "skip",
-    ("compare", "--repo"): "repo_item", ("breakdown", "--repo"): "repo_item", ("compare", "--loops"): "ints",
+    ("compare", "--repo"): "repo_item", ("counts", "--repo"): "repo_item", ("breakdown", "--repo"): "repo_item", ("compare", "--loops"): "ints",
     ("pr", "--base"): "ref", ("pr", "--main"): "ref", ("pr", "--out"): "outdir",
     ("asv-config", "--repo"): "clone", ("asv-config", "--config"): "injson", ("asv-config", "--results-dir"): "outdir",
     ("asv-config", "--html-dir"): "outdir", ("asv-config", "--offline"): "indir", ("asv-config", "--host-site"): "indir",
@@ -572,6 +572,7 @@ OPTION_KINDS = {
 # NUMBA_ENABLE_CUDASIM=1 and the like) or in a tripwire, never in work.
 SWEEP_BASE = {
     "compare": ["compare", "-o", "{out}/c.json"],
+    "counts": ["counts", "-o", "{out}/c.json"],
     "history": ["history", "{git}", "HEAD..HEAD", "-o", "{out}/h.json"],
     "bisect": ["bisect", "{git}", "HEAD", "HEAD", "-o", "{out}/b.json"],
     "pr": ["pr", "{git}", "HEAD", "--out", "{out}/pr"],
@@ -589,7 +590,7 @@ SWEEP_BASE = {
 }
 # Values a command takes on purpose (not mistakes): (subcommand, option, value).
 ACCEPTED = {
-    ("compare", "--extras", ""), ("history", "--extras", ""), ("bisect", "--extras", ""), ("pr", "--extras", ""),
+    ("compare", "--extras", ""), ("counts", "--extras", ""), ("history", "--extras", ""), ("bisect", "--extras", ""), ("pr", "--extras", ""),
     ("breakdown", "--extras", ""), ("wheelhouse", "--package", "numba-cuda>=1"),  # a requirement, fetched as given
 }
 
@@ -626,6 +627,8 @@ KNOWN_GAPS = {
     ("pr", "ref", ""): "refused as unknown revision '' (the message names the value, not REF)",
     ("pr", "--main", ""): "the head's own-base check refuses first",
     ("compare", "--repo", "a=/no/such/clone"): "refused naming the path, not --repo",
+    ("counts", "--repo", "a=/no/such/clone"): "refused naming the path, not --repo",
+    ("counts", "--repo", "a={file}"): "refused naming the path, not --repo",
     ("compare", "--repo", "a={file}"): "refused naming the path, not --repo",
     ("site", "--results", ""): "'' is read as the current folder (refused as not an asv results directory)",
     ("site", "--html-dir", ""): "'' is taken as no --html-dir: the run goes on to the ledger",

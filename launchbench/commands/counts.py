@@ -23,7 +23,7 @@ from ..base.outputs import check_outputs
 from ..engine import countdiff, countpass, runner
 from ..engine.runner import timing_json
 from ..environments import envs, variants
-from ..environments.variant_options import Ordered, add_env_arguments, resolve_variant_envs
+from ..environments.variant_options import Ordered, add_env_arguments, check_env_options, resolve_variant_envs
 from ..output import counts as counts_out, countsdoc
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS, add_argument_options, argument_setup
 from ..workloads.counts import DEFAULT_LAUNCHES
@@ -112,10 +112,12 @@ def build_document(*, argv, args, host, arg_counts, reference, vlist, resolved, 
 
 def run(args) -> int:
     arg_counts, vlist, reference = check_options(args)
+    markdown = None if args.no_report else (
+        args.markdown if args.markdown is not None else os.path.splitext(args.output)[0] + ".md")
+    check_outputs([(args.output, "--output"), (markdown, "--markdown")])
+    check_env_options(args)  # the environment options, like every other option, before the GPU guard
     if not args.simulator:
         device.refuse_without_gpu()
-    markdown = None if args.no_report else (args.markdown or os.path.splitext(args.output)[0] + ".md")
-    check_outputs([(args.output, "--output"), (markdown, "--markdown")])
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     resolved, _pins = resolve_variant_envs(args, vlist, log)
 
