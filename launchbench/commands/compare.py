@@ -184,13 +184,7 @@ def build_document(*, argv, simulator, host, settings, reference, variants, outc
 
 def counts_section(outcome, reference: str, names: list) -> dict | None:
     """The document's ``counts``: the summary and diffs, plus each process's per-launch totals."""
-    if not outcome.counts:
-        return None
-    section = countdiff.summarize(outcome.counts, reference, names)
-    section["records"] = [{"variant": r["variant"], "round": r["round"], "worker": r["worker"], "nargs": r["nargs"],
-                           "per_launch": r["counts"]["per_launch"], "steady": r["counts"]["steady"]}
-                          for r in outcome.counts]
-    return section
+    return countdiff.section(outcome.counts, reference, names)
 
 
 # ---------------------------------------------------------------- command

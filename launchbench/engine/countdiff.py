@@ -101,6 +101,17 @@ def summarize(records: list, reference: str, names: list) -> dict:
             "reproducible": all(v["reproducible"] for per in per_variant.values() for v in per.values())}
 
 
+def section(records: list, reference: str, names: list) -> dict | None:
+    """A document's ``counts`` (compare, breakdown, pr): the summary and diffs, plus each
+    process's per-launch totals; None when nothing was counted."""
+    if not records:
+        return None
+    out = summarize(records, reference, names)
+    out["records"] = [{"variant": r["variant"], "round": r["round"], "worker": r["worker"], "nargs": r["nargs"],
+                       "per_launch": r["counts"]["per_launch"], "steady": r["counts"]["steady"]} for r in records]
+    return out
+
+
 def visibility(count_delta: dict | None, time_established: bool) -> str:
     """How a timing delta and a counts delta read together, in words for the tables:
     ``counts moved``, the NOT_VISIBLE note (time moved, counts did not) or ``no change``."""
