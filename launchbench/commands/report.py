@@ -4,10 +4,11 @@ recomputed from the samples by this launchbench (a committed run read with today
 from __future__ import annotations
 
 from ..output import schema
-from ..output.breakdown import breakdown_text
+from ..output.breakdown import SCHEMA as PAIRED_BREAKDOWN, breakdown_markdown, breakdown_text, reanalyzed
 from ..output.report import default_outputs, export
 from ..base.atomic import read_json, write_text_atomic
-from ..base.outputs import check_outputs, check_writable
+from ..base.errors import UserError
+from ..base.outputs import check_outputs
 
 
 def register(sub) -> None:
@@ -24,6 +25,7 @@ def register(sub) -> None:
     p.add_argument("--html", metavar="FILE", help="write the self-contained HTML report here")
     p.add_argument("--plot", metavar="FILE", help="write the PNG plot here")
     p.add_argument("--text", metavar="FILE", help="breakdown JSON: write the text analysis here (default: stdout)")
+    # a paired breakdown JSON takes --markdown too: its analysis and exact counts as Markdown
     p.set_defaults(func=_run)
 
 
@@ -33,8 +35,17 @@ def _run(args) -> int:
     except Exception:  # noqa: BLE001 - schema.read gives the one-line error
         raw = None
     if isinstance(raw, dict) and str(raw.get("schema", "")).startswith("launchbench.breakdown/"):
-        if args.text:
-            check_writable(args.text, "--text")
+        if args.html or args.plot:
+            raise UserError("a breakdown JSON renders as text (--text FILE) or Markdown (--markdown FILE) only")
+        paired = str(raw["schema"]).startswith(PAIRED_BREAKDOWN)
+        if args.markdown and not paired:
+            raise UserError("--markdown needs a paired breakdown JSON (breakdown --variant ...)")
+        check_outputs([(args.text, "--text"), (args.markdown, "--markdown")])
+        if args.markdown:
+            write_text_atomic(args.markdown, breakdown_markdown(reanalyzed(raw)))
+            print(f"wrote {args.markdown}")
+            if not args.text:
+                return 0
         text = breakdown_text(raw)
         if args.text:
             write_text_atomic(args.text, text)
