@@ -102,13 +102,14 @@ def summarize(records: list, reference: str, names: list) -> dict:
 
 
 def section(records: list, reference: str, names: list) -> dict | None:
-    """A document's ``counts`` (compare, breakdown, pr): the summary and diffs, plus each
-    process's per-launch totals; None when nothing was counted."""
+    """A document's ``counts`` (compare, counts): ``summarize``, plus each process's per-launch
+    totals (``records``), so that a reader sees every process's numbers; None without records."""
     if not records:
         return None
     out = summarize(records, reference, names)
     out["records"] = [{"variant": r["variant"], "round": r["round"], "worker": r["worker"], "nargs": r["nargs"],
-                       "per_launch": r["counts"]["per_launch"], "steady": r["counts"]["steady"]} for r in records]
+                       "per_launch": r["counts"]["per_launch"], "steady": r["counts"]["steady"]}
+                      for r in records]
     return out
 
 

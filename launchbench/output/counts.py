@@ -11,12 +11,15 @@ from ..engine.countdiff import NOT_VISIBLE, visibility
 TOP_FUNCTIONS = 8
 
 
-def signed(value) -> str:
+def _signed(value) -> str:
     if value is None:
         return "n/a"
     if isinstance(value, float) and value != int(value):
         return f"{value:+.2f}"
     return f"{int(value):+d}"
+
+
+signed = _signed  # public: the pr comment's counts line (output.prreport)
 
 
 def _plain(value) -> str:
@@ -82,8 +85,8 @@ def diff_rows(section: dict, deltas: list, arg_counts: list) -> list:
                 rows.append([str(nargs), name, "-", "-", "-", "-", us, d["error"]])
                 continue
             pl = d["per_launch"]
-            rows.append([str(nargs), name, signed(pl.get("bytecodes")), signed(pl.get("calls")),
-                         signed(pl.get("c_calls")), signed(pl.get("entries")), us,
+            rows.append([str(nargs), name, _signed(pl.get("bytecodes")), _signed(pl.get("calls")),
+                         _signed(pl.get("c_calls")), _signed(pl.get("entries")), us,
                          visibility(d, established(t))])
     return rows
 
@@ -95,8 +98,8 @@ def function_rows(d: dict, top: int = TOP_FUNCTIONS) -> list:
     rows = [["function", "module", "Δ bytecodes", f"Δ {label}", "bytecodes (ref → variant)", f"{label} (ref → variant)"]]
     for f in d["functions"][:top]:
         ref, other = f["ref"], f["other"]
-        rows.append([f["function"], f["module"], signed(f["delta"].get("bytecodes")),
-                     signed(f["delta"].get(calls_key)),
+        rows.append([f["function"], f["module"], _signed(f["delta"].get("bytecodes")),
+                     _signed(f["delta"].get(calls_key)),
                      f"{_plain(ref.get('bytecodes'))} → {_plain(other.get('bytecodes'))}",
                      f"{_plain(ref.get(calls_key))} → {_plain(other.get(calls_key))}"])
     return rows
