@@ -6,9 +6,13 @@ in place of the GPU-only LC-S suite) and whose ``launch`` busy-waits a fixed
 time. On ``main`` test_a fails (planted), test_c is an expected failure and
 test_d runs. Branches off main: ``fix`` makes test_a pass; ``break`` makes
 test_b fail, test_c pass (xfail -> xpass) and test_d skip; ``slow`` adds 30 us
-per launch; ``both`` breaks test_b and is slow. The report must name each
-change, and the exit codes must say 0, 3, 1 and 4.
+per launch; ``both`` breaks test_b and is slow; ``extra`` makes one more Python
+call per launch. The report must name each change, and the exit codes must say
+0, 3, 1 and 4. The wait is a C busy-wait (launchbench's ``_tls.spin``), so the
+launch's exact counts do not depend on the time it takes: ``extra`` moves them
+by what ``dis`` says, ``slow`` not at all.
 """
+import dis
 import json
 import subprocess
 import textwrap
@@ -18,6 +22,7 @@ import pytest
 from launchbench import cli
 from launchbench.commands import pr
 from launchbench.engine import conformance
+from launchbench.engine.countdiff import NOT_VISIBLE
 
 STEP_US = 30.0
 SUITE = '''
@@ -48,17 +53,30 @@ def _git(repo, *args):
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
 
 
-def _code(ok, delay_us):
+def _code(ok, delay_us, extra=False):
     return textwrap.dedent(f'''
-        import time
         OK = {ok!r}
-        DELAY_S = {delay_us} * 1e-6
+        DELAY_NS = {int(delay_us * 1000)}
+        try:  # a C busy-wait: the launch's counts stay the same whatever the wait takes
+            from launchbench.workloads._tls import spin
+        except ImportError:  # conformance runs need no launchbench
+            def spin(ns):
+                pass
+
+        def _extra():
+            return None
 
         def launch(*args):
-            end = time.perf_counter() + DELAY_S
-            while time.perf_counter() < end:
-                pass
-        ''')
+            spin(DELAY_NS)
+        ''') + ("    _extra()\n" if extra else "")
+
+
+def _launch_bytecodes(code: str) -> dict:
+    """Instructions per call of the stand-in's functions (straight-line: every one but RESUME runs)."""
+    space: dict = {}
+    exec(compile(code, "numba_cuda", "exec"), space)
+    return {name: sum(1 for i in dis.get_instructions(space[name]) if i.opname != "RESUME")
+            for name in ("launch", "_extra")}
 
 
 BASE_OK = {"a": False, "b": True, "c": False, "d": True}
@@ -79,10 +97,11 @@ def standin(tmp_path_factory):
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "base")
     branches = {"fix": ({**BASE_OK, "a": True}, 5), "break": ({**BASE_OK, "b": False, "c": True, "d": False}, 5),
-                "slow": (BASE_OK, 5 + STEP_US), "both": ({**BASE_OK, "b": False}, 5 + STEP_US)}
+                "slow": (BASE_OK, 5 + STEP_US), "both": ({**BASE_OK, "b": False}, 5 + STEP_US),
+                "extra": (BASE_OK, 5)}
     for name, (ok, delay) in branches.items():
         _git(repo, "checkout", "-q", "-b", name, "main")
-        init.write_text(_code(ok, delay))
+        init.write_text(_code(ok, delay, extra=name == "extra"))
         _git(repo, "commit", "-q", "-am", name)
     _git(repo, "checkout", "-q", "main")
     _git(repo, "commit", "-q", "--allow-empty", "-m", "main moves on")  # the merge base is not main's tip
@@ -176,6 +195,43 @@ def test_a_cost_is_measured_and_gated(standin, tmp_path, capsys):
     assert d["ci_us"][0] > 0 and d["delta_us"] > STEP_US / 2
     assert "cost: SLOWER than the 50 % gate" in out
     assert "### Launch cost" in md
+    # a C-level wait: the time moved (asserted above), no count did, and the comment says so
+    counts = doc["measurement"]["counts"]
+    head = doc["head"]["variant"]
+    assert counts["reproducible"] and not counts["diffs"][head]["0"]["moved"]
+    assert f"counts: identical per launch (exact); the cost moved: {NOT_VISIBLE}" in out
+    assert f"| 0 | head ({doc['head']['short']}) | +0 |" in md and NOT_VISIBLE in md
+
+
+@pytest.mark.slow
+def test_one_more_python_call_shows_exactly_in_the_counts(standin, tmp_path, capsys):
+    """The head calls one more Python function per launch: the counts say by how many bytecodes,
+    entries and calls, exactly, in the JSON, the terminal and the PR comment; the exit code
+    does not change (no gate, conformance unchanged)."""
+    rc = cli.main(_argv(standin, tmp_path, "extra", "--no-conformance", "--rounds", "2", "--counts", "2"))
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    doc, md = _doc(tmp_path)
+    base_code, head_code = _launch_bytecodes(_code(BASE_OK, 5)), _launch_bytecodes(_code(BASE_OK, 5, extra=True))
+    in_launch = head_code["launch"] - base_code["launch"]
+    want = in_launch + head_code["_extra"]
+    counts = doc["measurement"]["counts"]
+    head, base = doc["head"]["variant"], doc["base"]["variant"]
+    assert counts["reference"] == base and counts["reproducible"]
+    assert sorted(r["round"] for r in counts["records"] if r["variant"] == head) == [0, 1]  # two fresh processes
+    assert len({r["worker"] for r in counts["records"]}) == 4
+    d = counts["diffs"][head]["0"]
+    assert d["moved"] and d["per_launch"]["bytecodes"] == want
+    assert d["per_launch"]["entries"] == 1 and d["per_launch"]["c_calls"] == 0
+    rows = {f["function"]: f["delta"] for f in d["functions"]}
+    assert set(rows) == {"launch", "_extra"} and [f["function"] for f in d["functions"]] == ["launch", "_extra"]
+    assert rows["launch"]["bytecodes"] == in_launch and rows["launch"]["entries"] == 0
+    assert rows["_extra"]["bytecodes"] == head_code["_extra"] and rows["_extra"]["entries"] == 1
+    label = f"head ({doc['head']['short']})"
+    assert f"| 0 | {label} | +{want} |" in md and "### Exact counts per launch" in md
+    assert f"| launch | numba_cuda | +{in_launch} |" in md
+    calls = "+1 calls" if "calls" in d["kinds"] else "+0 C calls"  # sys.monitoring sees Python calls too
+    assert f"counts: head - base +{want} bytecodes / {calls} at 0 args per launch (exact; most in launch" in out
 
 
 @pytest.mark.slow

@@ -16,11 +16,11 @@ import time
 
 from ..base import device
 from ..base import signals
-from ..base.atomic import write_json_atomic
+from ..base.atomic import write_json_atomic, write_text_atomic
 from ..base.errors import UserError
 from ..base.outputs import check_outputs, check_writable
 from ..engine import breakdown as engine_breakdown
-from ..engine import runner
+from ..engine import countdiff, runner
 from ..environments import envs, variants
 from ..environments.variant_options import Ordered, add_env_arguments, check_env_options, resolve_variant_envs
 from ..output import breakdown as render
@@ -36,6 +36,10 @@ DEFAULT_SAMPLE_TIME = 0.002
 DEFAULT_MAX_TIME = 240.0
 DEFAULT_WARMUP = 200
 WRITE_EVERY_S = 10.0
+#: rounds whose workers also count the full launch's bytecodes and calls, after their samples
+#: (as compare's --counts: two fresh processes per variant show whether the counts agree)
+DEFAULT_COUNT_ROUNDS = 2
+MAX_COUNT_ROUNDS = 10
 
 
 def run_breakdown(counts, loops: int, repeats: int, rounds: int, affinity: str | None = "auto") -> dict:
@@ -66,6 +70,8 @@ def run_cli(args) -> int:
     for name, value in SINGLE_DEFAULTS.items():
         if getattr(args, name, None) is None:
             setattr(args, name, value)
+    if getattr(args, "markdown", None):
+        raise UserError("--markdown is the paired mode's report; add --variant A=SPEC --variant B=SPEC")
     counts = parse_counts(args.args, "--args", MAX_ARGS)
     check_counts(args.loops, args.repeats, args.rounds)
     if args.output is not None:
@@ -110,6 +116,12 @@ def add_paired_arguments(p) -> None:
     m.add_argument("--affinity", metavar="CPUS", default="auto", help="measuring CPU(s), as compare (default auto)")
     m.add_argument("--simulator", action="store_true",
                    help="smoke run on a stand-in launch path under NUMBA_ENABLE_CUDASIM=1; NOT a measurement")
+    m.add_argument("--counts", type=opt.COUNT_ROUNDS, default=DEFAULT_COUNT_ROUNDS, metavar="N",
+                   help=f"the first N rounds' workers also count the full launch's Python bytecodes, calls and "
+                        f"function entries, exactly, after their samples (default {DEFAULT_COUNT_ROUNDS}; 0: no "
+                        f"counts; at most {MAX_COUNT_ROUNDS})")
+    m.add_argument("--markdown", metavar="FILE",
+                   help="also write a Markdown report here: the analysis and the exact counts tables")
     m.add_argument("--quiet", action="store_true", help="no progress output")
     m.add_argument("--target", metavar="MODULE:FUNC", help=argparse.SUPPRESS)
 
@@ -138,6 +150,9 @@ def run_paired(args) -> int:
         raise UserError("--repeats and --rounds must be at least 1")
     if args.sample_time <= 0 or (args.max_time is not None and args.max_time <= 0):
         raise UserError("--sample-time and --max-time must be positive, e.g. --sample-time 0.002")
+    if not 0 <= args.counts <= MAX_COUNT_ROUNDS:
+        raise UserError(f"--counts must be a number of rounds from 0 to {MAX_COUNT_ROUNDS} (got {args.counts}); "
+                        "counts are exact, so two processes per variant show whether they agree")
     arg_counts = parse_counts(args.args, "--args", argkinds.MAX_ARGS)  # up to 32 arguments (issue 22), not peers' 8
     stage_list = parse_stages(args.stages, insitu=not args.no_insitu)
     affinity = runner.parse_affinity(args.affinity)
@@ -149,7 +164,7 @@ def run_paired(args) -> int:
     vlist, reference = variants.parse_variants(items, args.reference)
     prefetch = runner.parse_prefetch(args.prefetch, len(vlist), affinity)
     output = args.output if args.output is not None else "launchbench-breakdown.json"
-    check_outputs([(output, "--output")])
+    check_outputs([(output, "--output"), (args.markdown, "--markdown")])
     if not args.target:
         if not args.simulator:
             device.refuse_without_gpu()
@@ -174,7 +189,7 @@ def run_paired(args) -> int:
         arg_counts=arg_counts, loops=loops, repeats=repeats, rounds=rounds, warmup=args.warmup,
         sample_target_s=args.sample_time, simulator=args.simulator, affinity=affinity, peers=False,
         overlay=overlay, log_dir=run_dir, prefetch=prefetch, setup_cpus=runner.setup_cpus(affinity),
-        keys=keys, setup=setup, max_time=args.max_time, log_prefix="stages-r",
+        keys=keys, setup=setup, max_time=args.max_time, log_prefix="stages-r", count_rounds=args.counts,
         modules={v.name: v.base.module for v in vlist if v.base.module != "numba-cuda"})
     host = device.host_info()
     argv = ["launchbench"] + sys.argv[1:] if os.path.basename(sys.argv[0]) in ("launchbench", "__main__.py") else list(sys.argv)
@@ -212,6 +227,9 @@ def run_paired(args) -> int:
     schema_write(output, doc)
     print(render.format_text(doc), end="")
     log(f"launchbench: wrote {output}")
+    if args.markdown:
+        write_text_atomic(args.markdown, render.breakdown_markdown(doc))
+        log(f"launchbench: wrote {args.markdown}")
     if outcome.interrupted:
         print(f"launchbench: interrupted after {outcome.rounds_completed} rounds ({outcome.reason}); "
               "the results keep the completed rounds", file=sys.stderr)
@@ -251,4 +269,6 @@ def build_document(*, argv, host, settings, reference, variants, outcome, names,
         "interrupted": outcome.interrupted,
         "interrupt_reason": outcome.reason,
         "timing": runner.timing_json(outcome.timing),
+        # exact Python-level counts of each variant's full launch (engine/countdiff.py), beside the µs
+        "counts": countdiff.section(outcome.counts, reference, names),
     }

@@ -6,7 +6,9 @@ line, or ``--base``) through history's wheel cache (offline with
 outcomes test by test (fixed, broken, xfail -> xpass, newly skipped), then
 measures the pair with compare's method (fresh interleaved workers per round,
 paired deltas, intervals over rounds) and, with ``--fail-if-slower``, compare's
-gate. Writes one Markdown report for a PR comment and the JSON into ``--out``.
+gate; the first ``--counts`` rounds' workers also count each side's launch
+exactly (Python bytecodes, calls, function entries; the per-function diff).
+Writes one Markdown report for a PR comment and the JSON into ``--out``.
 
 Exit codes: 0 conformance holds and the cost is not shown slower than the
 gate (or no gate, or the gate is undecided); 1 slower than the gate;
@@ -30,13 +32,15 @@ from ..environments.commits import CommitEnvs, check_clone, commit_records
 from ..environments.variant_options import check_env_options
 from ..base import device, outputs
 from ..base.atomic import write_json_atomic, write_text_atomic
-from ..engine import analysis, conformance, sequential
+from ..engine import analysis, conformance, countdiff, sequential
 from ..output import prreport
 
 SCHEMA = "launchbench.pr"
 SCHEMA_VERSION = 1
 DEFAULT_ROUNDS = 60
 DEFAULT_OUT = "launchbench-pr"
+DEFAULT_COUNT_ROUNDS = 2  # as compare's --counts: two fresh processes per side show whether the counts agree
+MAX_COUNT_ROUNDS = 10
 EXIT_SLOWER, EXIT_BROKEN, EXIT_BOTH = 1, 3, 4
 
 
@@ -57,6 +61,10 @@ def register(sub) -> None:
     p.add_argument("--min-rounds", type=opt.MIN_ROUNDS, default=None,
                    help=f"never stop the gate before this many rounds (default {opt.DEFAULT_MIN_ROUNDS}, or --rounds "
                         "when fewer)")
+    p.add_argument("--counts", type=opt.COUNT_ROUNDS, default=DEFAULT_COUNT_ROUNDS, metavar="N",
+                   help=f"the first N rounds' workers also count each side's launch (Python bytecodes, calls, "
+                        f"function entries), exactly, after their samples (default {DEFAULT_COUNT_ROUNDS}; 0: no "
+                        f"counts; at most {MAX_COUNT_ROUNDS})")
     p.add_argument("--no-measure", action="store_true", help="conformance only")
     p.add_argument("--no-conformance", action="store_true", help="cost only")
     p.add_argument("--build-only", action="store_true",
@@ -173,8 +181,11 @@ def _measure(args, session, records, out_dir, doc):
             done, why = sequential.should_stop({k: v[1] for k, v in series.items()}, rule,
                                                outcome.rounds_completed)
             return why if done else None
-    out, prefetch = session.measure(records, args.rounds, os.path.join(out_dir, "logs", "measure"), stop=stop)
+    out, prefetch = session.measure(records, args.rounds, os.path.join(out_dir, "logs", "measure"), stop=stop,
+                                    count_rounds=args.counts)
     mdoc = session.document(records, out, f"{records[0]['sha']}..{records[1]['sha']}", prefetch, args.rounds, "pr")
+    # exact counts of each side's launch, head vs base (engine/countdiff.py), beside the cost
+    mdoc["counts"] = countdiff.section(out.counts, names[0], names)
     if rule is not None:
         analysis.apply_rule(mdoc["deltas"], analysis.round_series(out.samples, names, names[0], session.arg_counts),
                             rule, names[0])

@@ -4,7 +4,7 @@ recomputed from the samples by this launchbench (a committed run read with today
 from __future__ import annotations
 
 from ..output import schema
-from ..output.breakdown import breakdown_text
+from ..output.breakdown import SCHEMA as PAIRED_BREAKDOWN, breakdown_markdown, breakdown_text, reanalyzed
 from ..output.report import default_outputs, export
 from ..base.atomic import read_json, write_text_atomic
 from ..base.errors import UserError
@@ -25,6 +25,7 @@ def register(sub) -> None:
     p.add_argument("--html", metavar="FILE", help="write the self-contained HTML report here")
     p.add_argument("--plot", metavar="FILE", help="write the PNG plot here")
     p.add_argument("--text", metavar="FILE", help="breakdown JSON: write the text analysis here (default: stdout)")
+    # a paired breakdown JSON takes --markdown too: its analysis and exact counts as Markdown
     p.set_defaults(func=_run)
 
 
@@ -35,12 +36,21 @@ def _run(args) -> int:
         raw = None
     given = {"--markdown": args.markdown, "--html": args.html, "--plot": args.plot}
     if isinstance(raw, dict) and str(raw.get("schema", "")).startswith("launchbench.breakdown/"):
-        for option, value in given.items():
-            if value is not None:
-                raise UserError(f"{option} is for a compare JSON; {args.results} is a breakdown, whose text "
-                                "analysis --text FILE writes")
+        for option in ("--html", "--plot"):
+            if given[option] is not None:
+                raise UserError(f"{option} is for a compare JSON; {args.results} is a breakdown, whose analysis "
+                                "--text FILE (or, for a paired one, --markdown FILE) writes")
+        paired = str(raw["schema"]).startswith(PAIRED_BREAKDOWN)
+        if args.markdown is not None and not paired:
+            raise UserError("--markdown needs a paired breakdown JSON (breakdown --variant ...)")
         if args.text is not None:
             check_writable(args.text, "--text")
+        check_outputs([(args.markdown, "--markdown")])
+        if args.markdown is not None:
+            write_text_atomic(args.markdown, breakdown_markdown(reanalyzed(raw)))
+            print(f"wrote {args.markdown}")
+            if args.text is None:
+                return 0
         text = breakdown_text(raw)
         if args.text is not None:
             write_text_atomic(args.text, text)

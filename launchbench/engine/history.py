@@ -162,8 +162,9 @@ class Session:
         """Wheel and env of every measured commit; a failed build is reported and skipped."""
         self.envs.build(self.clone, records)
 
-    def measure(self, records: list, rounds: int, log_dir: str, on_round=None, stop=None):
-        """One engine run over the measured commits (the first is the reference)."""
+    def measure(self, records: list, rounds: int, log_dir: str, on_round=None, stop=None, count_rounds: int = 0):
+        """One engine run over the measured commits (the first is the reference); the first
+        *count_rounds* rounds' workers also count their launch (``Outcome.counts``)."""
         measured = [r for r in records if r["measured"] and r.get("variant")]
         if len(measured) < 2:
             raise UserError("fewer than two commits of the range could be built and measured; "
@@ -177,7 +178,7 @@ class Session:
             warmup=self.args.warmup, sample_target_s=self.args.sample_time, simulator=self.args.simulator,
             affinity=self.affinity, peers=False, overlay=self.envs.make_overlay(os.path.join(log_dir, "overlay")),
             log_dir=log_dir, prefetch=prefetch, setup_cpus=runner.setup_cpus(self.affinity), setup=setup,
-            stop=stop, max_time=self.args.max_time)
+            stop=stop, max_time=self.args.max_time, count_rounds=count_rounds)
         total = rounds * self.args.repeats * len(self.arg_counts) * len(measured)
         progress = runner.Progress(total, enabled=not self.args.quiet)
         if self.args.simulator:

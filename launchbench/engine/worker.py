@@ -271,8 +271,12 @@ class Bench:
         for nargs in req["arg_counts"]:
             style, self.stage_loops[nargs] = factory(nargs, kind)
             full = self.stage_loops[nargs]["full"]
-            self.launchers[nargs] = lambda *a, full=full: full(1)
-            self.args[nargs] = []
+            launch = getattr(full, "launch", None)  # (cfg, args): the launch itself, so counts see no loop
+            if launch is not None:
+                self.launchers[nargs], self.args[nargs] = launch[0], list(launch[1])
+            else:
+                self.launchers[nargs] = lambda *a, full=full: full(1)
+                self.args[nargs] = []
         self.sync = lambda: None
         self.simulator = bool(req.get("simulator"))
         self.stage_info = {"style": style, "arg_kind": kind, "standin": target}

@@ -1,8 +1,11 @@
 """The launch breakdown's text: the single-environment table (``format_breakdown``), the paired
-stage deltas' tables (``format_text``), and a stored document's text (``breakdown_text``: a
-paired one re-analysed from its samples by launchbench.engine.breakdown)."""
+stage deltas' tables (``format_text``) with the exact counts of each variant's full launch beside
+the paired µs of ``full`` (output.counts), a stored document's text (``breakdown_text``: a paired
+one re-analysed from its samples by launchbench.engine.breakdown) and its Markdown
+(``breakdown_markdown``)."""
 from __future__ import annotations
 
+from . import counts as counts_out
 from ..engine import breakdown
 from ..workloads import stages
 from ..workloads.breakdown import NOTES, STAGES
@@ -90,11 +93,33 @@ def _cell(rec: dict | None, signed: bool = False) -> str:
     return (f"{rec['us']:+.3f}" if signed else f"{rec['us']:.3f}").rjust(8) + f"±{half:.3f}".ljust(7)
 
 
+def full_deltas(analysis: dict | None) -> list:
+    """The paired delta of the full launch (stage ``full``) per variant and arg count, shaped as
+    compare's deltas ({variant, nargs, delta_us, ci_us}): what the counts' deltas sit beside."""
+    out = []
+    for name, by_n in ((analysis or {}).get("stage_deltas") or {}).items():
+        for n, cell in by_n.items():
+            if cell.get("full"):
+                out.append({"variant": name, "nargs": int(n), "delta_us": cell["full"]["us"],
+                            "ci_us": list(cell["full"]["ci"])})
+    return out
+
+
+COUNTS_NOTE = "(Δ µs: the paired delta of the full launch, stage full; the counts are of that launch)"
+
+
+def counts_text(doc: dict) -> str:
+    """The counts block of a paired breakdown document (empty when it has none)."""
+    block = counts_out.text(doc.get("counts"), full_deltas(doc.get("analysis")), doc["settings"]["arg_counts"])
+    return block + (COUNTS_NOTE + "\n" if doc.get("counts") and doc["counts"].get("diffs") else "")
+
+
 def format_text(doc: dict) -> str:
-    """Levels per variant, deltas against the reference, additivity, unexplained parts, per-argument costs."""
+    """Levels per variant, deltas against the reference, additivity, unexplained parts, per-argument
+    costs, and the exact counts of each variant's full launch."""
     a = doc["analysis"]
     if not a:
-        return "Launch breakdown: no complete round, nothing to report\n"
+        return "Launch breakdown: no complete round, nothing to report\n" + counts_text(doc)
     counts = doc["settings"]["arg_counts"]
     present = doc["settings"]["stages"]
     rows = _tree_rows(present)
@@ -155,7 +180,16 @@ def format_text(doc: dict) -> str:
         cells = [a["per_arg"][c].get(qn) for c in cols]
         if any(cells):
             out.append(qn.ljust(28) + "".join(_cell(c, signed=True).rjust(22) for c in cells))
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n" + counts_text(doc)
+
+
+def reanalyzed(doc: dict) -> dict:
+    """A paired document with its analysis computed afresh from its samples (today's quantities)."""
+    settings = doc["settings"]
+    names = [v["name"] for v in doc["variants"]]
+    analysis = (breakdown.analyze(doc["samples"], names, doc["reference"], settings["arg_counts"], settings["stages"])
+                if doc.get("samples") else None)
+    return dict(doc, analysis=analysis)
 
 
 def breakdown_text(doc: dict) -> str:
@@ -163,8 +197,23 @@ def breakdown_text(doc: dict) -> str:
     samples; a single-environment one (/1) rendered from its stored summary."""
     if not str(doc.get("schema")).startswith(SCHEMA):
         return format_breakdown(doc)
-    settings = doc["settings"]
-    names = [v["name"] for v in doc["variants"]]
-    doc = dict(doc, analysis=breakdown.analyze(doc["samples"], names, doc["reference"], settings["arg_counts"],
-                                               settings["stages"]))
-    return format_text(doc)
+    return format_text(reanalyzed(doc))
+
+
+def breakdown_markdown(doc: dict) -> str:
+    """A paired breakdown (with its analysis: ``reanalyzed`` for a stored one) as Markdown: the stage
+    tables as text, then the exact counts as tables (totals, count deltas beside the full launch's paired µs with their reading, the functions
+    that moved, largest first)."""
+    if not str(doc.get("schema")).startswith(SCHEMA):
+        return f"# launchbench breakdown\n\n```\n{format_breakdown(doc)}\n```\n"
+    names = ", ".join(f"`{v['name']}` ({v.get('spec')})" for v in doc["variants"])
+    out = [f"# launchbench breakdown: {names}", ""]
+    if doc.get("simulator"):
+        out += ["**CUDA simulator smoke run on a stand-in launch path: NOT A MEASUREMENT**", ""]
+    stage_doc = dict(doc, counts=None)  # the counts follow as tables
+    out += ["```", format_text(stage_doc).rstrip("\n"), "```", ""]
+    counts_md = counts_out.markdown(doc.get("counts"), full_deltas(doc.get("analysis")),
+                                    doc["settings"]["arg_counts"], heading="##")
+    if counts_md:
+        out += [counts_md.rstrip("\n"), "", COUNTS_NOTE]
+    return "\n".join(out) + "\n"

@@ -19,6 +19,9 @@ def _signed(value) -> str:
     return f"{int(value):+d}"
 
 
+signed = _signed  # public: the pr comment's counts line (output.prreport)
+
+
 def _plain(value) -> str:
     if value is None:
         return "n/a"

@@ -3,9 +3,14 @@
 Verdicts first (a reviewer reads two lines and knows whether to look
 further), then the conformance changes and the cost table, with failure text
 and method details folded into ``<details>`` blocks so the comment stays short.
-Pure functions of the pr document (commands/pr.py).
+The exact counts (bytecodes, calls and function entries per launch, per side, and
+the functions that moved) sit beside the cost: one verdict line and a section
+rendered by output.counts. Pure functions of the pr document (commands/pr.py).
 """
 from __future__ import annotations
+
+from . import counts as counts_out
+from ..engine.countdiff import NOT_VISIBLE
 
 CHANGE_TITLES = {
     "broken": "broken (did not fail on the base, fails on the head)",
@@ -62,8 +67,64 @@ def _cost_line(doc: dict) -> str:
     return f"cost: {word} the {gate['fail_if_slower_pct']:g} % gate -- {span}"
 
 
+def _sides(doc: dict) -> dict:
+    """variant name -> 'base (abc1234)' / 'head (def5678)': the counts tables' labels."""
+    return {doc[side]["variant"]: f"{side} ({doc[side]['short']})" for side in ("base", "head")
+            if doc[side].get("variant")}
+
+
+def counts_view(doc: dict) -> tuple:
+    """(section, deltas) of the measurement's counts with the sides named base and head, or (None, [])."""
+    m = doc.get("measurement") or {}
+    section = m.get("counts")
+    if not section:
+        return None, []
+    label = _sides(doc)
+
+    def rename(per: dict) -> dict:
+        return {label.get(k, k): v for k, v in per.items()}
+
+    view = dict(section, reference=label.get(section["reference"], section["reference"]),
+                variants=rename(section["variants"]), diffs=rename(section.get("diffs") or {}))
+    deltas = [dict(d, variant=label.get(d["variant"], d["variant"])) for d in m.get("deltas", [])]
+    return view, deltas
+
+
+def _counts_line(doc: dict) -> str | None:
+    """One line: how the head's launch differs from the base's in exact counts, or None if not counted."""
+    m = doc.get("measurement") or {}
+    section = m.get("counts")
+    head = doc["head"].get("variant")
+    if not section:
+        return None if not m else "counts: not counted"
+    per = (section.get("diffs") or {}).get(head) or {}
+    diffs = sorted(((int(n), d) for n, d in per.items()), key=lambda nd: nd[0])
+    if not diffs:
+        return "counts: not counted for both sides"
+    bad = [d["error"] for _n, d in diffs if "error" in d]
+    if bad:
+        return f"counts: {bad[0]}"
+    exact = "exact" if section.get("reproducible") else "NOT reproducible across processes: approximate"
+    moved = [(n, d) for n, d in diffs if d["moved"]]
+    if not moved:
+        timed = {d["nargs"]: d for d in _head_deltas(doc)}
+        if any(counts_out.established(timed.get(n)) for n, _d in diffs):
+            return f"counts: identical per launch ({exact}); the cost moved: {NOT_VISIBLE}"
+        return f"counts: identical per launch ({exact})"
+    calls = "calls" if "calls" in moved[0][1]["kinds"] else "c_calls"
+    parts = [f"{counts_out.signed(d['per_launch'].get('bytecodes'))} bytecodes / "
+             f"{counts_out.signed(d['per_launch'].get(calls))} {'calls' if calls == 'calls' else 'C calls'} "
+             f"at {n} args" for n, d in moved]
+    top = next((d["functions"][0] for _n, d in moved if d["functions"]), None)
+    where = (f"; most in {top['function']} ({counts_out.signed(top['delta'].get('bytecodes'))} bytecodes)"
+             if top else "")
+    return f"counts: head - base {', '.join(parts)} per launch ({exact}{where})"
+
+
 def verdict_lines(doc: dict) -> list:
-    lines = [_conformance_line(doc), _cost_line(doc), f"exit: {doc.get('exit_code')}"]
+    lines = [_conformance_line(doc), _cost_line(doc)]
+    counted = _counts_line(doc)
+    lines += ([counted] if counted else []) + [f"exit: {doc.get('exit_code')}"]
     if doc.get("simulator"):
         lines.insert(0, "CUDA SIMULATOR SMOKE RUN -- the cost is NOT a measurement")
     return lines
@@ -80,7 +141,11 @@ def render_text(doc: dict) -> str:
     for d in _head_deltas(doc):
         lines.append(f"  {d['nargs']} args: {d['delta_us']:+.2f} us [{d['ci_us'][0]:+.2f}, {d['ci_us'][1]:+.2f}], "
                      f"{d['delta_pct']:+.1f} % {_pct(d.get('gate_ci_pct', d['ci_pct']))}")
-    return "\n".join(lines) + "\n"
+    section, deltas = counts_view(doc)
+    text = "\n".join(lines) + "\n"
+    if section:
+        text += counts_out.text(section, deltas, doc["measurement"]["settings"]["arg_counts"])
+    return text
 
 
 def _fence(text: str) -> str:
@@ -126,6 +191,10 @@ def render(doc: dict) -> str:
             out.append(f"| {d['nargs']} | {lv['us']:.2f} | " if lv else f"| {d['nargs']} | - | ")
             out[-1] += (f"{d['delta_us']:+.2f} [{d['ci_us'][0]:+.2f}, {d['ci_us'][1]:+.2f}] | "
                         f"{d['delta_pct']:+.1f} {_pct(d.get('gate_ci_pct', d['ci_pct']))} | {side} |")
+        section, deltas = counts_view(doc)
+        counted = counts_out.markdown(section, deltas, m["settings"]["arg_counts"], heading="###")
+        if counted:
+            out += ["", counted.rstrip("\n")]
         s = m["settings"]
         out += ["", "<details><summary>How this was measured</summary>", "",
                 f"Device: {(m.get('device') or {}).get('name')}. {m['rounds_completed']} of {m['rounds_planned']} "

@@ -192,6 +192,7 @@ def build(nargs: int, arg_kind: str = "array", costs: dict | None = None, style:
         "kernel_launch": _loop(lambda: kernel.launch(args, g, b, s, sm)),
         "configured_call": _loop(lambda: Launch.__call__(hollow, *args)),
     }
+    loops["full"].launch = (cfg, args)  # the worker's launcher: warm-up and counts call cfg(*args) itself
     for stage in (*stages.LEAVES, *stages.SUBSTAGES):
         if stage != "configured_call" and not (stage == "lc_bookkeeping" and style != "launch_config"):
             loops[stage] = _loop(parts[stage])
