@@ -5,7 +5,6 @@ import random
 
 import pytest
 
-from launchbench.commands import history as history_cmd
 from launchbench.engine import bisection
 from launchbench.engine.bisection import decide, search
 
@@ -83,10 +82,11 @@ def test_decide_never_follows_a_wrong_sign_step_and_takes_more_rounds_instead():
               (10, 20): _series(-0.45, 0.05, 12, 2),    # clear, but against the range's direction
               (20, 30): _series(0.0, 0.05, 12, 3),
               (0, 30): _series(0.3, 0.05, 12, 4)}
-    # the old rule (largest bound beyond 0, either sign) would follow the wrong-sign segment
-    old = history_cmd.pick_segment(pts, {b: [{"ci_us": bisection.judge(series[(a, b)], THRESHOLD, None)["ci_us"]}]
-                                         for a, b in zip(pts, pts[1:])})
-    assert old == (10, 20)
+    # the old rule (the segment whose bound lies furthest beyond 0, either sign) followed the wrong one
+    def beyond_zero(seg):
+        lo, hi = bisection.judge(series[seg], THRESHOLD, None)["ci_us"]
+        return lo if lo > 0 else (-hi if hi < 0 else 0.0)
+    assert max(zip(pts, pts[1:]), key=beyond_zero) == (10, 20)
     dec = decide(pts, series, THRESHOLD)
     assert dec["direction"] == 1 and dec["action"] == "more"
     states = {s["segment"]: s["state"] for s in dec["segments"]}
@@ -199,3 +199,60 @@ def test_a_budget_that_runs_out_says_undecided_between_two_commits(seed):
 def test_no_change_between_good_and_bad():
     res = search(N, FakeCounts(bytecodes_with({})), FakeStages(costs_with({}), noise=0.02), threshold=THRESHOLD)
     assert res["result"] == "no-change"
+
+
+# ---------------------------------------------------------------- the counts pass's steps and the summary
+
+def _loops(n):
+    def launch(*args):
+        for _ in range(n):
+            pass
+    return launch
+
+
+def _entry(launch, arg_counts=(0, 2)):
+    from launchbench.workloads import counts
+
+    return {"counts": {str(n): counts.count(launch, list(range(n)), launches=4, warmup=1) for n in arg_counts}}
+
+
+def test_counts_steps_are_exact_and_unusable_counts_are_named():
+    from launchbench.engine import countpass
+
+    a, a2, b = _entry(_loops(3)), _entry(_loops(3)), _entry(_loops(5))
+    assert countpass.key(a, [0, 2]) == countpass.key(a2, [0, 2]) != countpass.key(b, [0, 2])
+    same = countpass.step(a, a2, [0, 2])
+    assert same["moved"] is False and all(v == 0 for v in same["per_nargs"]["2"]["per_launch"].values())
+    moved = countpass.step(a, b, [0, 2])
+    assert moved["moved"] and moved["per_nargs"]["0"]["per_launch"]["bytecodes"] > 0
+    assert moved["per_nargs"]["0"]["functions"][0]["function"].endswith("launch")
+    varying = {"counts": {k: dict(v, steady=False) for k, v in b["counts"].items()}}
+    assert "vary from launch to launch at 0, 2 args" in countpass.unusable(varying)
+    assert countpass.key(varying, [0, 2]) is None and countpass.key({"error": "x"}, [0]) is None
+    assert "error" in countpass.step(a, varying, [0, 2])
+    recs = [{"sha": s * 40, "measured": True, "variant": "g" + s} for s in "xyz"]
+    steps = countpass.steps(recs, {"gx": a, "gy": a2, "gz": b}, [0, 2])
+    assert [(s["commit"][0], s["moved"]) for s in steps] == [("y", False), ("z", True)]
+
+
+def test_bisect_summary_shows_counts_steps_beside_their_us_and_undecided():
+    from launchbench.engine import countpass
+    from launchbench.output.history import counts_cell, render_bisect
+
+    a, b = _entry(_loops(3)), _entry(_loops(5))
+    cstep = countpass.step(a, b, [0, 2])
+    assert counts_cell(cstep).startswith("+") and counts_cell(countpass.step(a, a, [0, 2])) == "="
+    seg = {"mean_us": 0.31, "ci_us": [0.1, 0.5], "rounds": 20, "state": "open"}
+    doc = {"stages": [{"kind": "counts", "points": ["a" * 40, "d" * 40], "seconds": 3.0},
+                      {"kind": "timing", "points": ["a" * 40, "b" * 40, "c" * 40, "d" * 40], "rounds": 48,
+                       "timing": {"wall_s": 50.0},
+                       "decision": {"action": "undecided", "reason": "no segment's step was established",
+                                    "segments": [{**seg, "previous": "b" * 40, "commit": "c" * 40}]}}],
+           "counts_note": "counts move at 1 place(s)", "result": "undecided between gbbbbbbbb and gcccccccc: x",
+           "counts": {"steps": [{"commit": "c" * 40, "previous": "b" * 40, "subject": "more loops", **cstep,
+                                 "timing": {"pooled": seg}}]},
+           "culprit": None, "gpu_seconds": 53.0, "count_seconds": 3.0}
+    text = render_bisect(doc)
+    assert "undecided between gbbbbbbbb and gcccccccc" in text and "no culprit" not in text
+    assert "gcccccccc" in text.split("counts steps")[1] and "+0.31 [+0.10, +0.50] us pooled, open" in text
+    assert "launch +" in text and "counting 3 s" in text

@@ -152,7 +152,7 @@ def count_stage(open_segments: list, k: int, skip: set = frozenset()) -> list:
 # ---------------------------------------------------------------- the search
 
 def search(n: int, count, measure, points: int = 5, threshold: float = 0.2, use_counts: bool = True,
-           say=lambda msg: None) -> dict:
+           say=lambda msg: None, on_stage=lambda stage: None) -> dict:
     """Bisect *n* distinct builds (0: GOOD, n-1: BAD).
 
     *count(indices)* -> {index: fingerprint, or None where that commit cannot be counted};
@@ -160,7 +160,8 @@ def search(n: int, count, measure, points: int = 5, threshold: float = 0.2, use_
     asking ``stop(series)`` after each round; *series* as in ``decide``; *exhausted*: the stage's
     rounds or the run's time ran out; *failed*: points that could not be built or measured.
     Returns the result (``result``, ``culprit`` and ``previous`` or ``span``, ``counts_steps``,
-    ``visible``: whether counts moved at the culprit) and the stages, for the report."""
+    ``visible``: whether counts moved at the culprit) and the stages, for the report; each
+    stage is also handed to *on_stage* once decided."""
     stages: list = []
     skip: set = set()
     known: dict = {}
@@ -169,6 +170,7 @@ def search(n: int, count, measure, points: int = 5, threshold: float = 0.2, use_
     if use_counts and n >= 2:
         got = count([0, n - 1])
         stages.append({"kind": "counts", "points": [0, n - 1], "fingerprints": dict(got)})
+        on_stage(stages[-1])
         if got.get(0) is None or got.get(n - 1) is None:
             counts_note = "GOOD or BAD could not be counted (or its counts vary launch to launch): timing only"
         elif got[0] == got[n - 1]:
@@ -184,6 +186,7 @@ def search(n: int, count, measure, points: int = 5, threshold: float = 0.2, use_
                 want = count_stage(open_, points, skip)
                 got = count(want)
                 stages.append({"kind": "counts", "points": want, "fingerprints": dict(got)})
+                on_stage(stages[-1])
                 for i in want:
                     if got.get(i) is None:
                         skip.add(i)
@@ -217,6 +220,7 @@ def search(n: int, count, measure, points: int = 5, threshold: float = 0.2, use_
             dec = decide(pts, series, threshold, direction, final=True)
             stages[-1]["decision"] = dec
             action = dec["action"]
+        on_stage(stages[-1])
         if action == "follow":
             a, b = dec["segment"]
             if b - a == 1:
