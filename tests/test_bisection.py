@@ -25,27 +25,30 @@ class FakeStages:
     """measure(points, stop) over *costs*: every round each point gets cost + noise; a stage
     ends when stop() says so or after *cap* rounds; *budget* rounds in all (then exhausted)."""
 
-    def __init__(self, costs, noise=0.1, cap=60, budget=10_000, seed=0, noisy=None):
+    def __init__(self, costs, noise=0.1, cap=60, budget=10_000, seed=0, noisy=None, fails=()):
         self.costs, self.noise, self.cap, self.budget = costs, noise, cap, budget
+        self.fails = set(fails)  # commits that do not build
         self.noisy = noisy or {}  # index -> its own noise (a noisy point)
         self.rng = random.Random(seed)
         self.calls, self.rounds = [], 0
 
     def __call__(self, points, stop):
         self.calls.append(list(points))
+        failed = [p for p in points if p in self.fails]
+        points = [p for p in points if p not in self.fails]
         vals = {p: [] for p in points}
         series = {}
         for _ in range(self.cap):
             if self.rounds >= self.budget:
-                return series, True, []
+                return series, True, failed
             self.rounds += 1
             for p in points:
                 vals[p].append(self.costs[p] + self.rng.gauss(0.0, self.noisy.get(p, self.noise)))
             pairs = list(zip(points, points[1:])) + [(points[0], points[-1])]
             series = {(a, b): [y - x for x, y in zip(vals[a], vals[b])] for a, b in pairs}
             if stop(series):
-                return series, False, []
-        return series, True, []
+                return series, False, failed
+        return series, True, failed
 
 
 class FakeCounts:
@@ -194,6 +197,19 @@ def test_a_budget_that_runs_out_says_undecided_between_two_commits(seed):
         assert res["result"] == "undecided"
         a, b = res["span"]
         assert a < 58 <= b
+
+
+def test_commits_that_do_not_build_are_stepped_over():
+    costs = costs_with({63: 0.5})
+    first = bisection.stage_points(0, N - 1, 5)
+    measure = FakeStages(costs, fails={first[2], 64})
+    res = search(N, FakeCounts(bytecodes_with({})), measure, threshold=THRESHOLD)
+    assert res["result"] == "found" and (res["previous"], res["culprit"]) == (62, 63)
+    for bad in (first[2], 64):  # each tried once, then never again
+        assert sum(bad in call for call in measure.calls) == 1
+    # the step's own predecessor does not build: 62 or 63, and bisect says so
+    res = search(N, FakeCounts(bytecodes_with({})), FakeStages(costs, fails={62}), threshold=THRESHOLD)
+    assert res["result"] == "undecided" and res["span"] == (61, 63) and "do not build" in res["reason"]
 
 
 def test_no_change_between_good_and_bad():

@@ -202,8 +202,9 @@ def search(n: int, count, measure, points: int = 5, threshold: float = 0.2, use_
     direction = None
     result: dict = {"counts_note": counts_note, "counts_steps": change}
     while True:
-        def stop(series, pts=pts, direction=direction):
-            return decide(pts, series, threshold, direction)["action"] != "more"
+        def stop(series, direction=direction):
+            measured = sorted({i for pair in series for i in pair})  # without points that failed to build
+            return bool(measured) and decide(measured, series, threshold, direction)["action"] != "more"
 
         series, exhausted, failed = measure(pts, stop)
         if failed:
