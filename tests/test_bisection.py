@@ -233,31 +233,31 @@ def _entry(launch, arg_counts=(0, 2)):
 
 
 def test_counts_steps_are_exact_and_unusable_counts_are_named():
-    from launchbench.engine import countpass
+    from launchbench.engine import commitcounts
 
     a, a2, b = _entry(_loops(3)), _entry(_loops(3)), _entry(_loops(5))
-    assert countpass.key(a, [0, 2]) == countpass.key(a2, [0, 2]) != countpass.key(b, [0, 2])
-    same = countpass.step(a, a2, [0, 2])
+    assert commitcounts.key(a, [0, 2]) == commitcounts.key(a2, [0, 2]) != commitcounts.key(b, [0, 2])
+    same = commitcounts.step(a, a2, [0, 2])
     assert same["moved"] is False and all(v == 0 for v in same["per_nargs"]["2"]["per_launch"].values())
-    moved = countpass.step(a, b, [0, 2])
+    moved = commitcounts.step(a, b, [0, 2])
     assert moved["moved"] and moved["per_nargs"]["0"]["per_launch"]["bytecodes"] > 0
     assert moved["per_nargs"]["0"]["functions"][0]["function"].endswith("launch")
     varying = {"counts": {k: dict(v, steady=False) for k, v in b["counts"].items()}}
-    assert "vary from launch to launch at 0, 2 args" in countpass.unusable(varying)
-    assert countpass.key(varying, [0, 2]) is None and countpass.key({"error": "x"}, [0]) is None
-    assert "error" in countpass.step(a, varying, [0, 2])
+    assert "vary from launch to launch at 0, 2 args" in commitcounts.unusable(varying)
+    assert commitcounts.key(varying, [0, 2]) is None and commitcounts.key({"error": "x"}, [0]) is None
+    assert "error" in commitcounts.step(a, varying, [0, 2])
     recs = [{"sha": s * 40, "measured": True, "variant": "g" + s} for s in "xyz"]
-    steps = countpass.steps(recs, {"gx": a, "gy": a2, "gz": b}, [0, 2])
+    steps = commitcounts.steps(recs, {"gx": a, "gy": a2, "gz": b}, [0, 2])
     assert [(s["commit"][0], s["moved"]) for s in steps] == [("y", False), ("z", True)]
 
 
 def test_bisect_summary_shows_counts_steps_beside_their_us_and_undecided():
-    from launchbench.engine import countpass
+    from launchbench.engine import commitcounts
     from launchbench.output.history import counts_cell, render_bisect
 
     a, b = _entry(_loops(3)), _entry(_loops(5))
-    cstep = countpass.step(a, b, [0, 2])
-    assert counts_cell(cstep).startswith("+") and counts_cell(countpass.step(a, a, [0, 2])) == "="
+    cstep = commitcounts.step(a, b, [0, 2])
+    assert counts_cell(cstep).startswith("+") and counts_cell(commitcounts.step(a, a, [0, 2])) == "="
     seg = {"mean_us": 0.31, "ci_us": [0.1, 0.5], "rounds": 20, "state": "open"}
     doc = {"stages": [{"kind": "counts", "points": ["a" * 40, "d" * 40], "seconds": 3.0},
                       {"kind": "timing", "points": ["a" * 40, "b" * 40, "c" * 40, "d" * 40], "rounds": 48,

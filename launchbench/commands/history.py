@@ -34,7 +34,7 @@ from ..base import device, outputs
 from ..base.atomic import write_json_atomic
 from ..base.errors import UserError
 from ..base.options import parse_counts
-from ..engine import analysis, bisection, countpass
+from ..engine import analysis, bisection, commitcounts
 from ..engine import lanes as lanes_mod
 from ..engine.countdiff import NOT_VISIBLE
 from ..engine.runner import launch_keys
@@ -130,7 +130,7 @@ def run_history(args) -> int:
     counts = None
     if args.counts:
         counts = session.count(records, os.path.join(log_dir, "counts"))
-        moved = [s for s in countpass.steps(records, counts, session.arg_counts) if s.get("moved")]
+        moved = [s for s in commitcounts.steps(records, counts, session.arg_counts) if s.get("moved")]
         session.say(f"launchbench: counts: {len(counts)} commits counted ({session.count_jobs} at once) in "
                     f"{session.count_seconds:.0f} s; counts move at {len(moved)} commit(s)")
 
@@ -195,7 +195,7 @@ def run_bisect(args) -> int:
     write = _writer(output)
     log_root = os.path.splitext(output)[0] + ".logs"
     stages: list = []
-    counted: dict = {}  # variant -> countpass result
+    counted: dict = {}  # variant -> commitcounts result
     arg_counts = session.arg_counts
     doc = {"schema": f"{SCHEMA}-bisect/{SCHEMA_VERSION}", "kind": "bisect", "command": command_line(),
            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "simulator": bool(args.simulator),
@@ -219,13 +219,13 @@ def run_bisect(args) -> int:
         todo = [distinct[i] for i in indices if i not in failed and distinct[i]["variant"] not in counted]
         t0 = time.monotonic()
         counted.update(session.count(todo, os.path.join(log_root, "counts")))
-        got = {i: None if i in failed else countpass.key(counted.get(distinct[i]["variant"]), arg_counts)
+        got = {i: None if i in failed else commitcounts.key(counted.get(distinct[i]["variant"]), arg_counts)
                for i in indices}
         stages.append({"kind": "counts", "points": [distinct[i]["sha"] for i in indices],
                        "seconds": round(time.monotonic() - t0, 1),
-                       "unusable": {distinct[i]["sha"]: countpass.unusable(counted.get(distinct[i].get("variant")))
+                       "unusable": {distinct[i]["sha"]: commitcounts.unusable(counted.get(distinct[i].get("variant")))
                                     for i in indices if got[i] is None}})
-        doc["counts"]["per_commit"] = countpass.per_launch(counted, arg_counts)
+        doc["counts"]["per_commit"] = commitcounts.per_launch(counted, arg_counts)
         doc["gpu_seconds"] = round(session.gpu_seconds, 1)
         write(doc, force=True)
         session.say(f"launchbench: counts stage: {len(indices)} commit(s) counted "
@@ -315,9 +315,9 @@ def _bisect_result(doc, res, distinct, stages, counted, session, arg_counts, log
             # found by timing inside a counts-flat segment: count the pair, so 'not visible' is checked, not assumed
             counted.update(session.count([r for r in (prev, cur) if r["variant"] not in counted],
                                          os.path.join(log_root, "counts")))
-            doc["counts"]["per_commit"] = countpass.per_launch(counted, arg_counts)
+            doc["counts"]["per_commit"] = commitcounts.per_launch(counted, arg_counts)
         steps, seg = _timed_step(stages, prev["sha"], cur["sha"])
-        cstep = (countpass.step(counted.get(prev["variant"]), counted.get(cur["variant"]), arg_counts)
+        cstep = (commitcounts.step(counted.get(prev["variant"]), counted.get(cur["variant"]), arg_counts)
                  if session.args.counts else None)
         doc["culprit"] = {"sha": cur["sha"], "short": cur["short"], "subject": cur["subject"],
                           "previous": prev["sha"], "steps": steps, "pooled": seg, "counts": cstep,
@@ -336,6 +336,6 @@ def _bisect_result(doc, res, distinct, stages, counted, session, arg_counts, log
         pa, pb = distinct[a], distinct[b]
         steps, seg = _timed_step(stages, pa["sha"], pb["sha"])
         csteps.append({"commit": pb["sha"], "previous": pa["sha"], "subject": pb["subject"],
-                       **countpass.step(counted.get(pa["variant"]), counted.get(pb["variant"]), arg_counts),
+                       **commitcounts.step(counted.get(pa["variant"]), counted.get(pb["variant"]), arg_counts),
                        "timing": {"steps": steps, "pooled": seg}})
     doc["counts"]["steps"] = csteps

@@ -1,6 +1,6 @@
 """bisect's search, as pure functions: where the counts move, and which timed segment to follow.
 
-Counts first. A commit's counts (``countpass``) are exact, so a segment whose two ends have
+Counts first. A commit's counts (``commitcounts``) are exact, so a segment whose two ends have
 identical fingerprints is taken to hold no Python-level change (a change undone inside it is
 missed), and a segment whose ends differ is split until the change sits between two
 neighbouring commits. Counting needs no quiet machine, so these stages cost builds and a few

@@ -19,7 +19,7 @@ from ..base import device
 from ..base.errors import UserError
 from ..base.options import counts_help
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
-from . import analysis, countpass, runner, stats
+from . import analysis, commitcounts, runner, stats
 from . import lanes as lanes_mod
 from .countdiff import visibility
 from .runner import key_id, launch_keys, timing_json
@@ -77,7 +77,7 @@ def add_counts_arguments(p) -> None:
     c.add_argument("--no-counts", dest="counts", action="store_false",
                    help="skip the counts pass: timing only")
     c.add_argument("--count-jobs", type=int, default=None, metavar="N",
-                   help=f"counting processes at once (default: half the CPUs, 1 to {countpass.MAX_JOBS})")
+                   help=f"counting processes at once (default: half the CPUs, 1 to {commitcounts.MAX_JOBS})")
 
 
 # ---------------------------------------------------------------- statistics (pure)
@@ -168,20 +168,20 @@ class Session:
         jobs = getattr(args, "count_jobs", None)
         if jobs is not None and jobs < 1:
             raise UserError(f"--count-jobs must be at least 1 (got {jobs})")
-        self.count_jobs = jobs or countpass.default_jobs()
+        self.count_jobs = jobs or commitcounts.default_jobs()
 
     def build(self, records: list) -> None:
         """Wheel and env of every measured commit; a failed build is reported and skipped."""
         self.envs.build(self.clone, records)
 
     def count(self, records: list, log_dir: str) -> dict:
-        """The counts pass over the built, measured commits: variant -> counts (``countpass``)."""
+        """The counts pass over the built, measured commits: variant -> counts (``commitcounts``)."""
         todo = [r for r in records if r["measured"] and r.get("variant")]
         if not todo:
             return {}
         t0 = time.monotonic()
         setup = {"target": self.args.target} if self.args.target else {}
-        got = countpass.count_commits(todo, self.arg_counts, self.envs.make_overlay(os.path.join(log_dir, "overlay")),
+        got = commitcounts.count_commits(todo, self.arg_counts, self.envs.make_overlay(os.path.join(log_dir, "overlay")),
                                       log_dir, simulator=self.args.simulator, setup=setup, jobs=self.count_jobs)
         spent = time.monotonic() - t0
         self.count_seconds += spent
@@ -219,7 +219,7 @@ class Session:
 
     def document(self, records: list, out, rng: str, prefetch: int, rounds: int, command: str,
                  counts: dict | None = None) -> dict:
-        """The run's JSON; *counts* (variant -> ``countpass`` result) adds each commit's counts and
+        """The run's JSON; *counts* (variant -> ``commitcounts`` result) adds each commit's counts and
         its counts step vs the previous measured commit."""
         keys = launch_keys(self.arg_counts)
         measured = [r for r in records if r["measured"] and r.get("variant")]
@@ -258,13 +258,13 @@ class Session:
 def counts_section(records: list, counts: dict, arg_counts: list, step_recs: list, seconds: float) -> dict:
     """The JSON's ``counts``: per commit its per-launch totals, per measured commit its counts
     step (exact, per function), and per timed step how the two read together."""
-    csteps = countpass.steps(records, counts, arg_counts)
+    csteps = commitcounts.steps(records, counts, arg_counts)
     by_commit = {s["commit"]: s for s in csteps}
     for s in step_recs:  # the timing step's reading beside its counts step
         c = by_commit.get(s["commit"])
         d = (c or {}).get("per_nargs", {}).get(str(s["nargs"]))
         s["counts_reading"] = visibility(d, s["established"]) if c and "error" not in c else None
-    return {"per_commit": countpass.per_launch(counts, arg_counts), "steps": csteps,
+    return {"per_commit": commitcounts.per_launch(counts, arg_counts), "steps": csteps,
             "moved": [s["commit"] for s in csteps if s.get("moved")], "seconds": round(seconds, 1),
             "processes": len(counts), "method": "one fresh process per commit, before any timing; exact"}
 

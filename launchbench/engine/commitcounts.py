@@ -1,5 +1,7 @@
 """The counts pass of history and bisect: one short process per commit counts its launch
-(the worker's ``counts`` request), before any timing.
+(the worker's ``counts`` request), before any timing. A pool of at most ``jobs`` processes,
+not the runner's rounds (which start every variant at once): a range has up to hundreds of
+commits.
 
 Counts do not depend on the machine's state, so several processes count at once (``jobs``,
 bounded by the CPUs): the pass costs the GPU a few seconds of set-up per commit, not rounds.
