@@ -12,7 +12,8 @@ import textwrap
 import pytest
 
 from launchbench import cli
-from launchbench.commands import history
+from launchbench.engine import bisection
+from launchbench.engine.countdiff import NOT_VISIBLE
 from launchbench.engine.history import established
 from launchbench.environments.commits import CommitEnvs, commit_records
 
@@ -71,6 +72,54 @@ def standin(tmp_path_factory):
     return repo, shas
 
 
+def _counted_code(py_loops, c_items):
+    """A launch with exact counts: *py_loops* iterations of Python bytecode (counts see them) and
+    one C call summing *c_items* integers (time in C: counts see one call whatever its size)."""
+    return f'''
+        PY_LOOPS = {py_loops}
+        C_ITEMS = {c_items}
+
+        def launch(*args):
+            for _ in range(PY_LOOPS):
+                pass
+            return sum(range(C_ITEMS))
+        '''
+
+
+PY_STEP_LOOPS, C_STEP_ITEMS = 400, 1500  # each well over the tests' 10 us threshold on a loaded CPU
+
+
+@pytest.fixture(scope="module")
+def counted_standin(tmp_path_factory):
+    """c0 base, c1 tests only, c2 a Python-level step (counts move), c3 a larger C-level step
+    (time only: counts identical), c4 version bump."""
+    repo = tmp_path_factory.mktemp("counted")
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "config", "user.email", "t@example.com")
+    _git(repo, "config", "user.name", "t")
+    _write(repo, "setup.py", """
+        from setuptools import setup
+        setup(name="numba-cuda", version=open("numba_cuda/VERSION").read().strip(), packages=["numba_cuda"])
+        """)
+    _write(repo, "numba_cuda/VERSION", "0.1.0\n")
+    _write(repo, "numba_cuda/__init__.py", _counted_code(20, 100))
+    _write(repo, "numba_cuda/tests/test_x.py", "X = 1\n")
+    steps = [("base", None),
+             ("tests only", ("numba_cuda/tests/test_x.py", "X = 2\n")),
+             ("python-level step", ("numba_cuda/__init__.py", _counted_code(20 + PY_STEP_LOOPS, 100))),
+             ("c-level step", ("numba_cuda/__init__.py", _counted_code(20 + PY_STEP_LOOPS, 100 + C_STEP_ITEMS))),
+             ("bump version", ("numba_cuda/VERSION", "0.2.0\n"))]
+    shas = []
+    for subject, change in steps:
+        if change:
+            _write(repo, *change)
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", subject)
+        shas.append(subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True,
+                                   text=True, check=True).stdout.strip())
+    return repo, shas
+
+
 def _common(tmp_path):
     cache = tmp_path.parent / "shared-cache"  # wheels and envs shared by the tests of this module
     return ["--target", "numba_cuda:launch", "--wheel-cache", str(cache / "wheels"), "--env-dir",
@@ -91,13 +140,10 @@ def test_commit_records_mark_identical_code_and_aa():
     assert commit_records("/nowhere", commits, aa=0, identity=lambda sha: ident[sha[0]])[1]["measured"] is False
 
 
-def test_stage_points_and_segment_choice():
-    assert history.stage_points(0, 10, 5) == [0, 2, 5, 8, 10]
-    assert history.stage_points(3, 5, 5) == [3, 4, 5]
-    assert history.stage_points(0, 2, 2) == [0, 1, 2]  # never only the two ends of a longer segment
-    steps = {"b": [{"ci_us": [-0.1, 0.1]}], "c": [{"ci_us": [0.8, 1.2]}], "d": [{"ci_us": [-0.3, -0.1]}]}
-    assert history.pick_segment(["a", "b", "c", "d"], steps) == ("b", "c")
-    assert history.pick_segment(["a", "b"], {"b": [{"ci_us": [-0.1, 0.1]}]}) is None
+def test_stage_points_spread_over_the_segment():
+    assert bisection.stage_points(0, 10, 5) == [0, 2, 5, 8, 10]
+    assert bisection.stage_points(3, 5, 5) == [3, 4, 5]
+    assert bisection.stage_points(0, 2, 2) == [0, 1, 2]  # never only the two ends of a longer segment
 
 
 def test_established_needs_the_whole_interval_beyond_the_threshold():
@@ -134,7 +180,9 @@ def test_history_names_the_slow_commit_and_caches_wheels(standin, tmp_path, caps
         assert doc["culprits"] == [shas[3]]  # only it: the A/A (c1) and same-cost (c2) steps are not established
     assert doc["commits"][4]["identical_to"] == shas[3]
     text = capsys.readouterr().out
-    assert "g" + shas[3][:8] in text.splitlines()[-2] and "<==" in text
+    foot = next(ln for ln in text.splitlines() if ln.startswith("Commits carrying an established step"))
+    assert "g" + shas[3][:8] in foot and "<==" in text
+    assert "Counts steps (exact" in text  # what a busy-wait's counts say depends on the clock: not checked here
     # a second run builds nothing: every wheel comes from the cache keyed by SHA
     cache = tmp_path.parent / "shared-cache" / "wheels"
     mtimes = {p: os.path.getmtime(p) for p in cache.rglob("*.whl")}
@@ -149,14 +197,91 @@ def test_history_names_the_slow_commit_and_caches_wheels(standin, tmp_path, caps
 def test_bisect_finds_the_slow_commit(standin, tmp_path, capsys):
     repo, shas = standin
     out = tmp_path / "b.json"
-    rc = cli.main(["bisect", str(repo), shas[0], shas[-1], "--rounds", "3", "--points", "3", "-o", str(out),
+    rc = cli.main(["bisect", str(repo), shas[0], shas[-1], "--rounds", "4", "--points", "3", "-o", str(out),
                    *_common(tmp_path)])
     assert rc == 0
     from launchbench.base.atomic import read_json
 
     doc = read_json(out)
     assert doc["culprit"]["sha"] == shas[3] and doc["culprit"]["previous"] == shas[2]
+    # a busy-wait on the clock usually runs a different number of bytecodes every launch (then no
+    # counts to bisect on); timing finds the step either way
+    assert doc["counts_note"]
     assert "culprit: g" + shas[3][:8] in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_history_reports_counts_steps_beside_the_us_steps(counted_standin, tmp_path, capsys, timing_checks):
+    """Every commit counted once before any timing: the A/A commit's counts are identical, c2's
+    move (exactly, in ``launch``), c3's do not, and its µs step is called not visible to counts."""
+    repo, shas = counted_standin
+    out = tmp_path / "h.json"
+    rc = cli.main(["history", str(repo), f"{shas[0]}..{shas[-1]}", "--rounds", "3", "--aa", "1", "-o", str(out),
+                   *_common(tmp_path)])
+    text = capsys.readouterr().out
+    assert rc == 0, text
+    from launchbench.base.atomic import read_json
+
+    doc = read_json(out)
+    sec = doc["counts"]
+    assert sec["processes"] == 4 and sec["moved"] == [shas[2]]
+    by = {c["commit"]: c for c in sec["steps"]}
+    assert by[shas[1]]["moved"] is False  # A/A: the same code counts the same, exactly
+    assert all(v == 0 for d in by[shas[1]]["per_nargs"].values() for v in d["per_launch"].values())
+    per = by[shas[2]]["per_nargs"]
+    assert per["0"]["per_launch"] == per["1"]["per_launch"]  # the step does not depend on the arguments
+    assert [f["function"] for f in per["1"]["functions"]] == ["launch"]
+    assert by[shas[3]]["moved"] is False
+    steps = {(s["commit"], s["nargs"]): s for s in doc["steps"]}
+    assert steps[(shas[2], 0)]["counts_reading"] == "counts moved"
+    # c3's reading follows its timing: not visible to counts once its µs step is established
+    c3 = steps[(shas[3], 0)]
+    assert c3["counts_reading"] == (NOT_VISIBLE if c3["established"] else "no change")
+    if timing_checks:  # on a quiet machine the C step's ~100 us is established at 3 rounds
+        assert c3["established"]
+    md = (tmp_path / "h.md").read_text()
+    for rendered in (text, md):
+        assert "Counts steps (exact" in rendered
+        row = next(ln for ln in rendered.splitlines() if "g" + shas[2][:8] in ln and "launch +" in ln)
+        assert f"+{per['0']['per_launch']['bytecodes']}" in row
+        assert ("with identical counts (" + NOT_VISIBLE + "): g" + shas[3][:8] in rendered) == c3["established"]
+
+
+@pytest.mark.slow
+def test_bisect_names_the_python_step_from_counts_and_finds_the_c_step_by_timing(counted_standin, tmp_path, capsys,
+                                                                                timing_checks):
+    """Counts locate c2 (its Python loop) with no timing spent on locating; the one timing stage
+    measures GOOD, c2's neighbours and BAD, follows the larger step (c3, C-level) and reports it
+    not visible to counts, checked by counting the pair."""
+    repo, shas = counted_standin
+    out = tmp_path / "b.json"
+    rc = cli.main(["bisect", str(repo), shas[0], shas[-1], "--rounds", "4", "--points", "3", "-o", str(out),
+                   *_common(tmp_path)])
+    text = capsys.readouterr().out
+    from launchbench.base.atomic import read_json
+
+    doc = read_json(out)
+    assert rc == (0 if doc["culprit"] else 1), text
+    kinds = [st["kind"] for st in doc["stages"]]
+    assert kinds == ["counts", "counts", "timing"], kinds
+    assert doc["stages"][2]["points"] == [shas[0], shas[2], shas[3]]  # distinct builds: c1 ~ c0, c4 ~ c3
+    (cstep,) = doc["counts"]["steps"]
+    assert (cstep["previous"], cstep["commit"]) == (shas[0], shas[2]) and cstep["moved"]
+    per = cstep["per_nargs"]["0"]
+    assert per["per_launch"]["bytecodes"] >= 2 * PY_STEP_LOOPS  # every loop iteration's bytecodes
+    assert per["functions"][0]["function"] == "launch"
+    assert "launch +" in text.split("counts steps")[1]  # the counts step, beside its pooled µs
+    c = doc["culprit"]
+    if c is None:  # a loaded machine may leave the stage undecided: never a wrong commit
+        assert doc["result"].startswith("undecided between") and "no culprit" not in text
+        assert not timing_checks
+        return
+    # both steps are in the range's direction; the search follows the clearer one, c3 (~4x c2)
+    assert (c["previous"], c["sha"]) in ((shas[0], shas[2]), (shas[2], shas[3]))
+    if c["sha"] == shas[3]:
+        assert c["reading"] == NOT_VISIBLE and c["counts"]["moved"] is False and "not visible to counts" in text
+    else:
+        assert c["reading"] == "counts moved" and not timing_checks
 
 
 @pytest.mark.slow

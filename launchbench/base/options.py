@@ -264,6 +264,7 @@ COUNT_PROCESSES = Number(int, 1, 10, "fresh processes per variant that count; co
 COUNT_LAUNCHES = Number(int, 1, 10_000, "launches counted one by one; counting slows a launch many times, "
                         "and every launch gives the same counts", example=20)
 TOP_FUNCTIONS = Number(int, 1, 10_000, "functions listed per table; a launch runs a few hundred", example=12)
+COUNT_JOBS = Number(int, 1, 64, "counting processes at once; each holds a CUDA context and a CPU", example=8)
 DEFAULT_MIN_ROUNDS = 10
 
 

@@ -7,7 +7,8 @@ by the engine (runner.py) as compare measures: fresh processes per round,
 interleaved paired samples, intervals over rounds. Each commit gets its delta
 vs the range's first commit and its *step* (paired delta vs the previous
 measured commit) with a 95 % interval; a step is *established* when its
-interval lies wholly beyond +/- ``--threshold``.
+interval lies wholly beyond +/- ``--threshold``. Before the timing, each
+commit's launch is counted (bytecodes, calls) and its exact counts step shown.
 
 Commits whose runtime code is identical to their predecessor's (only tests,
 CI, docs or the version string changed: builds.code_identity) are not
@@ -15,10 +16,13 @@ measured again: their step is zero by construction, and the report says so.
 ``--aa N`` still measures the first N of them, as an A/A check of the method
 (their measured step must contain 0).
 
-bisect: the same measurement in a k-ary search over the distinct builds:
-each stage measures up to ``--points`` commits of the current segment
-interleaved in one run, follows the largest step, and stops when one
-commit's step is established against its predecessor.
+bisect: counts first (one short process per commit, several at once): where
+GOOD's and BAD's counts differ, the range is split on counts alone until each
+place they move lies between neighbours; timing then measures GOOD, those
+commits and BAD, and where counts are flat it searches k-ary. A stage follows
+only a segment whose pooled step is established beyond --threshold in the
+GOOD -> BAD direction, runs more rounds until one is, and says "undecided
+between A and B" when its rounds run out.
 """
 from __future__ import annotations
 
@@ -32,10 +36,13 @@ from ..base.atomic import write_json_atomic
 from ..base.errors import UserError
 from ..base import options as opt
 from ..base.options import parse_counts
+from ..engine import analysis, bisection, commitcounts
 from ..engine import lanes as lanes_mod
+from ..engine.countdiff import NOT_VISIBLE
+from ..engine.runner import launch_keys
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
 from ..engine.history import (SCHEMA, SCHEMA_VERSION, Session, add_clone_argument, add_common_arguments,
-                              command_line)
+                              add_counts_arguments, command_line)
 from ..environments import builds
 from ..environments.commits import CommitEnvs, check_clone, commit_records
 from ..environments.variant_options import check_env_options
@@ -61,6 +68,7 @@ def register(sub) -> None:
     p.add_argument("--asv-results", metavar="DIR", help="also write the per-commit values as asv results into DIR")
     p.add_argument("--no-report", action="store_true", help="write only the JSON and the table")
     add_common_arguments(p, "launchbench-history.json")
+    add_counts_arguments(p)
     p.set_defaults(func=run_history)
     b = sub.add_parser("bisect", help="find the commit whose step in launch cost exceeds --threshold",
                        description=__doc__.split("\n\n")[3].replace("\n", " "))
@@ -70,8 +78,11 @@ def register(sub) -> None:
     b.add_argument("--points", type=opt.POINTS, default=DEFAULT_POINTS,
                    help=f"commits measured together per stage, at least 3 (default {DEFAULT_POINTS})")
     b.add_argument("--rounds", type=opt.ROUNDS_FOR_CI, default=DEFAULT_STAGE_ROUNDS,
-                   help=f"rounds per stage (default {DEFAULT_STAGE_ROUNDS}); an undecided last pair gets up to 3x")
+                   help=f"rounds per timing stage (default {DEFAULT_STAGE_ROUNDS}): a stage ends once a step is "
+                        "established in the range's direction (or every one ruled out) and runs up to 3x this "
+                        "while undecided; --max-time caps all stages together")
     add_common_arguments(b, "launchbench-bisect.json")
+    add_counts_arguments(b)
     b.set_defaults(func=run_bisect)
 
 
@@ -120,12 +131,19 @@ def run_history(args) -> int:
     write = _writer(output)
     log_dir = os.path.splitext(output)[0] + ".logs"
     state = {}
+    counts = None
+    if args.counts:
+        counts = session.count(records, os.path.join(log_dir, "counts"))
+        moved = [s for s in commitcounts.steps(records, counts, session.arg_counts) if s.get("moved")]
+        session.say(f"launchbench: counts: {len(counts)} commits counted ({session.count_jobs} at once) in "
+                    f"{session.count_seconds:.0f} s; counts move at {len(moved)} commit(s)")
 
     def on_round(out) -> None:
-        write(lambda: session.document(records, out, args.range, state.get("prefetch", 0), args.rounds, "history"))
+        write(lambda: session.document(records, out, args.range, state.get("prefetch", 0), args.rounds, "history",
+                                       counts=counts))
 
     out, state["prefetch"] = session.measure(records, args.rounds, log_dir, on_round=on_round)
-    doc = session.document(records, out, args.range, state["prefetch"], args.rounds, "history")
+    doc = session.document(records, out, args.range, state["prefetch"], args.rounds, "history", counts=counts)
     write(doc, force=True)
     written = [output]
     if args.asv_results:
@@ -148,26 +166,22 @@ def _exit(out, planned: int) -> int:
 
 # ---------------------------------------------------------------- bisect
 
-def stage_points(lo: int, hi: int, k: int) -> list:
-    """Up to *k* indices from lo to hi inclusive, both ends included, evenly spread."""
-    n = hi - lo + 1
-    k = max(k, 3)  # two points cannot split a segment: the search would never shrink it
-    if n <= k:
-        return list(range(lo, hi + 1))
-    return sorted({lo + round(i * (n - 1) / (k - 1)) for i in range(k)})
+class _Interrupted(Exception):
+    """A timing stage was interrupted: the search ends there, what was measured is kept."""
 
 
-def pick_segment(points: list, step_by_point: dict) -> tuple[int, int] | None:
-    """The segment (previous point, point) to follow: the one whose step is most clearly
-    beyond 0 (largest |lower bound| over keys, sign-aware); None when no step is significant."""
-    best, best_score = None, 0.0
-    for prev, cur in zip(points, points[1:]):
-        for s in step_by_point.get(cur, []):
-            lo, hi = s["ci_us"]
-            score = lo if lo > 0 else (-hi if hi < 0 else 0.0)
-            if score > best_score:
-                best, best_score = (prev, cur), score
-    return best
+def _named(dec: dict, distinct: list) -> dict:
+    """A stage decision with commit SHAs for the indices (the JSON)."""
+    sha = lambda i: distinct[i]["sha"]  # noqa: E731
+    out = {k: dec[k] for k in ("action", "reason", "direction") if k in dec}
+    out["overall"] = dec.get("overall")
+    out["segments"] = [{**{k: v for k, v in s.items() if k != "segment"}, "previous": sha(s["segment"][0]),
+                        "commit": sha(s["segment"][1])} for s in dec.get("segments", [])]
+    if "segment" in dec:
+        out["follow"] = [sha(i) for i in dec["segment"]]
+    if "span" in dec:
+        out["span"] = [sha(i) for i in dec["span"]]
+    return out
 
 
 def run_bisect(args) -> int:
@@ -178,62 +192,154 @@ def run_bisect(args) -> int:
     commits = builds.first_parent_commits(clone, good.sha, bad.sha)
     records = commit_records(clone, commits, 0)
     distinct = [r for r in records if r["measured"]]
+    for r in distinct:
+        r["measured"] = False  # until a stage builds it
     session.say(f"launchbench: bisect over {len(records)} commits, {len(distinct)} distinct builds "
                 f"({good.short}..{bad.short})")
     write = _writer(output)
     log_root = os.path.splitext(output)[0] + ".logs"
     stages: list = []
+    counted: dict = {}  # variant -> commitcounts result
+    arg_counts = session.arg_counts
     doc = {"schema": f"{SCHEMA}-bisect/{SCHEMA_VERSION}", "kind": "bisect", "command": command_line(),
            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "simulator": bool(args.simulator),
            "clone": clone, "good": good.sha, "bad": bad.sha, "threshold_us": args.threshold,
-           "commits": records, "stages": stages, "culprit": None}
-    lo, hi, rounds, found = 0, len(distinct) - 1, args.rounds, None
-    while True:
-        points = stage_points(lo, hi, args.points)
-        subset = [dict(distinct[i]) for i in points]
+           "settings": {"arg_counts": arg_counts, "points": args.points, "rounds": args.rounds,
+                        "stage_rounds_cap": 3 * args.rounds, "counts": bool(args.counts),
+                        "count_jobs": session.count_jobs, "max_time": args.max_time, "target": args.target},
+           "commits": records, "stages": stages, "culprit": None, "counts": {"per_commit": {}}}
+
+    def built(indices: list) -> list:
+        """Build the commits at *indices* not built yet; returns those that failed."""
+        todo = [i for i in indices if not distinct[i].get("variant") and not distinct[i].get("build")]
+        subset = [dict(distinct[i], measured=True) for i in todo]
         session.build(subset)
-        for i, rec in zip(points, subset):
-            distinct[i].update({k: rec[k] for k in ("wheel", "variant", "build", "measured")})
-        label = f"stage {len(stages) + 1}: " + " ".join(r["short"] for r in subset)
-        session.say(f"launchbench: {label} ({rounds} rounds)")
-        out, prefetch = session.measure(subset, rounds, os.path.join(log_root, f"stage{len(stages) + 1}"))
-        sdoc = session.document(subset, out, f"{subset[0]['sha']}..{subset[-1]['sha']}", prefetch, rounds, "bisect")
-        stages.append({"points": [r["sha"] for r in subset], "rounds": out.rounds_completed,
-                       "steps": sdoc["steps"], "deltas": sdoc["deltas"], "level": sdoc["level"],
-                       "timing": sdoc["timing"], "device": sdoc["device"], "samples": sdoc["samples"]})
+        for i, rec in zip(todo, subset):
+            distinct[i].update({k: rec.get(k) for k in ("wheel", "variant", "build", "measured", "python", "env")})
+        return [i for i in indices if not distinct[i].get("variant")]
+
+    def count(indices: list) -> dict:
+        failed = built(indices)
+        todo = [distinct[i] for i in indices if i not in failed and distinct[i]["variant"] not in counted]
+        t0 = time.monotonic()
+        counted.update(session.count(todo, os.path.join(log_root, "counts")))
+        got = {i: None if i in failed else commitcounts.key(counted.get(distinct[i]["variant"]), arg_counts)
+               for i in indices}
+        stages.append({"kind": "counts", "points": [distinct[i]["sha"] for i in indices],
+                       "seconds": round(time.monotonic() - t0, 1),
+                       "unusable": {distinct[i]["sha"]: commitcounts.unusable(counted.get(distinct[i].get("variant")))
+                                    for i in indices if got[i] is None}})
+        doc["counts"]["per_commit"] = commitcounts.per_launch(counted, arg_counts)
+        doc["gpu_seconds"] = round(session.gpu_seconds, 1)
+        write(doc, force=True)
+        session.say(f"launchbench: counts stage: {len(indices)} commit(s) counted "
+                    f"({session.count_jobs} at once), {time.monotonic() - t0:.0f} s")
+        return got
+
+    def measure(points: list, stop):
+        failed = built(points)
+        pts = [i for i in points if i not in failed]
+        left = None if args.max_time is None else args.max_time - session.gpu_seconds
+        if len(pts) < 2 or (left is not None and left <= 0):
+            return {}, True, failed
+        subset = [dict(distinct[i]) for i in pts]
+        pairs = list(zip(pts, pts[1:])) + [(pts[0], pts[-1])]
+        keys = launch_keys(arg_counts)
+
+        def series_of(samples):
+            by = analysis.group_rounds(samples, keys)
+            return {(a, b): bisection.pooled_rounds(by, distinct[a]["variant"], distinct[b]["variant"], arg_counts)
+                    for a, b in pairs}
+
+        def engine_stop(out):
+            return DECIDED if stop(series_of(out.samples)) else None
+
+        cap = 3 * args.rounds
+        n = sum(s["kind"] == "timing" for s in stages) + 1
+        session.say(f"launchbench: timing stage {n}: " + " ".join(r["short"] for r in subset) +
+                    f" (until decided, at most {cap} rounds)")
+        out, prefetch = session.measure(subset, cap, os.path.join(log_root, f"stage{n}"), stop=engine_stop,
+                                        max_time=left)
+        sdoc = session.document(subset, out, f"{subset[0]['sha']}..{subset[-1]['sha']}", prefetch, cap, "bisect")
+        stages.append({"kind": "timing", "points": [r["sha"] for r in subset], "rounds": out.rounds_completed,
+                       "stopped": out.stopped, "steps": sdoc["steps"], "deltas": sdoc["deltas"],
+                       "level": sdoc["level"], "timing": sdoc["timing"], "device": sdoc["device"],
+                       "samples": sdoc["samples"]})
         doc["device"] = sdoc["device"]
         doc["gpu_seconds"] = round(session.gpu_seconds, 1)
         write(doc, force=True)
         if out.interrupted:
-            break
-        by_point = {}
-        for s in sdoc["steps"]:
-            by_point.setdefault(s["commit"], []).append(s)
-        seg = pick_segment([r["sha"] for r in subset], by_point)
-        if seg is None:
-            if len(points) == 2 and rounds < 3 * args.rounds:
-                rounds = min(3 * args.rounds, rounds * 2)  # an undecided last pair: more rounds
-                continue
-            doc["result"] = "no significant step between the measured points"
-            break
-        ia = next(i for i in points if distinct[i]["sha"] == seg[0])
-        ib = next(i for i in points if distinct[i]["sha"] == seg[1])
-        if ib - ia == 1:
-            step = list(by_point[seg[1]])
-            if any(s["established"] for s in step):
-                found = distinct[ib]
-                doc["culprit"] = {"sha": found["sha"], "short": found["short"], "subject": found["subject"],
-                                  "previous": distinct[ia]["sha"], "steps": step}
-                doc["result"] = "found"
-                break
-            if rounds >= 3 * args.rounds:
-                doc["result"] = "step significant but not beyond the threshold at the round cap"
-                break
-            lo, hi, rounds = ia, ib, min(3 * args.rounds, rounds * 2)
-            continue
-        lo, hi = ia, ib
+            raise _Interrupted(out.reason)
+        return series_of(out.samples), out.stopped != DECIDED, failed
+
+    def on_stage(st: dict) -> None:
+        if st["kind"] == "timing" and stages and stages[-1]["kind"] == "timing":
+            stages[-1]["decision"] = _named(st["decision"], distinct)
+
+    try:
+        res = bisection.search(len(distinct), count, measure, points=args.points, threshold=args.threshold,
+                               use_counts=args.counts, say=session.say, on_stage=on_stage)
+    except _Interrupted as exc:
+        res = {"result": "interrupted", "reason": str(exc), "counts_steps": [], "counts_note": None}
+    _bisect_result(doc, res, distinct, stages, counted, session, arg_counts, log_root)
     doc["gpu_seconds"] = round(session.gpu_seconds, 1)
+    doc["count_seconds"] = round(session.count_seconds, 1)
     write(doc, force=True)
     print(render_bisect(doc), end="")
     session.say(f"launchbench: wrote {output}")
-    return 0 if found else 1
+    return 0 if doc["culprit"] else 1
+
+
+DECIDED = "decided: a segment's step is established (or every one ruled out)"
+
+
+def _timed_step(stages: list, prev: str, commit: str) -> tuple[list, dict | None]:
+    """The per-arg-count timing steps and the pooled judgement of the segment prev -> commit,
+    from the last timing stage that measured it as neighbours."""
+    for st in reversed(stages):
+        if st["kind"] != "timing":
+            continue
+        steps = [s for s in st["steps"] if s["commit"] == commit and s["previous"] == prev]
+        seg = next((s for s in (st.get("decision") or {}).get("segments", [])
+                    if s["commit"] == commit and s["previous"] == prev), None)
+        if steps or seg:
+            return steps, seg
+    return [], None
+
+
+def _bisect_result(doc, res, distinct, stages, counted, session, arg_counts, log_root) -> None:
+    """The search's answer in the document: culprit (with its counts step), the counts steps
+    beside their timing, or 'undecided between A and B'."""
+    doc["counts_note"] = res.get("counts_note")
+    doc["direction"] = res.get("direction")
+    result = res["result"]
+    if result == "found":
+        prev, cur = distinct[res["previous"]], distinct[res["culprit"]]
+        if session.args.counts and (prev["variant"] not in counted or cur["variant"] not in counted):
+            # found by timing inside a counts-flat segment: count the pair, so 'not visible' is checked, not assumed
+            counted.update(session.count([r for r in (prev, cur) if r["variant"] not in counted],
+                                         os.path.join(log_root, "counts")))
+            doc["counts"]["per_commit"] = commitcounts.per_launch(counted, arg_counts)
+        steps, seg = _timed_step(stages, prev["sha"], cur["sha"])
+        cstep = (commitcounts.step(counted.get(prev["variant"]), counted.get(cur["variant"]), arg_counts)
+                 if session.args.counts else None)
+        doc["culprit"] = {"sha": cur["sha"], "short": cur["short"], "subject": cur["subject"],
+                          "previous": prev["sha"], "steps": steps, "pooled": seg, "counts": cstep,
+                          "reading": None if not cstep or "error" in cstep else
+                          ("counts moved" if cstep["moved"] else NOT_VISIBLE)}
+        doc["result"] = "found"
+    elif result == "undecided" and res.get("span"):
+        a, b = (distinct[i] for i in res["span"])
+        doc["undecided"] = {"between": [a["sha"], b["sha"]]}
+        doc["result"] = f"undecided between g{a['sha'][:8]} and g{b['sha'][:8]}: {res.get('reason', '')}"
+    else:
+        doc["result"] = {"no-step": "no single step beyond the threshold", "no-change": "no change",
+                         "interrupted": "interrupted"}.get(result, result) + (f": {res['reason']}" if res.get("reason") else "")
+    csteps = []
+    for a, b in res.get("counts_steps") or []:
+        pa, pb = distinct[a], distinct[b]
+        steps, seg = _timed_step(stages, pa["sha"], pb["sha"])
+        csteps.append({"commit": pb["sha"], "previous": pa["sha"], "subject": pb["subject"],
+                       **commitcounts.step(counted.get(pa["variant"]), counted.get(pb["variant"]), arg_counts),
+                       "timing": {"steps": steps, "pooled": seg}})
+    doc["counts"]["steps"] = csteps

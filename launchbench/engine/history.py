@@ -20,8 +20,9 @@ from ..base.errors import UserError
 from ..base import options as opt
 from ..base.options import counts_help
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
-from . import analysis, runner, stats
+from . import analysis, commitcounts, runner, stats
 from . import lanes as lanes_mod
+from .countdiff import visibility
 from .runner import key_id, launch_keys, timing_json
 
 DEFAULT_THRESHOLD_US = 0.2
@@ -69,6 +70,15 @@ def add_common_arguments(p, default_output: str | None) -> None:
     if default_output:
         o.add_argument("--output", "-o", default=default_output, help=f"JSON results (default {default_output})")
     o.add_argument("--quiet", action="store_true", help="no progress output")
+
+
+def add_counts_arguments(p) -> None:
+    """history's and bisect's counts pass (one short process per commit, before any timing)."""
+    c = p.add_argument_group("counts (exact Python-level counts per commit, before any timing)")
+    c.add_argument("--no-counts", dest="counts", action="store_false",
+                   help="skip the counts pass: timing only")
+    c.add_argument("--count-jobs", type=opt.COUNT_JOBS, default=None, metavar="N",
+                   help=f"counting processes at once (default: half the CPUs, 1 to {commitcounts.MAX_JOBS})")
 
 
 # ---------------------------------------------------------------- statistics (pure)
@@ -157,14 +167,35 @@ class Session:
         self.envs = make_envs(args, self.say)
         self.cache = self.envs.cache
         self.gpu_seconds = 0.0
+        self.count_seconds = 0.0
+        jobs = getattr(args, "count_jobs", None)
+        if jobs is not None and jobs < 1:
+            raise UserError(f"--count-jobs must be at least 1 (got {jobs})")
+        self.count_jobs = jobs or commitcounts.default_jobs()
 
     def build(self, records: list) -> None:
         """Wheel and env of every measured commit; a failed build is reported and skipped."""
         self.envs.build(self.clone, records)
 
-    def measure(self, records: list, rounds: int, log_dir: str, on_round=None, stop=None, count_rounds: int = 0):
-        """One engine run over the measured commits (the first is the reference); the first
-        *count_rounds* rounds' workers also count their launch (``Outcome.counts``)."""
+    def count(self, records: list, log_dir: str) -> dict:
+        """The counts pass over the built, measured commits: variant -> counts (``commitcounts``)."""
+        todo = [r for r in records if r["measured"] and r.get("variant")]
+        if not todo:
+            return {}
+        t0 = time.monotonic()
+        setup = {"target": self.args.target} if self.args.target else {}
+        got = commitcounts.count_commits(todo, self.arg_counts, self.envs.make_overlay(os.path.join(log_dir, "overlay")),
+                                      log_dir, simulator=self.args.simulator, setup=setup, jobs=self.count_jobs)
+        spent = time.monotonic() - t0
+        self.count_seconds += spent
+        self.gpu_seconds += spent  # the counting processes hold the GPU too (their set-up)
+        return got
+
+    def measure(self, records: list, rounds: int, log_dir: str, on_round=None, stop=None, max_time=None,
+                count_rounds: int = 0):
+        """One engine run over the measured commits (the first is the reference); *max_time*
+        overrides --max-time (bisect: what is left of it); the first *count_rounds* rounds' workers
+        also count their launch (``Outcome.counts``: pr)."""
         measured = [r for r in records if r["measured"] and r.get("variant")]
         if len(measured) < 2:
             raise UserError("fewer than two commits of the range could be built and measured; "
@@ -178,7 +209,7 @@ class Session:
             warmup=self.args.warmup, sample_target_s=self.args.sample_time, simulator=self.args.simulator,
             affinity=self.affinity, peers=False, overlay=self.envs.make_overlay(os.path.join(log_dir, "overlay")),
             log_dir=log_dir, prefetch=prefetch, setup_cpus=runner.setup_cpus(self.affinity), setup=setup,
-            stop=stop, max_time=self.args.max_time, count_rounds=count_rounds)
+            stop=stop, max_time=self.args.max_time if max_time is None else max_time, count_rounds=count_rounds)
         total = rounds * self.args.repeats * len(self.arg_counts) * len(measured)
         progress = runner.Progress(total, enabled=not self.args.quiet)
         if self.args.simulator:
@@ -191,7 +222,10 @@ class Session:
         self.gpu_seconds += out.timing["wall_s"]
         return out, prefetch
 
-    def document(self, records: list, out, rng: str, prefetch: int, rounds: int, command: str) -> dict:
+    def document(self, records: list, out, rng: str, prefetch: int, rounds: int, command: str,
+                 counts: dict | None = None) -> dict:
+        """The run's JSON; *counts* (variant -> ``commitcounts`` result) adds each commit's counts and
+        its counts step vs the previous measured commit."""
         keys = launch_keys(self.arg_counts)
         measured = [r for r in records if r["measured"] and r.get("variant")]
         names = [r["variant"] for r in measured]
@@ -221,7 +255,23 @@ class Session:
             "interrupted": out.interrupted, "interrupt_reason": out.reason, "stopped": out.stopped,
             "timing": timing_json(out.timing),
             **({"lanes": lanes_mod.report(out, names, reference, self.arg_counts)} if self.lanes else {}),
+            **({"counts": counts_section(records, counts, self.arg_counts, step_recs, self.count_seconds)}
+               if counts is not None else {}),
         }
+
+
+def counts_section(records: list, counts: dict, arg_counts: list, step_recs: list, seconds: float) -> dict:
+    """The JSON's ``counts``: per commit its per-launch totals, per measured commit its counts
+    step (exact, per function), and per timed step how the two read together."""
+    csteps = commitcounts.steps(records, counts, arg_counts)
+    by_commit = {s["commit"]: s for s in csteps}
+    for s in step_recs:  # the timing step's reading beside its counts step
+        c = by_commit.get(s["commit"])
+        d = (c or {}).get("per_nargs", {}).get(str(s["nargs"]))
+        s["counts_reading"] = visibility(d, s["established"]) if c and "error" not in c else None
+    return {"per_commit": commitcounts.per_launch(counts, arg_counts), "steps": csteps,
+            "moved": [s["commit"] for s in csteps if s.get("moved")], "seconds": round(seconds, 1),
+            "processes": len(counts), "method": "one fresh process per commit, before any timing; exact"}
 
 
 def command_line() -> list:

@@ -5,10 +5,111 @@ import io
 import os
 
 from ..base.atomic import write_bytes_atomic, write_text_atomic
+from ..engine.countdiff import NOT_VISIBLE
+
+#: functions named per counts step (the JSON has them all)
+TOP_FUNCTIONS = 3
 
 
 def _ci(d: dict) -> str:
     return f"{d['delta_us']:+.2f} [{d['ci_us'][0]:+.2f}, {d['ci_us'][1]:+.2f}]"
+
+
+def _signed(v) -> str:
+    if v is None:
+        return "n/a"
+    return f"{v:+.2f}" if isinstance(v, float) and v != int(v) else f"{int(v):+d}"
+
+
+def _over_args(values: list) -> str:
+    """One figure where every arg count agrees, else 'first..last' (0..max args)."""
+    shown = [_signed(v) for v in values]
+    return shown[0] if len(set(shown)) == 1 else f"{shown[0]}..{shown[-1]}"
+
+
+def _calls_kind(cstep: dict) -> str:
+    d = next(iter(cstep["per_nargs"].values()))
+    return "calls" if "calls" in d["kinds"] else "c_calls"
+
+
+def counts_cell(cstep: dict | None) -> str:
+    """A commit's counts step in one cell: '=' (identical counts), the deltas, or why none."""
+    if not cstep:
+        return ""
+    if "error" in cstep:
+        return "n/a"
+    if not cstep["moved"]:
+        return "="
+    per = list(cstep["per_nargs"].values())
+    ck = _calls_kind(cstep)
+    return (f"{_over_args([d['per_launch'].get('bytecodes') for d in per])} bc, "
+            f"{_over_args([d['per_launch'].get(ck) for d in per])} {'calls' if ck == 'calls' else 'C calls'}")
+
+
+def top_functions(cstep: dict, top: int = TOP_FUNCTIONS) -> str:
+    """The functions that moved most at the largest arg count: 'Dispatcher.call +47 bc'."""
+    if not cstep or "error" in cstep or not cstep.get("moved"):
+        return ""
+    d = cstep["per_nargs"][list(cstep["per_nargs"])[-1]]
+    names = [f"{f['function']} {_signed(f['delta'].get('bytecodes'))} bc" for f in d["functions"][:top]]
+    more = d["functions_changed"] - len(names)
+    return ", ".join(names) + (f" (+{more} more)" if more > 0 else "")
+
+
+def counts_rows(csteps: list, subjects: dict, timing: dict) -> list:
+    """One row per commit whose counts moved: Δbytecodes and Δcalls per launch over the arg
+    counts, the top functions, and its µs step beside them (*timing*: commit -> text)."""
+    rows = [["commit", "subject", "Δ bytecodes", "Δ calls", "top functions", "µs step"]]
+    for c in csteps:
+        if "error" in c or not c.get("moved"):
+            continue
+        per = list(c["per_nargs"].values())
+        ck = _calls_kind(c)
+        calls = _over_args([d["per_launch"].get(ck) for d in per]) + ("" if ck == "calls" else " (C)")
+        rows.append(["g" + c["commit"][:8], (subjects.get(c["commit"]) or "")[:40],
+                     _over_args([d["per_launch"].get("bytecodes") for d in per]), calls, top_functions(c),
+                     timing.get(c["commit"], "")])
+    return rows
+
+
+def _grid(rows: list) -> list:
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+
+
+def _md(rows: list) -> list:
+    esc = [[str(c).replace("|", "\\|") for c in r] for r in rows]
+    return ["| " + " | ".join(esc[0]) + " |", "|" + "---|" * len(esc[0])] + ["| " + " | ".join(r) + " |" for r in esc[1:]]
+
+
+def _history_counts(doc: dict, markdown: bool) -> list:
+    """history's counts block: the commits whose counts moved, and the timed steps counts cannot see."""
+    sec = doc.get("counts")
+    if not sec:
+        return []
+    subjects = {r["sha"]: r["subject"] for r in doc["commits"]}
+    timing: dict = {}
+    for s in doc["steps"]:
+        timing.setdefault(s["commit"], []).append(s)
+    cell = {c: ", ".join(f"{s['nargs']}a {_ci(s)}" + (" <==" if s["established"] else "") for s in ss[:2]) +
+            (" ..." if len(ss) > 2 else "") for c, ss in timing.items()}
+    rows = counts_rows(sec["steps"], subjects, cell)
+    errors = [c for c in sec["steps"] if "error" in c]
+    hidden = sorted({s["commit"] for s in doc["steps"] if s["established"] and s.get("counts_reading") == NOT_VISIBLE})
+    title = (f"Counts steps (exact, per launch; {sec['processes']} commits counted in {sec['seconds']:.0f} s, "
+             "one process each, before any timing):")
+    out = [""]
+    if markdown:
+        out += [f"## {title}", ""] + (_md(rows) if len(rows) > 1 else ["No commit moved the counts."])
+    else:
+        out += [title] + (_grid(rows) if len(rows) > 1 else ["No commit moved the counts."])
+    if hidden:
+        out += ["", "Established µs steps with identical counts (" + NOT_VISIBLE + "): " +
+                ", ".join("g" + c[:8] for c in hidden)]
+    if errors:
+        out += ["", f"Counts not compared at {len(errors)} commit(s): " + "; ".join(
+            f"g{c['commit'][:8]}: {c['error']}" for c in errors[:3]) + (" ..." if len(errors) > 3 else "")]
+    return out
 
 
 def render(doc: dict, markdown: bool = False) -> str:
@@ -16,7 +117,10 @@ def render(doc: dict, markdown: bool = False) -> str:
     counts = doc["settings"]["arg_counts"]
     steps_by = {(s["commit"], s["nargs"]): s for s in doc["steps"]}
     deltas_by = {(d["variant"], d["nargs"]): d for d in doc["deltas"]}
+    csteps = {c["commit"]: c for c in (doc.get("counts") or {}).get("steps", [])}
     head = ["commit", "subject"] + [f"step {n} args (us)" for n in counts] + ["vs first, 0..max args (us)"]
+    if doc.get("counts"):
+        head.append("counts step")
     rows = []
     for rec in doc["commits"]:
         subject = rec["subject"][:44]
@@ -36,6 +140,8 @@ def render(doc: dict, markdown: bool = False) -> str:
             cells.append(" ".join(f"{d['delta_us']:+.2f}" for d in ds if d))
         if rec.get("aa"):
             subject = "(A/A) " + subject
+        if doc.get("counts"):
+            cells.append(counts_cell(csteps.get(rec["sha"])))
         rows.append(["g" + rec["sha"][:8], subject] + cells)
     title = (f"Per-commit launch overhead, {doc['range']}: {doc['rounds_completed']} rounds; step = paired delta vs "
              f"the previous measured commit, 95% CI; <== established beyond +/-{doc['settings']['threshold_us']} us, "
@@ -45,30 +151,72 @@ def render(doc: dict, markdown: bool = False) -> str:
     cul = doc.get("culprits") or []
     foot = ("Commits carrying an established step: " + ", ".join("g" + c[:8] for c in cul)) if cul else \
         "No commit carries an established step."
+    if doc.get("counts"):
+        title += "; counts step: Δ bytecodes and calls per launch vs the previous measured commit (exact; = identical)"
     if markdown:
         lines = [f"# {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         lines += ["| " + " | ".join(r) + " |" for r in rows]
-        return "\n".join(lines + ["", foot, ""])
+        return "\n".join(lines + ["", foot] + _history_counts(doc, True) + [""])
     widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
     fmt = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
-    return "\n".join([title, fmt(head)] + [fmt(r) for r in rows] + [foot, ""])
+    return "\n".join([title, fmt(head)] + [fmt(r) for r in rows] + [foot] + _history_counts(doc, False) + [""])
+
+
+def _pooled(seg: dict | None) -> str:
+    if not seg:
+        return "-"
+    lo, hi = seg["ci_us"]
+    return f"{seg['mean_us']:+.2f} [{lo:+.2f}, {hi:+.2f}] us pooled, {seg['state']}"
 
 
 def render_bisect(doc: dict) -> str:
+    """Stages (counts, then timing with each segment's pooled step and the decision), the culprit
+    beside its counts step, the counts steps beside their µs, or 'undecided between A and B'."""
     lines = []
     if doc.get("simulator"):
         lines.append("CUDA SIMULATOR SMOKE RUN -- NOT A MEASUREMENT")
+    timed = 0
     for i, st in enumerate(doc["stages"], 1):
-        steps_txt = "; ".join(f"g{s['commit'][:8]} {s['nargs']}a {_ci(s)}" for s in st["steps"] if s["nargs"] == st["steps"][0]["nargs"])
-        lines.append(f"stage {i}: {len(st['points'])} commits, {st['rounds']} rounds, "
-                     f"{st['timing'].get('wall_s', 0):.0f} s; steps at {st['steps'][0]['nargs'] if st['steps'] else '-'} args: {steps_txt}")
+        if st.get("kind") == "counts":
+            bad = st.get("unusable") or {}
+            lines.append(f"stage {i} (counts): {len(st['points'])} commit(s) counted, {st.get('seconds', 0):.0f} s"
+                         + (f"; {len(bad)} without usable counts" if bad else ""))
+            continue
+        timed += 1
+        dec = st.get("decision") or {}
+        lines.append(f"stage {i} (timing): {len(st['points'])} commits, {st['rounds']} rounds, "
+                     f"{st['timing'].get('wall_s', 0):.0f} s; {dec.get('action', '?')}: {dec.get('reason', '')}")
+        for seg in dec.get("segments", []):
+            mark = " <== followed" if dec.get("follow") == [seg["previous"], seg["commit"]] else ""
+            lines.append(f"  g{seg['previous'][:8]}..g{seg['commit'][:8]}: {_pooled(seg)}{mark}")
+    if doc.get("counts_note"):
+        lines.append(f"counts: {doc['counts_note']}")
+    csteps = (doc.get("counts") or {}).get("steps") or []
+    if csteps:
+        timing = {c["commit"]: _pooled((c.get("timing") or {}).get("pooled")) for c in csteps}
+        rows = counts_rows(csteps, {c["commit"]: c.get("subject") for c in csteps}, timing)
+        if len(rows) > 1:
+            lines.append("counts steps (exact, per launch) beside their µs:")
+            lines += ["  " + r for r in _grid(rows)]
     c = doc.get("culprit")
     if c:
         lines.append(f"culprit: g{c['sha'][:8]} {c['subject']}")
-        lines.append("  step vs g" + c["previous"][:8] + ": " + ", ".join(f"{s['nargs']} args {_ci(s)} us" for s in c["steps"]))
+        if c.get("steps"):
+            lines.append("  step vs g" + c["previous"][:8] + ": " +
+                         ", ".join(f"{s['nargs']} args {_ci(s)} us" for s in c["steps"]))
+        if c.get("pooled"):
+            lines.append(f"  pooled over arg counts: {_pooled(c['pooled'])}")
+        cs = c.get("counts")
+        if cs and "error" not in cs:
+            lines.append("  counts: " + (f"{counts_cell(cs)} per launch; {top_functions(cs)}" if cs["moved"]
+                                         else NOT_VISIBLE))
+        elif cs:
+            lines.append(f"  counts: not compared ({cs['error']})")
     else:
-        lines.append(f"no culprit: {doc.get('result', 'interrupted')}")
-    lines.append(f"measurement wall time: {doc.get('gpu_seconds', 0):.0f} s over {len(doc['stages'])} stages")
+        lines.append(f"no culprit: {doc.get('result', 'interrupted')}" if not str(doc.get("result", "")).startswith(
+            "undecided") else doc["result"])
+    lines.append(f"measurement wall time: {doc.get('gpu_seconds', 0):.0f} s over {timed} timing stage(s)"
+                 f" (counting {doc.get('count_seconds', 0):.0f} s of it)")
     return "\n".join(lines) + "\n"
 
 

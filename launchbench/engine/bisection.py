@@ -1,0 +1,245 @@
+"""bisect's search, as pure functions: where the counts move, and which timed segment to follow.
+
+Counts first. A commit's counts (``commitcounts``) are exact, so a segment whose two ends have
+identical fingerprints is taken to hold no Python-level change (a change undone inside it is
+missed), and a segment whose ends differ is split until the change sits between two
+neighbouring commits. Counting needs no quiet machine, so these stages cost builds and a few
+seconds of one short process per commit, not timing rounds.
+
+Then timing, under one rule (issue 34): a stage measures its points interleaved, as compare
+does; each segment between neighbouring points gets one value per round, the per-round paired
+delta pooled (mean) over the argument counts, and a confidence sequence over rounds
+(``sequential``: valid at whichever round the stage stops). The direction is that of the
+overall GOOD -> BAD change. A segment is followed only when its interval lies wholly beyond
+``threshold`` in that direction; until one does, the stage takes more rounds; when its rounds
+run out, the answer is "undecided between A and B", never a guess. A step against the
+direction, however clear, is never followed: it cannot explain the change being searched.
+
+The search itself (``search``) takes its counting and measuring as callables, so tests drive it
+with injected per-commit costs and counts, and the command with real processes.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+
+from . import sequential, stats
+
+ESTABLISHED, OPEN, RULED_OUT = "established", "open", "ruled out"
+
+
+# ---------------------------------------------------------------- timing: one segment, one stage
+
+def pooled_rounds(by: dict, a: str, b: str, arg_counts: list) -> list:
+    """Per round both variants completed at every arg count: the mean over arg counts of the
+    round's median paired difference (us) of *b* vs *a* (*by*: ``analysis.group_rounds``)."""
+    per_n = []
+    for n in arg_counts:
+        ra, rb = by.get((a, n), {}), by.get((b, n), {})
+        per_n.append({r: statistics.median([y - x for x, y in zip(ra[r], rb[r])])
+                      for r in set(ra) & set(rb) if ra[r] and rb[r]})
+    if not per_n:
+        return []
+    common = sorted(set.intersection(*(set(d) for d in per_n)))
+    return [math.fsum(d[r] for d in per_n) / len(per_n) for r in common]
+
+
+def judge(values: list, threshold: float, direction: int | None, confidence: float = stats.CONFIDENCE) -> dict:
+    """A segment's pooled step: mean and stopping-valid interval over rounds, and its state in
+    *direction* (+1 slower, -1 faster): established (wholly beyond +threshold that way), ruled
+    out (wholly short of it) or open. Without a direction the state is open."""
+    rule = sequential.Rule(target_pct=None, threshold_pct=threshold, min_rounds=2, confidence=confidence)
+    if values:
+        mean, lo, hi = sequential.interval(list(values), rule)
+    else:
+        mean, lo, hi = 0.0, -math.inf, math.inf
+    state = OPEN
+    if direction:
+        dlo, dhi = sorted((lo * direction, hi * direction))
+        state = ESTABLISHED if dlo > threshold else RULED_OUT if dhi < threshold else OPEN
+    return {"mean_us": mean, "ci_us": [lo, hi], "rounds": len(values), "state": state}
+
+
+def direction_of(overall: dict) -> int | None:
+    """+1 or -1 once the overall GOOD -> BAD interval excludes 0, else None."""
+    lo, hi = overall["ci_us"]
+    return 1 if lo > 0 else -1 if hi < 0 else None
+
+
+def decide(points: list, series: dict, threshold: float, direction: int | None = None,
+           final: bool = False) -> dict:
+    """What a stage says. *series*: (a, b) -> pooled per-round deltas, for each pair of
+    neighbouring points and for (first, last). *direction*: the range's, once known (an earlier
+    stage); else taken from (first, last). *final*: no more rounds for this stage.
+
+    ``action``: ``follow`` (``segment``), ``more`` (rounds), ``undecided`` (``span``: between
+    which points the step must lie), ``no-step`` (every segment is short of the threshold in the
+    direction: no single step explains the change), ``no-change`` (GOOD and BAD differ by less
+    than the threshold)."""
+    overall = judge(series.get((points[0], points[-1]), []), threshold, None)
+    out = {"overall": overall, "direction": direction, "segments": []}
+    if direction is None:
+        direction = direction_of(overall)
+        out["direction"] = direction
+        if direction is None:
+            lo, hi = overall["ci_us"]
+            if -threshold < lo and hi < threshold:
+                return {**out, "action": "no-change",
+                        "reason": f"the overall change lies within +/-{threshold:g} us"}
+            if final:
+                return {**out, "action": "undecided", "span": (points[0], points[-1]),
+                        "reason": "the overall change is not established (its interval contains 0)"}
+            return {**out, "action": "more", "reason": "the overall change's sign is not established yet"}
+    segs = []
+    for a, b in zip(points, points[1:]):
+        segs.append({"segment": (a, b), **judge(series.get((a, b), []), threshold, direction)})
+    out["segments"] = segs
+    est = [s for s in segs if s["state"] == ESTABLISHED]
+    if est:
+        best = max(est, key=lambda s: min(x * direction for x in s["ci_us"]))
+        return {**out, "action": "follow", "segment": best["segment"],
+                "reason": "its step is established beyond the threshold in the range's direction"}
+    open_ = [s for s in segs if s["state"] == OPEN]
+    if open_:
+        if final:
+            return {**out, "action": "undecided", "span": (open_[0]["segment"][0], open_[-1]["segment"][1]),
+                    "reason": "no segment's step was established in the range's direction within the rounds"}
+        return {**out, "action": "more", "reason": f"{len(open_)} segment(s) neither established nor ruled out"}
+    return {**out, "action": "no-step",
+            "reason": f"every segment is short of {threshold:g} us in the range's direction: the change is "
+                      "spread over several commits or smaller than the threshold"}
+
+
+# ---------------------------------------------------------------- counts: where the fingerprints change
+
+def stage_points(lo: int, hi: int, k: int, skip: set = frozenset()) -> list:
+    """Up to *k* (at least 3) indices from lo to hi, both ends included, evenly spread: the
+    points nearest the k-way split of the segment, none in *skip* (commits that do not build)."""
+    k = max(k, 3)  # two points cannot split a segment: the search would never shrink it
+    free = [i for i in range(lo + 1, hi) if i not in skip]
+    chosen: set = set()
+    for j in range(1, k - 1):
+        target = round(lo + j * (hi - lo) / (k - 1))  # as the old stage_points rounded
+        left = [i for i in free if i not in chosen]
+        if not left:
+            break
+        chosen.add(min(left, key=lambda i: (abs(i - target), i)))
+    return [lo] + sorted(chosen) + [hi]
+
+
+def count_segments(known: dict, skip: set = frozenset()) -> tuple[list, list]:
+    """(open, settled) segments from the counted fingerprints *known* (index -> fingerprint):
+    neighbouring counted indices whose fingerprints differ; *open* ones still hold uncounted,
+    countable commits, *settled* ones do not (normally neighbours: the commit where counts move)."""
+    idx = sorted(known)
+    open_, settled = [], []
+    for a, b in zip(idx, idx[1:]):
+        if known[a] == known[b]:
+            continue
+        inner = [i for i in range(a + 1, b) if i not in skip]
+        (open_ if inner else settled).append((a, b))
+    return open_, settled
+
+
+def count_stage(open_segments: list, k: int, skip: set = frozenset()) -> list:
+    """The indices to count next: up to k - 2 inside each open segment."""
+    want = set()
+    for a, b in open_segments:
+        want.update(stage_points(a, b, k, skip)[1:-1])
+    return sorted(want)
+
+
+# ---------------------------------------------------------------- the search
+
+def search(n: int, count, measure, points: int = 5, threshold: float = 0.2, use_counts: bool = True,
+           say=lambda msg: None, on_stage=lambda stage: None) -> dict:
+    """Bisect *n* distinct builds (0: GOOD, n-1: BAD).
+
+    *count(indices)* -> {index: fingerprint, or None where that commit cannot be counted};
+    *measure(points, stop)* -> (series, exhausted, failed): runs one timing stage over *points*,
+    asking ``stop(series)`` after each round; *series* as in ``decide``; *exhausted*: the stage's
+    rounds or the run's time ran out; *failed*: points that could not be built or measured.
+    Returns the result (``result``, ``culprit`` and ``previous`` or ``span``, ``counts_steps``,
+    ``visible``: whether counts moved at the culprit) and the stages, for the report; each
+    stage is also handed to *on_stage* once decided."""
+    stages: list = []
+    skip: set = set()
+    known: dict = {}
+    counts_note = None
+    change = []
+    if use_counts and n >= 2:
+        got = count([0, n - 1])
+        stages.append({"kind": "counts", "points": [0, n - 1], "fingerprints": dict(got)})
+        on_stage(stages[-1])
+        if got.get(0) is None or got.get(n - 1) is None:
+            counts_note = "GOOD or BAD could not be counted (or its counts vary launch to launch): timing only"
+        elif got[0] == got[n - 1]:
+            counts_note = "counts do not move between GOOD and BAD: any change is not visible to counts; timing only"
+            known = dict(got)
+        else:
+            known = dict(got)
+            while True:
+                open_, settled = count_segments(known, skip)
+                if not open_:
+                    change = settled
+                    break
+                want = count_stage(open_, points, skip)
+                got = count(want)
+                stages.append({"kind": "counts", "points": want, "fingerprints": dict(got)})
+                on_stage(stages[-1])
+                for i in want:
+                    if got.get(i) is None:
+                        skip.add(i)
+                    else:
+                        known[i] = got[i]
+            counts_note = (f"counts move at {len(change)} place(s): located from counts alone; "
+                           "timing confirms their steps")
+            say(f"launchbench: {counts_note}")
+    if change:
+        pts = sorted({0, n - 1, *[i for seg in change for i in seg]})
+    else:
+        pts = stage_points(0, n - 1, points, skip)
+    direction = None
+    result: dict = {"counts_note": counts_note, "counts_steps": change}
+    while True:
+        def stop(series, direction=direction):
+            measured = sorted({i for pair in series for i in pair})  # without points that failed to build
+            return bool(measured) and decide(measured, series, threshold, direction)["action"] != "more"
+
+        series, exhausted, failed = measure(pts, stop)
+        if failed:
+            skip.update(failed)
+            pts = [p for p in pts if p not in failed]
+            if len(pts) < 2:
+                result.update(result="undecided", reason="too few commits could be built and measured")
+                break
+        dec = decide(pts, series, threshold, direction, final=exhausted)
+        stages.append({"kind": "timing", "points": list(pts), "decision": dec})
+        direction = dec["direction"]
+        action = dec["action"]
+        if action == "more":  # the stage ended without deciding and without running out: say so
+            dec = decide(pts, series, threshold, direction, final=True)
+            stages[-1]["decision"] = dec
+            action = dec["action"]
+        on_stage(stages[-1])
+        if action == "follow":
+            a, b = dec["segment"]
+            if b - a == 1:
+                # counts were used (known): a step not among the counts' change points lies in a
+                # segment with identical counts at both ends, so counts do not see it
+                result.update(result="found", culprit=b, previous=a,
+                              visible=((a, b) in change) if known else None)
+                break
+            if not [i for i in range(a + 1, b) if i not in skip]:
+                result.update(result="undecided", span=(a, b),
+                              reason="the step lies between these two; the commits between them do not build")
+                break
+            pts = stage_points(a, b, points, skip)
+            continue
+        result.update(result=action, reason=dec["reason"])
+        if action == "undecided":
+            result["span"] = dec["span"]
+        break
+    result["direction"] = direction
+    result["stages"] = stages
+    return result
