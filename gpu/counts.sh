@@ -10,6 +10,12 @@
 #   aa      two envs of 0.30.4 under two names, counts in 3 processes each: every count delta must be 0
 #   asv     the asv track rows (benchmarks/bench_counts.py) on 0.29.0 and 0.30.4 through asv-releases, every
 #           parameter; asv compare at --factor 1 (asv's default 1.02 files small exact steps as unchanged)
+#   breakdown  launchbench breakdown --variant 0.29.0 / 0.30.4 (paired stages) with its counts
+#   pr      launchbench pr on the v2 merge (05922fc4 vs its parent de4642c2), cost and counts only
+#   bisect-real, history-real   bisect and history over v0.29.0..v0.30.4 (needs `setup_env.sh base` and the
+#           per-commit wheels in /tmp/wcache, the clone in /tmp/nc)
+#   bisect-planted  bisect over each range in /tmp/nc made by gpu/plant_range.py (PLANTED="planted-a ..."),
+#           scored against its manifest (.whl3/range-*.json) by gpu/score_bisect.py
 #   hand    FACTS.md's by-hand count (sys.monitoring around 50 launches of k[1, 1](a, a), harness included) in
 #           each env, to show where its fractional residue came from
 #   across  the same variant's counts in different runs (three, aa, whatif) compared: identical?
@@ -26,6 +32,8 @@ mkdir -p "$RESULTS"
 RESULTS=$(cd "$RESULTS" && pwd)
 PY=${LB_PY:-/tmp/env030/bin/python}
 PARTS=${COUNTS_PARTS:-three aa hand across}
+# per-commit envs (history, bisect, pr): from /tmp/env-base, seeing the pins and the host's CUDA packages
+HIST_ENVS="--python /tmp/env-base/bin/python --system-site-packages --wheels /tmp/wheels --wheel-cache /tmp/wcache --env-dir /tmp/lbenvs"
 touch "$RESULTS/command.txt"
 "$PY" setup.py build_ext --inplace -q > "$RESULTS/build_ext.log" 2>&1 || echo "WARNING: build_ext failed"
 
@@ -77,6 +85,23 @@ for part in $PARTS; do
         (cd /tmp/lb-counts-ledger && "${cmd[@]}") > "$RESULTS/asv-compare-factor1.txt" 2>&1
         head -n 60 "$RESULTS/asv-compare-factor1.txt"
         tar -czf "$RESULTS/asv-results.tar.gz" -C "$RESULTS" asv-results && rm -rf "$RESULTS/asv-results" ;;
+    breakdown)
+        lb breakdown breakdown --variant v029=env:/tmp/env029 --variant v030=env:/tmp/env030 --max-time 90 \
+            --markdown "$RESULTS/breakdown.md" -o "$RESULTS/breakdown.json" ;;
+    pr)
+        lb pr pr /tmp/nc 05922fc4 --base de4642c2 --no-conformance $HIST_ENVS --out "$RESULTS/pr" ;;
+    bisect-real)
+        lb bisect-real bisect /tmp/nc v0.29.0 v0.30.4 $HIST_ENVS -o "$RESULTS/bisect-real.json" ;;
+    history-real)
+        lb history-real history /tmp/nc v0.29.0..v0.30.4 $HIST_ENVS --rounds 12 --max-time 150 \
+            -o "$RESULTS/history-real.json" ;;
+    bisect-planted)
+        for branch in ${PLANTED:-planted-a}; do
+            lb "bisect-$branch" bisect /tmp/nc v0.30.4 "$branch" $HIST_ENVS -o "$RESULTS/bisect-$branch.json"
+            "$PY" gpu/score_bisect.py "$RESULTS/bisect-$branch.json" ".whl3/range-$branch.json" \
+                | tee "$RESULTS/score-$branch.txt"
+            cp ".whl3/range-$branch.json" "$RESULTS/" 2>/dev/null
+        done ;;
     hand)
         for env in /tmp/env029 /tmp/env030; do
             echo "$env/bin/python gpu/counts_by_hand.py" >> "$RESULTS/command.txt"

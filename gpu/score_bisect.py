@@ -1,0 +1,54 @@
+"""Score a bisect JSON against gpu/plant_range.py's manifest: which planted Python-level steps the
+counts located exactly, any counts step that was not planted, and whether the culprit (or the
+'undecided' span) names a planted step. Prints one line per step and a summary line.
+
+    python gpu/score_bisect.py BISECT.json[.gz] MANIFEST.json
+"""
+import gzip
+import json
+import sys
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as fh:
+        return json.load(fh)
+
+
+def main(argv) -> int:
+    doc, manifest = load(argv[0]), load(argv[1])
+    planted = {s["sha"]: s for s in manifest["steps"]}
+    index = {c["sha"]: c["index"] for c in manifest["commits"]}
+    found = {s["commit"]: s for s in (doc.get("counts") or {}).get("steps", [])}
+    python_steps = [s for s in manifest["steps"] if s["kind"] == "python"]
+    hits = 0
+    for s in manifest["steps"]:
+        got = found.get(s["sha"])
+        if s["kind"] == "python":
+            hits += bool(got)
+        what = (f"counts step found, per launch {got.get('per_launch')}" if got else
+                "no counts step" + (" (C level: as expected)" if s["kind"] == "c" else ": MISSED"))
+        print(f"commit {s['index']:3d} {s['sha'][:10]} {s['kind']:6s} planted +{s['bytecodes']} bytecodes "
+              f"+{s['calls']} calls spin {s['spin']}: {what}")
+    extra = [c for c in found if c not in planted]
+    for c in extra:
+        print(f"counts step at {c[:10]} (commit {index.get(c)}) was NOT planted")
+    culprit = (doc.get("culprit") or {}).get("sha")
+    verdict = "none"
+    if culprit:
+        s = planted.get(culprit)
+        verdict = (f"culprit commit {index.get(culprit)} = planted {s['kind']} step" if s else
+                   f"culprit commit {index.get(culprit)} is NOT a planted step (WRONG)")
+    elif doc.get("undecided"):
+        a, b = doc["undecided"]["between"]
+        inside = [s for s in manifest["steps"] if index.get(a, -1) < s["index"] <= index.get(b, 10**9)]
+        verdict = (f"undecided between commits {index.get(a)} and {index.get(b)}, holding "
+                   f"{len(inside)} planted step(s)")
+    print(f"SUMMARY: {hits}/{len(python_steps)} Python-level steps located by counts, {len(extra)} unplanted counts "
+          f"steps; {verdict}; result: {doc.get('result')}; gpu_seconds {doc.get('gpu_seconds')}, count_seconds "
+          f"{doc.get('count_seconds')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
