@@ -470,7 +470,7 @@ def grid_rows(d):
                 for config, (med, ci) in stats.items():
                     print(f"      {config:24s} {med:8.2f} {_ci(ci, '.2f')}")
             print(f"  agree within their intervals at {agree} of {len(counts)} argument counts"
-                  + (" (with 2 processes a row's interval is little more than their range)"
+                  + (" (with 2 processes or fewer a row's interval is at most their range)"
                      if counts and min(len(v) for _, rows in counts for v in rows.values()) <= 2 else ""))
     for name, doc in grid_a0(d):
         if isinstance(doc.get("a0"), dict):

@@ -167,7 +167,9 @@ for part in $PARTS; do
           --passes "${ASV_AA_PASSES:-1}" -a rounds="$ROUNDS" \
           --compare 0.30.4:0.30.4+twin --compare 0.30.4:0.30.4+delay0.5us "${ROWS[@]}" ;;
     grid-start)
-      rm -f /tmp/lb-grid.done
+      # a fresh results folder: a second grid on this machine (e.g. anchored after unanchored) must not add
+      # its rows to the first one's result file, and an anchored grid measures its A0 table anew
+      rm -f /tmp/lb-grid.done; rm -rf /tmp/lb-grid-results
       log "(background) $PY -m launchbench asv-releases --env 0.30.4=$E030 (full default grid)"
       # GRID_CPUS (e.g. 0-11) keeps the grid off the CPU another part measures on; GRID_ANCHOR_DIR gives
       # it an anchor server of its own (one server serves one benchmark process at a time)
