@@ -17,11 +17,24 @@ process offset is common to both sides of every ``asv compare``. For each
 slot the benchmark process times its batch, then asks the anchor for one
 batch of the *same kind* of launch (the same call form, argument count and
 configuration), both pinned to the same CPU, in alternating order. The
-sample is ``median_s(n_s / a_s) * A0``, where ``A0`` is the anchor's own
-µs per launch of that kind, measured once against the bindings reference
-(lever 1: ``median(a/r) * R0``) and kept in an A0 table beside asv's
-results (``LAUNCHBENCH_ASV_A0_DIR``, default ``RESULTS/anchor-a0``), one
-table per machine, anchor build and R0, never re-measured. The table's id,
+sample is ``median_s(n_s / a_s) * A0(kind)``, with
+
+    A0(kind) = A0(nargs) * rho(kind)
+
+``A0(nargs)``: the anchor's ``k[1, 1]`` launch with that many arguments
+against the bindings reference (lever 1: ``median(a/r) * R0``), the median
+over ``A0_PROCESSES`` fresh anchor processes of ``A0_SLOTS`` slots each
+(the VM's state is per process, and one measurement carried it: A0s of one
+argument count read 22.9-31.1 µs across configurations). ``rho(kind)``: the
+anchor's launch of that kind over its ``k[1, 1]`` launch with as many
+arguments, slot by slot in the server (two numba-cuda launches paired on one
+CPU, which the state moves alike), 1 for ``k[1, 1]`` itself. So every
+configuration and call form at one argument count shares ONE A0, and rows
+there differ only by their own ratios, never by A0 noise of their own. Both
+are kept, with their precision (every process's value, the spread, the
+slots, an interval for rho), in an A0 table beside asv's results
+(``LAUNCHBENCH_ASV_A0_DIR``, default ``RESULTS/anchor-a0``), one table per
+machine, anchor build and R0, never re-measured. The table's id,
 the anchor's version and build and R0 go into every value's ``reference``
 parameter (normalize.reference_label), so asv keys the results by them.
 The server leaves after ``idle`` seconds without a client.
@@ -30,7 +43,8 @@ One anchor per run: asv's discovery records the server it reached
 (``run.json`` in the server's folder); a later contact with another server
 (one that died and was started again) fails the row in one line.
 
-Protocol (one line each way): ``identify`` -> ``{json}``; ``prepare {json kind, table}`` -> ``{json}``;
+Protocol (one line each way): ``identify`` -> ``{json}``; ``prepare {json kind, table}`` -> ``{json}``
+(``a0_us``: A0(kind); ``a0_args_us``: A0(nargs); ``rho``);
 ``run N`` -> seconds per launch; ``quit``. Standard library plus the anchor's
 numba-cuda; the client side runs inside asv's per-commit envs.
 """
@@ -51,8 +65,24 @@ IDLE_S = 900
 START_S = 180
 #: Seconds a client waits for one reply (prepare may measure A0 first).
 REPLY_S = 120
-#: Slots of the one-time A0 measurement (anchor batch vs bindings reference batch).
+#: Slots of each one-time measurement: an A0 process (anchor batch vs bindings reference batch) and a
+#: rho (anchor batch of the kind vs its ``k[1, 1]`` batch).
 A0_SLOTS = 200
+#: Fresh anchor processes whose median is A0(nargs) (2 under the simulator: smoke runs prove plumbing).
+A0_PROCESSES = 5
+SMOKE_A0_PROCESSES = 2
+#: A0 table format: 2 = one A0 per argument count and a rho per kind (format 1 had one A0 per kind).
+TABLE_FORMAT = 2
+#: What the table's numbers are, written into every table.
+PRECISION = {
+    "a0": "A0(nargs): the anchor's k[1, 1] pre-configured launch with nargs arguments against the bindings "
+          "reference, median(a/r) over 'slots' slots x R0 in each of 'processes' fresh anchor processes; "
+          "a0_us is their median, spread_pct (max - min) / median",
+    "ratios": "rho(kind): the anchor's launch of the kind over its k[1, 1] launch with as many arguments, "
+              "median over 'slots' paired slots in the anchor server; ci95: the distribution-free 95 % "
+              "interval of that median (order statistics); 1 for k[1, 1] itself",
+    "a0_us": "A0(kind) = A0(nargs) x rho(kind): what an anchored sample of that kind is scaled by",
+}
 #: Launches per anchor batch: numba-cuda's batch (native.NUMBA_BATCH), the same kind of launch.
 BATCH = 100
 
@@ -80,6 +110,11 @@ def kind_key(kind: dict) -> str:
     return f"{kind['mode']}|{kind['args']}|{kind['config']}"
 
 
+def base_kind(kind: dict) -> dict:
+    """The kind whose A0 every kind with as many arguments shares: ``k[1, 1]``, pre-configured."""
+    return {"mode": "pre", "args": kind["args"], "config": "[1, 1]"}
+
+
 # ---------------------------------------------------------------- server side
 
 
@@ -97,7 +132,8 @@ def _kind_runner(kind, launchers):
 
 
 def measure_a0(run, r0_us, slots=A0_SLOTS):
-    """The anchor's µs per launch of one kind, its state divided out against the bindings reference."""
+    """The anchor's µs per launch of one kind in this process, its state divided out against the bindings
+    reference (one process: A0 itself is the median of several, ``measure_a0_processes``)."""
     from . import common, native, normalize
 
     if common.smoke_mode():
@@ -110,6 +146,77 @@ def measure_a0(run, r0_us, slots=A0_SLOTS):
         ref(native.REFERENCE_BATCH)
     numba_s, ref_s = native.slot_loop(run, ref, slots, BATCH, native.REFERENCE_BATCH)
     return normalize.normalized_us(numba_s, ref_s, r0_us)
+
+
+def a0_processes():
+    from . import common
+
+    return SMOKE_A0_PROCESSES if common.smoke_mode() else A0_PROCESSES
+
+
+def _a0_in_fresh_process(nargs, r0_us, slots):
+    """One fresh anchor process (this Python, this CPU affinity) -> its A0 of ``k[1, 1]`` with *nargs* args."""
+    cmd = [sys.executable, "-m", "benchmarks.anchor", "--measure-a0", str(nargs), "--r0", repr(r0_us),
+           "--slots", str(slots)]
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    try:
+        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=REPLY_S,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise AnchorError(f"an A0 process ({nargs} args) did not finish within {REPLY_S} s") from None
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise AnchorError(f"an A0 process ({nargs} args) exited with {proc.returncode}: {tail}")
+    return float(json.loads(lines[-1])["a0_us"])
+
+
+def measure_a0_processes(nargs, r0_us, processes=None, slots=None, one=None):
+    """A0(nargs) with its precision: the median over *processes* fresh anchor processes, run one after
+    another (each samples the VM's state anew), and what each read."""
+    import statistics
+
+    processes, one, slots = processes or a0_processes(), one or _a0_in_fresh_process, slots or A0_SLOTS
+    values = [one(nargs, r0_us, slots) for _ in range(processes)]
+    a0 = statistics.median(values)
+    return {"a0_us": a0, "processes": values, "slots": slots, "spread_pct": 100.0 * (max(values) - min(values)) / a0,
+            "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+
+
+def median_ci95(values):
+    """The distribution-free 95 % interval of a median: the order statistics of ranks
+    floor(n/2 - 0.98 sqrt(n)) and ceil(1 + n/2 + 0.98 sqrt(n)) (1-based, clamped to the sample)."""
+    import math
+
+    xs, n = sorted(values), len(values)
+    half = 0.98 * math.sqrt(n)
+    lo, hi = max(1, math.floor(n / 2 - half)), min(n, math.ceil(1 + n / 2 + half))
+    return [xs[lo - 1], xs[hi - 1]]
+
+
+def measure_ratio(run, base_run, slots=None):
+    """rho: the anchor's launch of a kind over its ``k[1, 1]`` launch with as many arguments, paired slot by
+    slot in this process (both numba-cuda, on one CPU: the state moves them alike)."""
+    import statistics
+
+    from . import common, native
+
+    if common.smoke_mode():  # simulated launches of 128 threads are no launch cost to compare
+        return {"ratio": 1.0, "slots": 0, "ci95": [1.0, 1.0], "simulator": True,
+                "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    slots = slots or A0_SLOTS
+    kind_s, base_s = native.slot_loop(run, base_run, slots, BATCH, BATCH)
+    ratios = [k / b for k, b in zip(kind_s, base_s)]
+    return {"ratio": statistics.median(ratios), "slots": slots, "ci95": median_ci95(ratios),
+            "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+
+
+def a0_main(nargs, r0_us, slots):
+    """``--measure-a0``: one fresh process's A0 of ``k[1, 1]`` with *nargs* arguments, as a JSON line."""
+    from . import bench_launch
+
+    state = bench_launch.launch_runner(int(nargs), "[1, 1]", False)
+    print(json.dumps({"a0_us": measure_a0(state["run"], r0_us, slots), "pid": os.getpid()}), flush=True)
 
 
 # ---------------------------------------------------------------- A0 tables
@@ -129,7 +236,8 @@ def ensure_table(path, header) -> str:
     O_EXCL, so two processes racing to create it agree on one id.
     """
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    table = {**header, "id": os.urandom(4).hex(), "a0_us": {}}
+    table = {**header, "id": os.urandom(4).hex(), "format": TABLE_FORMAT, "precision": PRECISION,
+             "a0": {}, "ratios": {}, "a0_us": {}}
     tmp = f"{path}.{os.getpid()}.new"
     with open(tmp, "w") as fh:
         json.dump(table, fh, indent=1, sort_keys=True)
@@ -150,6 +258,9 @@ def load_table(path) -> dict:
         raise AnchorError(f"the A0 table {path} cannot be read ({exc})") from None
     if not isinstance(table, dict) or not isinstance(table.get("a0_us"), dict) or "id" not in table:
         raise AnchorError(f"{path} is not an A0 table (no id or a0_us)")
+    if table.get("format") != TABLE_FORMAT:
+        raise AnchorError(f"{path} is an A0 table of format {table.get('format', 1)} (one A0 per kind, each "
+                          f"with its own noise), not {TABLE_FORMAT}: move it away and rerun (a new table, a new label)")
     return table
 
 
@@ -231,11 +342,28 @@ class Server:
             raise AnchorError(f"the A0 table {table} is for build {data.get('build')} R0 {data.get('r0_us')}, "
                               f"not this anchor's {self.build} R0 {r0_us}")
         if key not in data["a0_us"]:
-            data["a0_us"][key] = measure_a0(run, r0_us)
-            data.setdefault("measured", {})[key] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-            _save_table(table, data)
+            self._fill(data, table, kind, run, r0_us)
         self.current = run
-        return {**self.identity(), "a0_us": data["a0_us"][key], "table": data["id"]}
+        return {**self.identity(), "a0_us": data["a0_us"][key], "table": data["id"],
+                "a0_args_us": data["a0"][str(kind["args"])]["a0_us"], "rho": data["ratios"][key]["ratio"]}
+
+    def _fill(self, data, path, kind, run, r0_us):
+        """A0(kind) = A0(nargs) x rho(kind) into the table: A0(nargs) measured once per argument count in
+        fresh processes (the first kind with that count pays it), rho once per kind; saved after each."""
+        nargs = str(kind["args"])
+        if nargs not in data["a0"]:
+            data["a0"][nargs] = measure_a0_processes(int(kind["args"]), r0_us)
+            _save_table(path, data)
+        key, base = kind_key(kind), base_kind(kind)
+        if key == kind_key(base):
+            rho = {"ratio": 1.0, "slots": 0, "ci95": [1.0, 1.0], "base": True}
+        else:
+            base_run = self.launchers.get(kind_key(base)) or _kind_runner(base, self.launchers)
+            rho = measure_ratio(run, base_run)
+        data["ratios"][key] = rho
+        data["a0_us"][key] = data["a0"][nargs]["a0_us"] * rho["ratio"]
+        data.setdefault("measured", {})[key] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        _save_table(path, data)
 
     def handle(self, line):
         """One request line -> one reply line (None: close the server)."""
@@ -446,9 +574,16 @@ def _last_line(path):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description="launchbench's anchor server for native asv (benchmarks/anchor.py)")
-    parser.add_argument("--dir", required=True)
+    parser.add_argument("--dir")
     parser.add_argument("--idle", type=float, default=IDLE_S)
+    parser.add_argument("--measure-a0", type=int, metavar="NARGS", help="one A0 process (the server runs these)")
+    parser.add_argument("--r0", type=float)
+    parser.add_argument("--slots", type=int, default=A0_SLOTS)
     opts = parser.parse_args(argv)
+    if opts.measure_a0 is not None:
+        return a0_main(opts.measure_a0, opts.r0, opts.slots)
+    if not opts.dir:
+        parser.error("--dir is required")
     serve(opts.dir, opts.idle)
 
 

@@ -6,7 +6,9 @@ Reads DIR/verdict-compare.txt, DIR/builds-compare.txt (asv compare tables), DIR/
 (launchbench compare the same hour), DIR/aa-compare.txt (A/A and delay) and DIR/walls.txt, and prints:
 per [1, 1] row the asv ratio and flag next to launchbench's paired % (within 2 pp?), the A/A flags,
 the delay read back against its expected normalized value (asv-releases' aa-compare.txt, and
-calbuilds' samples in DIR/asv-builds, anchor-aware), where the full grid's time went (DIR/grid-results),
+calbuilds' samples in DIR/asv-builds, anchor-aware), where the full grid's time went (DIR/grid-results) and
+whether its launch rows agree across configurations at each argument count (issue 35 item 2, with the A0
+tables' precision),
 the mechanism rows per reference (DIR/asv-results-mech-REF) against launchbench mechanisms the same hour
 (DIR/lbmechanisms), the argument-kind rows per reference (DIR/asv-results-ak-REF) and the walls.
 
@@ -233,21 +235,73 @@ def _ci(lo_hi, fmt="+.2f"):
     return f"[{lo_hi[0]:{fmt}}, {lo_hi[1]:{fmt}}]"
 
 
+def _is_config(combo, config="'[1, 1]'"):
+    """A launch row's parameters (args, config[, reference]) name *config* (older results have no reference)."""
+    return len(combo) >= 2 and combo[1] == config
+
+
 def launch_pairs(samples, before, after):
-    """{nargs: (before samples, after samples)} of the ``[1, 1]`` launch rows of two commits (8-hex prefixes)."""
+    """{nargs: (before samples, after samples)} of the ``[1, 1]`` launch rows of two commits (8-hex prefixes).
+
+    Rows of one argument count pair only where both commits have them against the same ``reference``
+    (the third parameter, absent in older results); two references with both commits is an error."""
     out = {}
     for (_, commit, bench, combo), values in samples.items():
-        if bench == LAUNCH and combo[1:] == ("'[1, 1]'",) and commit in (before, after):
-            out.setdefault(int(combo[0]), {})[commit] = values
-    return {n: (v[before], v[after]) for n, v in sorted(out.items()) if before in v and after in v}
+        if bench == LAUNCH and _is_config(combo) and commit in (before, after):
+            out.setdefault((int(combo[0]), combo[2:]), {})[commit] = values
+    pairs = {}
+    for (n, ref), v in sorted(out.items()):
+        if before in v and after in v:
+            if n in pairs:
+                raise ValueError(f"{n} args: the samples hold {before} and {after} against two references; "
+                                 "analyze one results folder per reference")
+            pairs[n] = (v[before], v[after])
+    return pairs
 
 
-def anchor_a0(d, part):
-    """The anchor's A0 table copied by gpu/asv_native.sh (DIR/anchor-PART/a0.json), keyed by argument count."""
-    text = _read(os.path.join(d, f"anchor-{part}", "a0.json"))
-    if not text:
-        return {}
-    return {int(k.split("|")[2]): v for k, v in json.loads(text).items() if k.split("|")[1:4:2] == ["pre", "[1, 1]"]}
+def _table_a0(doc):
+    """{nargs: A0 of the anchor's pre-configured ``k[1, 1]``} from one A0 document: a format-2 table
+    (``a0``: one A0 per argument count), a format-1 table or an older ``a0.json`` (one per kind: keys
+    ``[VERSION|]MODE|NARGS|CONFIG``)."""
+    if isinstance(doc.get("a0"), dict):
+        return {int(n): row["a0_us"] for n, row in doc["a0"].items()}
+    flat = doc.get("a0_us", doc) if isinstance(doc.get("a0_us"), dict) else doc
+    out = {}
+    for key, value in flat.items():
+        mode, nargs, config = key.split("|")[-3:]
+        if mode == "pre" and config == "[1, 1]":
+            out[int(nargs)] = value
+    return out
+
+
+def a0_tables(d, part):
+    """[(name, document)] of the anchor's A0 tables copied by gpu/asv_native.sh: DIR/anchor-PART/*.table
+    (and its older DIR/anchor-PART/a0.json)."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(d, f"anchor-{part}", "*.table"))) + \
+            [os.path.join(d, f"anchor-{part}", "a0.json")]:
+        text = _read(path)
+        if text:
+            out.append((os.path.basename(path), json.loads(text)))
+    return out
+
+
+def anchor_a0(d, part, table_id=None):
+    """The A0 per argument count (the anchor's ``k[1, 1]``) of DIR/anchor-PART's table: the one whose id is
+    *table_id* (the ``A0 table`` in the rows' reference label) where given, else the only one there."""
+    tables = a0_tables(d, part)
+    if table_id:
+        tables = [t for t in tables if t[1].get("id") == table_id] or tables
+    if len(tables) > 1:
+        raise ValueError(f"anchor-{part} holds {len(tables)} A0 tables ({', '.join(n for n, _ in tables)}): "
+                         "name the rows' table")
+    return _table_a0(tables[0][1]) if tables else {}
+
+
+def table_id_of(combos):
+    """The A0 table id named in the rows' ``reference`` parameter (None for older rows or other references)."""
+    ids = {m.group(1) for c in combos for m in [re.search(r"A0 table ([0-9a-f]+)", " ".join(c[2:]))] if m}
+    return ids.pop() if len(ids) == 1 else None
 
 
 def calibration(d, delay_us=0.5, delay_commit="15286822", tolerance_us=0.2):
@@ -256,19 +310,19 @@ def calibration(d, delay_us=0.5, delay_commit="15286822", tolerance_us=0.2):
     that count), ``delay x R0 / r`` with the bindings reference. The intervals resample the processes of
     all three rows, so they carry the reference's noise too."""
     samples = samples_of(d)
-    rows = [k for k in samples if k[0].endswith("-cal") and k[2] == LAUNCH and k[3][1:] == ("'[1, 1]'",)]
+    rows = [k for k in samples if k[0].endswith("-cal") and k[2] == LAUNCH and _is_config(k[3])]
     if not rows:
         return
-    a0 = anchor_a0(d, "calbuilds")
+    a0 = anchor_a0(d, "calbuilds", table_id_of(k[3] for k in rows))
     print(f"\n== calibration through asv's builds ({delay_us} µs wall per launch in {delay_commit}'s processes; "
-          + ("anchor A0 from anchor-calbuilds/a0.json" if a0 else "bindings reference, R0")
+          + ("anchor A0 from the table in anchor-calbuilds/" if a0 else "bindings reference, R0")
           + "; 95 % bootstrap intervals over processes)")
     for nargs in sorted({int(k[3][0]) for k in rows}):
         by = {k[1]: samples[k] for k in rows if int(k[3][0]) == nargs}
         delayed = [c for c in by if delay_commit.startswith(c) or c.startswith(delay_commit[:8])]
         plain = [c for c in by if c not in delayed]
         refs = [x for k, v in samples.items() if k[0].endswith("-cal") and "TimeReferenceLaunch" in k[2]
-                and k[3] == (str(nargs if a0 else 0),) for x in v]
+                and k[3][:1] == (str(nargs if a0 else 0),) for x in v]
         if not (delayed and plain and refs):
             continue
         scale = a0.get(nargs) if a0 else normalize.REFERENCE_US["bindings"]
@@ -308,12 +362,143 @@ def grid_durations(results_dir):
 
 
 def grid(d):
-    durations = grid_durations(os.path.join(d, "grid-results"))
+    durations = {}
+    if os.path.isdir(os.path.join(d, "grid-results")):
+        durations = grid_durations(os.path.join(d, "grid-results"))
+    else:  # the committed form: DIR/*.tar.gz holding grid-results/
+        for tar in sorted(glob.glob(os.path.join(d, "*.tar.gz"))):
+            for _, doc in _result_files(tar, "grid-results"):
+                for name, seconds in _durations(doc).items():
+                    durations[name] = durations.get(name, 0.0) + seconds
+        durations = dict(sorted(durations.items(), key=lambda kv: -kv[1]))
     if durations:
         total = sum(durations.values())
         print(f"\n== grid: {total:.0f} s in asv's recorded durations")
         for name, seconds in durations.items():
             print(f"  {seconds:7.1f} s  {100 * seconds / total:5.1f} %  {name}")
+    grid_rows(d)
+
+
+def _durations(doc):
+    cols, out = doc["result_columns"], {}
+    for name, values in doc["results"].items():
+        seconds = dict(zip(cols, values)).get("duration")
+        if seconds is not None:
+            out[name] = seconds
+    out.update(doc.get("durations") or {})
+    return out
+
+
+GRID_LAUNCH = ("TimeLaunchPreconfigured.time_launch", "TimeLaunchConfigurePerLaunch.time_launch")
+
+
+def config_groups(samples, benchmark):
+    """{(reference, nargs): {config: [µs per process]}} of one launch benchmark's rows (machines and commits
+    pooled: one grid is one commit); the reference is ``()`` for rows recorded before it was a parameter."""
+    out = {}
+    for (_, _, bench, combo), values in samples.items():
+        if bench == benchmark and len(combo) >= 2:
+            out.setdefault((combo[2:], int(combo[0])), {}).setdefault(combo[1].strip("'"), []).extend(values)
+    return dict(sorted(out.items()))
+
+
+def agreement(rows, rho=None):
+    """Do the configurations of one argument count agree? -> (verdict, {config: (median, interval)}).
+
+    Each row's interval is the 95 % bootstrap interval of its median over processes, widened by its
+    rho's 95 % interval where *rho* ({config: table entry}) has one (a row is scaled by A0(nargs) x rho:
+    A0 is common to the configurations, rho is each row's own); they agree when one value lies inside
+    every interval (the largest lower end is at most the smallest upper end)."""
+    def widened(config, values):
+        lo, hi = bootstrap_ci(statistics.median, [values])
+        r = (rho or {}).get(config)
+        if r and r.get("ratio"):
+            lo, hi = lo * r["ci95"][0] / r["ratio"], hi * r["ci95"][1] / r["ratio"]
+        return lo, hi
+
+    stats = {c: (statistics.median(v), widened(c, v)) for c, v in rows.items()}
+    lo = max(ci[0] for _, ci in stats.values())
+    hi = min(ci[1] for _, ci in stats.values())
+    return lo <= hi, stats
+
+
+def grid_a0(d):
+    """[(name, document)] of the grid's A0 tables: DIR/anchor-grid/ and DIR/grid-results/anchor-a0/."""
+    seen, out = set(), []
+    for name, doc in a0_tables(d, "grid") + [
+            (os.path.basename(p), json.loads(_read(p))) for p in sorted(glob.glob(
+                os.path.join(d, "grid-results", "anchor-a0", "*.table")))]:
+        key = doc.get("id", name)
+        if key not in seen:
+            seen.add(key)
+            out.append((name, doc))
+    return out
+
+
+def grid_rows(d):
+    """Issue 35 item 2's check on a grid: at each argument count, do the launch rows of all configurations
+    agree within their own intervals? Anchored rows share one A0 per argument count (format-2 tables), so
+    they should wherever ``launchbench compare`` says the configurations cost the same; rows scaled by one
+    A0 per kind (older tables) differ by those A0s' errors too. Then each A0's precision, beside the rows'
+    own process spread."""
+    samples = samples_of(d, "grid-results")
+    if not samples:
+        return
+    for benchmark in GRID_LAUNCH:
+        groups = config_groups(samples, benchmark)
+        if not groups:
+            continue
+        refs = sorted({ref for ref, _ in groups})
+        mode = "cpl" if "ConfigurePerLaunch" in benchmark else "pre"
+        tables = {doc.get("id"): doc for _, doc in grid_a0(d)}
+        for ref in refs:
+            label = ref[0].strip("'") if ref else "no reference parameter (older results)"
+            ratios = tables.get(table_id_of([("", "") + ref]), {}).get("ratios", {})
+            print(f"\n== grid rows across configurations: {benchmark.split('.')[0]}, {label} "
+                  "(medians over processes, 95 % bootstrap intervals"
+                  + (", widened by each row's rho interval" if ratios else "") + ")")
+            agree = 0
+            counts = [(n, rows) for (r, n), rows in groups.items() if r == ref and len(rows) > 1]
+            for nargs, rows in counts:
+                rho = {c: ratios[f"{mode}|{nargs}|{c}"] for c in rows if f"{mode}|{nargs}|{c}" in ratios}
+                ok, stats = agreement(rows, rho)
+                agree += ok
+                meds = [m for m, _ in stats.values()]
+                apart = 100 * (max(meds) - min(meds)) / statistics.median(meds)
+                print(f"  {nargs} args: {'agree' if ok else 'DO NOT agree'} (medians {min(meds):.2f}-{max(meds):.2f}"
+                      f" µs, {apart:.1f} % apart; processes per row {min(len(v) for v in rows.values())})")
+                for config, (med, ci) in stats.items():
+                    print(f"      {config:24s} {med:8.2f} {_ci(ci, '.2f')}")
+            print(f"  agree within their intervals at {agree} of {len(counts)} argument counts"
+                  + (" (with 2 processes or fewer a row's interval is at most their range)"
+                     if counts and min(len(v) for _, rows in counts for v in rows.values()) <= 2 else ""))
+    for name, doc in grid_a0(d):
+        if isinstance(doc.get("a0"), dict):
+            print(f"\n== A0 table {doc.get('id')} ({name}): one A0 per argument count, {doc['precision']['a0']}")
+            for n, row in sorted(doc["a0"].items(), key=lambda kv: int(kv[0])):
+                procs = ", ".join(f"{x:.2f}" for x in row["processes"])
+                print(f"  {n} args: A0 {row['a0_us']:.3f} µs, {len(row['processes'])} processes x {row['slots']} "
+                      f"slots ({procs}), spread {row['spread_pct']:.1f} %")
+            rhos = [r for r in doc.get("ratios", {}).values() if not r.get("base") and r.get("slots")]
+            if rhos:
+                widths = [100 * (r["ci95"][1] - r["ci95"][0]) / r["ratio"] for r in rhos]
+                print(f"  rho: {len(rhos)} kinds, 95 % interval widths {min(widths):.1f}-{max(widths):.1f} % "
+                      f"(median {statistics.median(widths):.1f} %)")
+        else:
+            per = {}
+            for key, value in (doc.get("a0_us") if isinstance(doc.get("a0_us"), dict) else doc).items():
+                mode, nargs, _ = key.split("|")[-3:]
+                per.setdefault((mode, int(nargs)), []).append(value)
+            print(f"\n== A0 table {name}: one A0 per kind, each measured once (no precision recorded); "
+                  "the A0s of one argument count's configurations span")
+            for (mode, nargs), values in sorted(per.items()):
+                print(f"  {mode} {nargs} args: {min(values):.2f}-{max(values):.2f} µs "
+                      f"({100 * (max(values) - min(values)) / statistics.median(values):.0f} % of their median)")
+    spreads = [_apart(v) for bench in GRID_LAUNCH for rows in config_groups(samples, bench).values()
+               for v in rows.values() if len(v) > 1]
+    if spreads:
+        print(f"  the launch rows' own process spread ((max - min) / median): median {100 * statistics.median(spreads):.1f} %"
+              f", {100 * min(spreads):.1f}-{100 * max(spreads):.1f} %")
 
 
 MECHANISM = "TimeMechanismLaunch.time_launch"
@@ -328,20 +513,22 @@ MECHANISM_COSTS = {
 }
 
 
-def benchmark_rows(results_dir, benchmark):
+def benchmark_rows(results_dir, benchmark, width=None):
     """{parameters: [µs per process, ...]} of one benchmark in an asv results folder, its parameters
-    read back from asv's reprs (``'stock'`` -> stock, ``26`` -> 26), every machine and commit pooled."""
+    read back from asv's reprs (``'stock'`` -> stock, ``26`` -> 26), every machine and commit pooled;
+    *width*: only the first parameters (the ``reference`` parameter of newer rows dropped: one folder
+    holds one reference)."""
     out = {}
     for (_, _, bench, combo), values in result_samples(results_dir).items():
         if bench == benchmark:
-            key = tuple(int(x) if x.isdigit() else x.strip("'") for x in combo)
+            key = tuple(int(x) if x.isdigit() else x.strip("'") for x in combo[:width])
             out.setdefault(key, []).extend(values)
     return out
 
 
 def mechanism_rows(results_dir):
     """{(mechanism, nargs): [µs per process, ...]} of TimeMechanismLaunch in one asv results folder."""
-    return benchmark_rows(results_dir, MECHANISM)
+    return benchmark_rows(results_dir, MECHANISM, 2)
 
 
 def _apart(values):
@@ -355,7 +542,7 @@ def _per_reference(d, tag, benchmark, what):
     the rows' process spread."""
 
     for folder in sorted(glob.glob(os.path.join(d, f"asv-results-{tag}-*"))):
-        rows = benchmark_rows(folder, benchmark) if os.path.isdir(folder) else {}
+        rows = {"mech": mechanism_rows, "ak": argkind_rows}[tag](folder) if os.path.isdir(folder) else {}
         if not rows:
             continue
         ref, s = folder.rsplit("-", 1)[1], spread(rows)
@@ -414,7 +601,7 @@ ARGKIND = "TimeArgKindLaunch.time_launch"
 
 def argkind_rows(results_dir):
     """{(kind, nargs, dispatch): [µs per process, ...]} of TimeArgKindLaunch in one asv results folder."""
-    return benchmark_rows(results_dir, ARGKIND)
+    return benchmark_rows(results_dir, ARGKIND, 3)
 
 
 def spread(rows):

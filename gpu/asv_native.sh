@@ -11,7 +11,8 @@
 #   aa         A/A (0.30.4 vs 0.30.4+twin) and calibration (0.30.4+delay0.5us) through asv-releases
 #   grid-start the full default grid for 0.30.4, started in the background (setsid: outlives the call)
 #   grid-wait  wait for it (up to GRID_WAIT s), then copy its results and wall time (GRID_VERBOSE=1: asv --verbose,
-#              every benchmark's start and end timestamped in grid.log)
+#              every benchmark's start and end timestamped in grid.log); GRID_BENCH=REGEX limits the grid to
+#              matching benchmarks (dry runs only: the full grid is the default)
 #   builds     asv's own per-commit builds of v0.29.0 and v0.30.4 from /tmp/nc, offline (/tmp/wheels),
 #              then asv continuous-style compare: the path the design card names (BUILD_ROUNDS processes
 #              per row and commit; BUILD_ARGS_RE="0|4" picks the argument counts of the [1, 1] rows)
@@ -23,7 +24,8 @@
 # LAUNCHBENCH_ASV_PIN / LAUNCHBENCH_ASV_SPIN (auto, none, CPUs) pass through asv to every benchmark process
 # (benchmarks/normalize.py: pin_cpu, spin_cpus); LAUNCHBENCH_MACHINE names the asv machine of the run.
 # LAUNCHBENCH_ASV_ANCHOR=/tmp/env029/bin/python divides every sample by the anchor (benchmarks/anchor.py); the
-# builds/aabuilds/calbuilds parts then copy its a0.json and log into DIR/anchor-PART; REF_ARGS_RE="0|2|4" adds
+# builds/aabuilds/calbuilds/grid-wait/mechanisms/argkinds parts then copy its A0 tables (*.table: one A0 per
+# argument count with its precision, a rho per kind), run.json and log into DIR/anchor-PART; REF_ARGS_RE="0|2|4" adds
 # the anchor's raw rows at those argument counts to aabuilds/calbuilds (the calibration's expected value).
 #   mechanisms the mechanism rows (TimeMechanismLaunch) on 0.30.4 once per reference in MECH_REFS (default
 #              "none bindings anchor": raw µs as before, divided by the bindings reference, divided by the
@@ -61,11 +63,14 @@ HOST_SITE=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"]
 echo "# $(date -u +%FT%TZ) parts: $PARTS rounds=$ROUNDS passes=$PASSES build_rounds=${BUILD_ROUNDS:-10} aa_rounds=${AA_ROUNDS:-12} factor=$FACTOR machine=$MACHINE LAUNCHBENCH_ASV_PIN=${LAUNCHBENCH_ASV_PIN:-} LAUNCHBENCH_ASV_SPIN=${LAUNCHBENCH_ASV_SPIN:-} LAUNCHBENCH_ASV_ANCHOR=${LAUNCHBENCH_ASV_ANCHOR:-}" >> "$D/command.txt"
 
 log() { echo "$*" >> "$D/command.txt"; echo "+ $*"; }
-anchor_files() {  # anchor_files PART: the anchor server's A0 table and log (LAUNCHBENCH_ASV_ANCHOR runs)
+anchor_files() {  # anchor_files PART [RESULTS]: the anchor server's run record, log and A0 tables (anchor runs)
+    # A0 tables: LAUNCHBENCH_ASV_A0_DIR, else RESULTS/anchor-a0 (launchbench asv-releases puts them beside its
+    # --results-dir), else .asv/results/anchor-a0 (plain asv from the repo root: asv.conf.json's results_dir)
     [ -n "${LAUNCHBENCH_ASV_ANCHOR:-}" ] || return 0
     local dir=${LAUNCHBENCH_ASV_ANCHOR_DIR:-$(python3 -c "import sys; sys.path.insert(0, '.'); from benchmarks import anchor; print(anchor.default_dir(sys.argv[1]))" "$LAUNCHBENCH_ASV_ANCHOR")}
+    local tables=${LAUNCHBENCH_ASV_A0_DIR:-${2:-.asv/results}/anchor-a0}
     mkdir -p "$D/anchor-$1"; cp "$dir"/run.json "$dir"/anchor.log "$D/anchor-$1/" 2>/dev/null || true
-    cp "${LAUNCHBENCH_ASV_A0_DIR:-.asv/results/anchor-a0}"/*.table "$D/anchor-$1/" 2>/dev/null || true  # the A0 tables
+    cp "$tables"/*.table "$D/anchor-$1/" 2>/dev/null || echo "anchor-$1: no A0 table in $tables" | tee -a "$D/command.txt"
 }
 timed() {  # timed NAME CMD...: run, log, record wall seconds in DIR/walls.txt
     local name=$1; shift
@@ -134,7 +139,7 @@ per_reference() {  # per_reference TAG BENCHMARK REF...: asv-releases of one ben
     tail -n 32 "$D/$tag-$ref.log"
     # one file per reference: a device's trip back may leave deep or many files behind
     (cd "$D" && tar -czf "asv-results-$tag-$ref.tar.gz" "asv-results-$tag-$ref")
-    [ "$ref" = anchor ] && anchor_files "$tag"
+    [ "$ref" = anchor ] && anchor_files "$tag" "$D/asv-results-$tag-$ref"
   done
   unset LAUNCHBENCH_ASV_ANCHOR LAUNCHBENCH_ASV_ANCHOR_DIR
 }
@@ -162,7 +167,9 @@ for part in $PARTS; do
           --passes "${ASV_AA_PASSES:-1}" -a rounds="$ROUNDS" \
           --compare 0.30.4:0.30.4+twin --compare 0.30.4:0.30.4+delay0.5us "${ROWS[@]}" ;;
     grid-start)
-      rm -f /tmp/lb-grid.done
+      # a fresh results folder: a second grid on this machine (e.g. anchored after unanchored) must not add
+      # its rows to the first one's result file, and an anchored grid measures its A0 table anew
+      rm -f /tmp/lb-grid.done; rm -rf /tmp/lb-grid-results
       log "(background) $PY -m launchbench asv-releases --env 0.30.4=$E030 (full default grid)"
       # GRID_CPUS (e.g. 0-11) keeps the grid off the CPU another part measures on; GRID_ANCHOR_DIR gives
       # it an anchor server of its own (one server serves one benchmark process at a time)
@@ -170,7 +177,7 @@ for part in $PARTS; do
       log "grid: GRID_VERBOSE=${GRID_VERBOSE:-} GRID_CPUS=${GRID_CPUS:-all} LAUNCHBENCH_ASV_ANCHOR=${LAUNCHBENCH_ASV_ANCHOR:-} LAUNCHBENCH_ASV_ANCHOR_DIR=${LAUNCHBENCH_ASV_ANCHOR_DIR:-}"
       setsid ${GRID_CPUS:+taskset -c "$GRID_CPUS"} bash -c "t0=\$(date +%s.%N); '$PY' -m launchbench asv-releases --env '0.30.4=$E030' \
           --machine '$MACHINE-grid' --ledger /tmp/lb-grid-ledger --results-dir /tmp/lb-grid-results \
-          --html-dir /tmp/lb-grid-html ${GRID_VERBOSE:+--asv-verbose} > /tmp/lb-grid.log 2>&1; rc=\$?; \
+          --html-dir /tmp/lb-grid-html ${GRID_VERBOSE:+--asv-verbose} ${GRID_BENCH:+-b \"$GRID_BENCH\"} > /tmp/lb-grid.log 2>&1; rc=\$?; \
           echo \"grid rc=\$rc wall=\$(python3 -c \"print(round(\$(date +%s.%N) - \$t0, 1))\")s\" > /tmp/lb-grid.done" \
           < /dev/null > /dev/null 2>&1 &
       sleep 2; echo "grid started"; unset LAUNCHBENCH_ASV_ANCHOR_DIR ;;
@@ -183,7 +190,9 @@ for part in $PARTS; do
         echo "grid still running after ${waited}s more (partial results copied)" | tee -a "$D/walls.txt"
       fi
       cp /tmp/lb-grid.log "$D/grid.log"; rm -rf "$D/grid-results"; cp -r /tmp/lb-grid-results "$D/grid-results"
-      [ -n "${GRID_ANCHOR_DIR:-}" ] && LAUNCHBENCH_ASV_ANCHOR_DIR=$GRID_ANCHOR_DIR anchor_files grid ;;
+      [ -n "${GRID_ANCHOR_DIR:-}" ] && export LAUNCHBENCH_ASV_ANCHOR_DIR=$GRID_ANCHOR_DIR
+      anchor_files grid /tmp/lb-grid-results; unset LAUNCHBENCH_ASV_ANCHOR_DIR
+      (cd "$D" && tar -czf grid-results.tar.gz grid-results) ;;  # one file: what a device's trip back keeps
     mechanisms)
       per_reference mech TimeMechanismLaunch ${MECH_REFS:-none bindings anchor}
       log "MECH_VERSIONS=030 MECH_SECONDS=${MECH_SECONDS:-60} MECH_PROCESSES=${MECH_PROCESSES:-10} bash gpu/mechanisms.sh DIR/lbmechanisms"

@@ -2,6 +2,7 @@
 (per-row asv ratio vs launchbench's paired %, flags, A/A, the delay read back, per-process cost). CPU only."""
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -222,3 +223,103 @@ def test_argkind_rows_per_reference_give_per_argument_cost_and_process_spread(tm
     out = capsys.readouterr().out
     assert "reference bindings: 2 rows, process spread 3.0 % (median over rows)" in out
     assert "torch lazy  1 arg   100.00 µs  26 args  1350.00 µs  per arg  50.00 µs [+48.88, +51.12]  processes apart 2.0 / 4.0 %" in out
+
+
+# ---------------------------------------------------------------- results with the reference parameter (issue 35)
+
+LABEL = "'normalized to anchor numba-cuda 0.29.0 build 1a2b3c4d5e6f, A0 table 9f8e7d6c, R0 3.70 us'"
+
+
+def _format2_table(folder, a0, ratios=None, table_id="9f8e7d6c"):
+    """A format-2 A0 table (benchmarks/anchor.py) in *folder*: {nargs: A0}, {kind key: (rho, lo, hi)}."""
+    folder.mkdir(parents=True, exist_ok=True)
+    doc = {"id": table_id, "format": 2, "precision": {"a0": "median over fresh processes"},
+           "a0": {str(n): {"a0_us": v, "processes": [v - 0.1, v, v + 0.1], "slots": 200,
+                           "spread_pct": 100 * 0.2 / v} for n, v in a0.items()},
+           "ratios": {k: {"ratio": r, "slots": 200, "ci95": [lo, hi]} for k, (r, lo, hi) in (ratios or {}).items()},
+           "a0_us": {}}
+    (folder / f"a0-host-1a2b3c4d5e6f-r0-3.70-{table_id}.table").write_text(json.dumps(doc))
+
+
+def test_calibration_reads_rows_with_a_reference_and_a_format_2_table(tmp_path, analyze, capsys):
+    """Newer rows carry a third parameter (the reference label) and TimeReferenceLaunch a second; the A0
+    comes from the .table whose id the label names (another table beside it is ignored)."""
+    launch = "TimeLaunchPreconfigured.time_launch"
+    params = [["0", "2"], ["'[1, 1]'"], [LABEL]]
+    refs = ("TimeReferenceLaunch.time_launch", ([["0", "2"], [LABEL]], [[10e-6, 10e-6], [20e-6, 20e-6]]))
+    cal = tmp_path / "asv-builds" / "m-cal"
+    _asv_result(cal / "10eac70a-env-x.json", "10eac70a" + "0" * 32,
+                {launch: (params, [[11e-6, 11e-6], [19e-6, 19e-6]]), refs[0]: refs[1]})
+    _asv_result(cal / "15286822-env-x.json", "15286822" + "0" * 32,
+                {launch: (params, [[11.5e-6, 11.5e-6], [19.9e-6, 19.9e-6]]), refs[0]: refs[1]})
+    _format2_table(tmp_path / "anchor-calbuilds", {0: 9.0, 2: 18.0})
+    _format2_table(tmp_path / "anchor-calbuilds", {0: 99.0, 2: 99.0}, table_id="00000000")
+
+    analyze.calibration(str(tmp_path))
+    out = capsys.readouterr().out
+    assert ("0 args: 11.000 -> 11.500 µs; added +0.500 [+0.500, +0.500], expected 0.450, "
+            "off +0.050 [+0.050, +0.050] (within ±0.2: interval)") in out
+    assert "2 args: 19.000 -> 19.900 µs; added +0.900 [+0.900, +0.900], expected 0.450" in out
+
+
+def test_launch_pairs_match_rows_with_a_reference_and_refuse_two_references(analyze):
+    other = "'normalized to bindings reference, R0 3.70 us'"
+    samples = {("m", "aaaaaaaa", analyze.LAUNCH, ("0", "'[1, 1]'", LABEL)): [1.0],
+               ("m", "bbbbbbbb", analyze.LAUNCH, ("0", "'[1, 1]'", LABEL)): [2.0],
+               ("m", "aaaaaaaa", analyze.LAUNCH, ("0", "'[1, 128]'", LABEL)): [9.0],
+               ("m", "bbbbbbbb", analyze.LAUNCH, ("1", "'[1, 1]'", other)): [3.0]}
+    assert analyze.launch_pairs(samples, "aaaaaaaa", "bbbbbbbb") == {0: ([1.0], [2.0])}
+    samples[("m", "aaaaaaaa", analyze.LAUNCH, ("0", "'[1, 1]'", other))] = [5.0]
+    samples[("m", "bbbbbbbb", analyze.LAUNCH, ("0", "'[1, 1]'", other))] = [6.0]
+    with pytest.raises(ValueError, match="two references"):
+        analyze.launch_pairs(samples, "aaaaaaaa", "bbbbbbbb")
+
+
+def _grid(tmp_path, level, spread=0.05):
+    """A grid-results folder of TimeLaunchPreconfigured rows (2 processes each, ±spread µs) at 0 and 4 args
+    for three configurations, levels from *level*[(nargs, config)] in µs."""
+    configs = ["'[1, 1]'", "'[1, 128]'", "'[1, 128] stream'"]
+    samples = [[(level[(n, c.strip("'"))] + d) * 1e-6 for d in (-spread, spread)] for n in (0, 4) for c in configs]
+    _existing_env_results(tmp_path / "grid-results" / "h200-native-grid", {
+        "bench_launch.TimeLaunchPreconfigured.time_launch": [None, [["0", "4"], configs, [LABEL]], None, None,
+                                                             100.0, samples]})
+
+
+def test_grid_rows_agree_across_configurations_when_they_cost_the_same(tmp_path, analyze, capsys):
+    """Item 2's 'Done when' on a grid: at 0 args the three configurations read 11.0 ± 0.05 (agree); at
+    4 args stream reads 32.3 where the others read 27.8 (the old per-kind A0's error) and is named; each
+    row's rho interval widens its own interval, and the A0 table's precision is printed."""
+    level = {(0, "[1, 1]"): 11.0, (0, "[1, 128]"): 11.02, (0, "[1, 128] stream"): 10.98,
+             (4, "[1, 1]"): 27.8, (4, "[1, 128]"): 27.7, (4, "[1, 128] stream"): 32.3}
+    _grid(tmp_path, level)
+    _format2_table(tmp_path / "grid-results" / "anchor-a0", {0: 11.0, 4: 27.8},
+                   {"pre|4|[1, 128] stream": (1.0, 0.99, 1.01)})
+
+    analyze.grid_rows(str(tmp_path))
+    out = capsys.readouterr().out
+    assert "TimeLaunchPreconfigured, normalized to anchor numba-cuda 0.29.0" in out
+    assert "widened by each row's rho interval" in out
+    assert "0 args: agree (medians 10.98-11.02 µs, 0.4 % apart" in out
+    assert "4 args: DO NOT agree (medians 27.70-32.30 µs" in out
+    assert re.search(r"\[1, 128\] stream +32\.30 \[31\.93, 32\.67\]", out)  # [32.25, 32.35] x [0.99, 1.01]
+    assert "agree within their intervals at 1 of 2 argument counts" in out
+    assert "0 args: A0 11.000 µs, 3 processes x 200 slots (10.90, 11.00, 11.10), spread 1.8 %" in out
+    assert "rho: 1 kinds, 95 % interval widths 2.0-2.0 %" in out
+
+
+def test_a_rho_interval_can_make_rows_agree(tmp_path, analyze, capsys):
+    """A row 2 % off whose rho is known only to ±3 % agrees: its interval includes the others'."""
+    level = {(n, c): 20.0 for n in (0, 4) for c in ("[1, 1]", "[1, 128]")}
+    level.update({(0, "[1, 128] stream"): 20.0, (4, "[1, 128] stream"): 20.4})
+    _grid(tmp_path, level)
+    _format2_table(tmp_path / "anchor-grid", {0: 20.0, 4: 20.0}, {"pre|4|[1, 128] stream": (1.0, 0.97, 1.03)})
+    analyze.grid_rows(str(tmp_path))
+    assert "agree within their intervals at 2 of 2 argument counts" in capsys.readouterr().out
+
+
+def test_mechanism_and_argkind_rows_drop_the_reference_parameter(tmp_path, analyze):
+    samples = [[10e-6, 10.2e-6]]
+    _existing_env_results(tmp_path / "asv-results-mech-anchor" / "m", {
+        "bench_mechanisms.TimeMechanismLaunch.time_launch": [None, [["'stock'"], ["0"], [LABEL]], None, None, 3.0,
+                                                             samples]})
+    assert analyze.mechanism_rows(str(tmp_path / "asv-results-mech-anchor")) == {("stock", 0): pytest.approx([10.0, 10.2])}

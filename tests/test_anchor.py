@@ -78,14 +78,22 @@ class FakeRun:
         return self.seconds
 
 
+def _known(path, a0, kinds=(KIND,), rho=1.0):
+    """File A0(nargs) = *a0* and rho for *kinds* in the table at *path*, as the server would have measured."""
+    data = anchor.load_table(path)
+    for kind in kinds:
+        data["a0"][str(kind["args"])] = {"a0_us": a0, "processes": [a0], "slots": 1, "spread_pct": 0.0}
+        data["ratios"][anchor.kind_key(kind)] = {"ratio": rho, "slots": 1, "ci95": [rho, rho]}
+        data["a0_us"][anchor.kind_key(kind)] = a0 * rho
+    anchor._save_table(path, data)
+
+
 def _table(folder, server, a0=None, r0=3.7):
     """An A0 table for *server*'s build (with *a0* for KIND where given) -> (path, id)."""
     path = anchor.table_path(str(folder), "host", server.build, r0)
     table_id = anchor.ensure_table(path, {"build": server.build, "r0_us": r0})
     if a0 is not None:
-        data = anchor.load_table(path)
-        data["a0_us"][anchor.kind_key(KIND)] = a0
-        anchor._save_table(path, data)
+        _known(path, a0)
     return path, table_id
 
 
@@ -116,18 +124,94 @@ def test_server_answers_identify_prepare_run_and_quit(tmp_path):
 
 def test_an_a0_table_is_made_once_and_its_a0_never_remeasured(tmp_path, monkeypatch):
     """The id names the table in every anchored value's label: a second ensure keeps it; a missing A0 is
-    measured once and kept; a table made anew (another id) or for another R0 is refused."""
+    measured once (in fresh processes) and kept; a table made anew (another id) or for another R0 is refused."""
     measured = []
-    monkeypatch.setattr(anchor, "measure_a0", lambda run, r0: measured.append(r0) or 12.25)
+    monkeypatch.setattr(anchor, "_a0_in_fresh_process", lambda n, r0, slots: measured.append((n, r0)) or 12.25)
     server = anchor.Server(str(tmp_path))
     server.launchers[anchor.kind_key(KIND)] = FakeRun()
     path, table_id = _table(tmp_path, server)
     assert anchor.ensure_table(path, {"build": "other"}) == table_id  # never replaced
     for _ in range(2):
         assert json.loads(server.handle(_prepare_line(server, table=(path, table_id))))["a0_us"] == 12.25
-    assert measured == [3.7] and anchor.load_table(path)["a0_us"] == {anchor.kind_key(KIND): 12.25}
+    assert measured == [(0, 3.7)] * anchor.a0_processes()
+    assert anchor.load_table(path)["a0_us"] == {anchor.kind_key(KIND): 12.25}
     assert "made anew" in json.loads(server.handle(_prepare_line(server, table=(path, "0000"))))["error"]
     assert "R0 3.7" in json.loads(server.handle(_prepare_line(server, table=(path, table_id), r0=4.0)))["error"]
+
+
+def test_configurations_at_one_argument_count_share_one_a0_and_differ_by_their_own_ratios(tmp_path, monkeypatch):
+    """Issue 35 item 2: A0(nargs) is measured once per argument count (the anchor's k[1, 1] launch, in
+    fresh processes) and every kind with that count is scaled by it times its own rho, measured paired
+    against the anchor's k[1, 1] launch. A kind whose anchor launch costs the same as k[1, 1] (stream
+    here) reads exactly A0(nargs); one that costs 1.5x (sharedmem) reads 1.5 x A0(nargs) -- whatever
+    noise each fresh process had (12, 10, 11, ...), none of it is a row's own."""
+    draws = iter([12.0, 10.0, 11.0, 10.5, 11.5, 20.0, 22.0, 21.0, 20.5, 21.5])
+    calls = []
+    monkeypatch.setattr(anchor, "A0_PROCESSES", 5)
+    monkeypatch.setattr(anchor, "SMOKE_A0_PROCESSES", 5)
+    monkeypatch.setattr(anchor, "_a0_in_fresh_process", lambda n, r0, slots: calls.append(n) or next(draws))
+    server = anchor.Server(str(tmp_path))
+    base, stream, shared = KIND, {**KIND, "config": "[1, 128] stream"}, {**KIND, "config": "[1, 128] sharedmem=1KiB"}
+    cpl4, base4 = {"mode": "cpl", "args": 4, "config": "[1, 128]"}, {"mode": "pre", "args": 4, "config": "[1, 1]"}
+    runs = {anchor.kind_key(base): FakeRun(2e-6), anchor.kind_key(stream): FakeRun(2e-6),
+            anchor.kind_key(shared): FakeRun(3e-6), anchor.kind_key(base4): FakeRun(4e-6),
+            anchor.kind_key(cpl4): FakeRun(5e-6)}
+    server.launchers.update(runs)
+    path, table_id = _table(tmp_path, server)
+    monkeypatch.delenv("LAUNCHBENCH_SMOKE", raising=False)  # rho is measured (the simulator's is 1.0)
+    replies = {anchor.kind_key(k): json.loads(server.handle(_prepare_line(server, k, (path, table_id))))
+               for k in (stream, shared, base, cpl4)}
+    assert calls == [0] * 5 + [4] * 5  # one A0 per argument count, each the median of 5 fresh processes
+    assert {r["a0_args_us"] for k, r in replies.items() if k.split("|")[1] == "0"} == {11.0}
+    assert replies[anchor.kind_key(stream)]["a0_us"] == replies[anchor.kind_key(base)]["a0_us"] == 11.0
+    assert replies[anchor.kind_key(shared)]["a0_us"] == pytest.approx(1.5 * 11.0)
+    assert replies[anchor.kind_key(cpl4)]["a0_us"] == pytest.approx(1.25 * 21.0)
+    # the base's rho is 1 by definition (never measured against itself), the others ran paired slots
+    assert runs[anchor.kind_key(stream)].calls == [anchor.BATCH] * anchor.A0_SLOTS
+    table = anchor.load_table(path)
+    assert table["ratios"][anchor.kind_key(base)]["base"] is True
+
+
+def test_an_a0_table_records_its_precision(tmp_path, monkeypatch):
+    """Every A0(nargs) keeps what each fresh process read, the slots per process and the spread; every rho
+    its slots and a 95 % interval; the table says in words what these are."""
+    draws = iter([10.0, 12.0, 11.0])
+    monkeypatch.setattr(anchor, "_a0_in_fresh_process", lambda n, r0, slots: next(draws))
+    server = anchor.Server(str(tmp_path))
+    other = {**KIND, "config": "[128, 128]"}
+    kind_times = iter([3e-6] * 10 + [3.3e-6] * 10)  # against the base's 2 µs: slot ratios 1.5 and 1.65
+    server.launchers[anchor.kind_key(KIND)] = FakeRun(2e-6)
+    server.launchers[anchor.kind_key(other)] = lambda n: next(kind_times)
+    monkeypatch.delenv("LAUNCHBENCH_SMOKE", raising=False)
+    monkeypatch.setattr(anchor, "A0_SLOTS", 20)
+    monkeypatch.setattr(anchor, "A0_PROCESSES", 3)
+    path, table_id = _table(tmp_path, server)
+    assert "error" not in json.loads(server.handle(_prepare_line(server, other, (path, table_id))))
+    table = anchor.load_table(path)
+    assert table["format"] == anchor.TABLE_FORMAT and set(table["precision"]) == {"a0", "ratios", "a0_us"}
+    a0 = table["a0"]["0"]
+    assert a0["processes"] == [10.0, 12.0, 11.0] and a0["a0_us"] == 11.0 and a0["slots"] == anchor.A0_SLOTS
+    assert a0["spread_pct"] == pytest.approx(100 * 2 / 11)
+    rho = table["ratios"][anchor.kind_key(other)]
+    assert rho["slots"] == 20 and rho["ratio"] == pytest.approx(1.575)
+    assert rho["ci95"] == [pytest.approx(1.5), pytest.approx(1.65)]
+    assert table["a0_us"][anchor.kind_key(other)] == pytest.approx(11.0 * 1.575)
+
+
+def test_median_interval_is_the_order_statistics_around_the_middle():
+    xs = list(range(1, 201))  # 200 values: ranks 86 and 115
+    assert anchor.median_ci95(xs) == [86, 115]
+    assert anchor.median_ci95([5.0]) == [5.0, 5.0]
+    assert anchor.median_ci95([3.0, 1.0, 2.0]) == [1.0, 3.0]
+
+
+def test_a_table_of_the_old_format_is_refused_in_one_line(tmp_path):
+    """Format 1 kept one A0 per kind, each with its own noise: its values would not compare across rows."""
+    path = tmp_path / "a0-host-abc-r0-3.70.table"
+    path.write_text(json.dumps({"id": "0123abcd", "a0_us": {"pre|0|[1, 1]": 9.0}}))
+    with pytest.raises(anchor.AnchorError, match="format 1.*move it away") as info:
+        anchor.load_table(str(path))
+    assert "\n" not in str(info.value)
 
 
 def test_a_later_contact_with_another_server_fails_in_one_line(tmp_path):
@@ -203,9 +287,7 @@ def _known_a0_table(folder, kinds=(KIND,)):
     build = common.build_fingerprint()
     path = anchor.table_path(str(folder), normalize.host_name(), build, 3.7, simulator=True)
     table_id = anchor.ensure_table(path, {"build": build, "r0_us": 3.7, "simulator": True})
-    data = anchor.load_table(path)
-    data["a0_us"].update({anchor.kind_key(k): KNOWN_A0 for k in kinds})
-    anchor._save_table(path, data)
+    _known(path, KNOWN_A0, kinds)
     return table_id
 
 
@@ -248,6 +330,66 @@ def test_two_benchmark_processes_share_one_anchor_server_and_scale_by_its_a0(sho
                 pass
 
 
+CONFIGS_SCRIPT = """import json, statistics
+from benchmarks import bench_launch as b
+out = {}
+for config in ("[1, 1]", "[1, 128] stream"):
+    x = b.TimeLaunchPreconfigured()
+    x.setup(0, config, b.REFERENCE_LABEL)
+    seen = {"n": [], "a": []}
+    run, ref = x.run, x.ref
+    def n_run(k, run=run):
+        seen["n"].append(run(k)); return seen["n"][-1]
+    def a_run(k, ref=ref):
+        seen["a"].append(ref(k)); return seen["a"][-1]
+    a_run.r0_us, a_run.batch = ref.r0_us, ref.batch
+    x.run, x.ref = n_run, a_run
+    before = b.CLOCK.now()
+    x.time_launch(0, config)
+    ratio = statistics.median(n / a for n, a in zip(seen["n"], seen["a"]))
+    out[config] = {"value": b.CLOCK.now() - before, "ratio": ratio, "a0_args_us": ref.anchor["a0_args_us"],
+                   "a0_us": ref.r0_us, "pid": ref.anchor["pid"]}
+print(json.dumps(out))
+"""
+
+
+def test_configurations_at_one_argument_count_are_scaled_by_one_a0_under_the_simulator(short_dir, tmp_path):
+    """Through the benchmark classes, a real anchor server and its table: the ``[1, 1]`` row and the
+    ``[1, 128] stream`` row at 0 args are both ``median(n/a) x A0(0)`` with the one A0(0) the table holds
+    (KNOWN_A0; the simulator's rho is 1), so their values differ only by their own ratios. Before, each
+    kind got an A0 of its own (the stream row would have measured 1.0 here)."""
+    from benchmarks import common
+
+    build = common.build_fingerprint()
+    path = anchor.table_path(str(tmp_path), normalize.host_name(), build, 3.7, simulator=True)
+    anchor.ensure_table(path, {"build": build, "r0_us": 3.7, "simulator": True})
+    data = anchor.load_table(path)
+    data["a0"]["0"] = {"a0_us": KNOWN_A0, "processes": [KNOWN_A0], "slots": 1, "spread_pct": 0.0}
+    anchor._save_table(path, data)  # A0(0) only: no kind has its A0 yet
+    env = _sim_env(LAUNCHBENCH_ASV_ANCHOR=sys.executable, LAUNCHBENCH_ASV_ANCHOR_DIR=short_dir,
+                   LAUNCHBENCH_ASV_A0_DIR=str(tmp_path))
+    pids = []
+    try:
+        proc = subprocess.run([sys.executable, "-c", CONFIGS_SCRIPT], cwd=ROOT, env=env, capture_output=True,
+                              text=True)
+        pids = _started_servers(short_dir)
+        assert proc.returncode == 0, proc.stderr
+        out = json.loads(proc.stdout.strip().splitlines()[-1])
+        for row in out.values():
+            assert row["a0_args_us"] == row["a0_us"] == KNOWN_A0
+            assert row["value"] == pytest.approx(row["ratio"] * KNOWN_A0 * 1e-6, rel=1e-9)
+        table = anchor.load_table(path)
+        assert table["a0"]["0"]["processes"] == [KNOWN_A0]  # A0(0) was not measured again
+        assert set(table["a0_us"]) == {"pre|0|[1, 1]", "pre|0|[1, 128] stream"}
+        assert set(table["a0_us"].values()) == {KNOWN_A0}
+    finally:
+        for pid in set(pids + _started_servers(short_dir)):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
 MECH_SCRIPT = """import json
 from benchmarks import bench_mechanisms as b
 x = b.TimeMechanismLaunch()
@@ -273,6 +415,9 @@ def test_mechanism_rows_divide_by_the_anchors_launch_of_the_same_kind(short_dir,
         out = json.loads(proc.stdout.strip().splitlines()[-1])
         assert out["value"] > 0 and out["pid"] in pids
         assert out["kind"] == {"mode": "pre", "args": 2, "config": "[1, 1]"}
+        # A0(2) came from fresh anchor processes (the simulator's each read 1.0), recorded with its precision
+        (table,) = [anchor.load_table(str(p)) for p in tmp_path.glob("*.table")]
+        assert table["a0"]["2"]["processes"] == [1.0] * anchor.SMOKE_A0_PROCESSES
     finally:
         for pid in set(pids + _started_servers(short_dir)):
             try:
