@@ -37,7 +37,7 @@ import gzip
 import json
 
 from ..base.atomic import read_json, write_json_atomic
-from ..base.errors import UserError
+from .schema import SchemaError, check_fields
 
 SCHEMA_ID = "launchbench.counts"
 SCHEMA_VERSION = 1
@@ -53,25 +53,8 @@ _PER_NARGS = {"counter": str, "python": str, "kinds": list, "per_launch": dict, 
 _FUNCTION = {"module": str, "function": str}
 
 
-class SchemaError(UserError):
-    """A file that is not a valid ``launchbench.counts`` document."""
-
-
-def _check(obj, fields: dict, where: str) -> None:
-    if not isinstance(obj, dict):
-        raise SchemaError(f"{where}: expected an object, got {type(obj).__name__}")
-    for key, types in fields.items():
-        if key not in obj:
-            raise SchemaError(f"{where}: missing field {key!r}")
-        value = obj[key]
-        if isinstance(value, bool) and types is not bool:
-            raise SchemaError(f"{where}.{key}: expected {types.__name__}, got a boolean")
-        if not isinstance(value, types):
-            raise SchemaError(f"{where}.{key}: expected {types.__name__}, got {type(value).__name__}")
-
-
 def _check_counts(section: dict, names: set) -> None:
-    _check(section, {"reference": str, "variants": dict, "diffs": dict, "reproducible": bool}, "counts")
+    check_fields(section, {"reference": str, "variants": dict, "diffs": dict, "reproducible": bool}, "counts")
     for name, per in section["variants"].items():
         if name not in names:
             raise SchemaError(f"counts.variants: unknown variant {name!r}")
@@ -79,11 +62,11 @@ def _check_counts(section: dict, names: set) -> None:
             raise SchemaError(f"counts.variants.{name}: expected an object per arg count")
         for nargs, rec in per.items():
             where = f"counts.variants.{name}.{nargs}"
-            _check(rec, _PER_NARGS, where)
+            check_fields(rec, _PER_NARGS, where)
             if "bytecodes" not in rec["kinds"] or not isinstance(rec["per_launch"].get("bytecodes"), (int, float)):
                 raise SchemaError(f"{where}: no bytecodes per launch")
             for i, f in enumerate(rec["functions"]):
-                _check(f, _FUNCTION, f"{where}.functions[{i}]")
+                check_fields(f, _FUNCTION, f"{where}.functions[{i}]")
     for name, per in section["diffs"].items():
         if name not in names:
             raise SchemaError(f"counts.diffs: unknown variant {name!r}")
@@ -103,11 +86,11 @@ def validate(doc) -> dict:
     if doc.get("schema_version") != SCHEMA_VERSION:
         raise SchemaError(f"counts: schema_version {doc.get('schema_version')!r} is not supported (this "
                           f"launchbench reads version {SCHEMA_VERSION}); use the launchbench that wrote it")
-    _check(doc, _TOP, "counts")
-    _check(doc["settings"], _SETTINGS, "settings")
+    check_fields(doc, _TOP, "counts")
+    check_fields(doc["settings"], _SETTINGS, "settings")
     names = set()
     for i, v in enumerate(doc["variants"]):
-        _check(v, _VARIANT, f"variants[{i}]")
+        check_fields(v, _VARIANT, f"variants[{i}]")
         if v["kind"] not in VARIANT_KINDS:
             raise SchemaError(f"variants[{i}].kind: {v['kind']!r} is not one of {VARIANT_KINDS}")
         names.add(v["name"])

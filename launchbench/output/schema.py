@@ -180,10 +180,11 @@ _PEER_STAT = {
 
 
 class SchemaError(UserError):
-    """A results file that is not a valid ``launchbench.compare`` document."""
+    """A results file that is not a valid launchbench document (compare here; counts: output/countsdoc.py)."""
 
 
-def _check(obj, fields: dict, where: str) -> None:
+def check_fields(obj, fields: dict, where: str) -> None:
+    """*obj* has every field of *fields* with one of its types (the documents' validators share it)."""
     if not isinstance(obj, dict):
         raise SchemaError(f"{where}: expected an object, got {type(obj).__name__}")
     for key, types in fields.items():
@@ -210,11 +211,11 @@ def validate(doc) -> dict:
             f"results: schema_version {doc.get('schema_version')!r} is not supported "
             f"(this launchbench reads version {SCHEMA_VERSION}); use the launchbench that wrote it"
         )
-    _check(doc, _TOP, "results")
-    _check(doc["settings"], _SETTINGS, "settings")
+    check_fields(doc, _TOP, "results")
+    check_fields(doc["settings"], _SETTINGS, "settings")
     names = set()
     for i, v in enumerate(doc["variants"]):
-        _check(v, _VARIANT, f"variants[{i}]")
+        check_fields(v, _VARIANT, f"variants[{i}]")
         if v["kind"] not in VARIANT_KINDS:
             raise SchemaError(f"variants[{i}].kind: {v['kind']!r} is not one of {VARIANT_KINDS}")
         names.add(v["name"])
@@ -222,24 +223,24 @@ def validate(doc) -> dict:
         raise SchemaError(f"reference {doc['reference']!r} is not among the variants {sorted(names)}")
     for key, fields in (("samples", _SAMPLE), ("partial_samples", _SAMPLE), ("stats", _STAT)):
         for i, rec in enumerate(doc[key]):
-            _check(rec, fields, f"{key}[{i}]")
+            check_fields(rec, fields, f"{key}[{i}]")
             if rec["variant"] not in names:
                 raise SchemaError(f"{key}[{i}].variant: unknown variant {rec['variant']!r}")
     for i, rec in enumerate(doc["deltas"]):
-        _check(rec, _DELTA, f"deltas[{i}]")
+        check_fields(rec, _DELTA, f"deltas[{i}]")
         if rec["verdict"] not in VERDICTS:
             raise SchemaError(f"deltas[{i}].verdict: {rec['verdict']!r} is not one of {VERDICTS}")
         for key in ("ci_us", "ci_pct"):
             if len(rec[key]) != 2:
                 raise SchemaError(f"deltas[{i}].{key}: expected [low, high]")
     if doc["peers"] is not None:
-        _check(doc["peers"], {"samples": list, "stats": list}, "peers")
+        check_fields(doc["peers"], {"samples": list, "stats": list}, "peers")
         for i, rec in enumerate(doc["peers"]["samples"]):
-            _check(rec, _PEER_SAMPLE, f"peers.samples[{i}]")
+            check_fields(rec, _PEER_SAMPLE, f"peers.samples[{i}]")
         for i, rec in enumerate(doc["peers"]["stats"]):
-            _check(rec, _PEER_STAT, f"peers.stats[{i}]")
+            check_fields(rec, _PEER_STAT, f"peers.stats[{i}]")
     if doc.get("counts") is not None:
-        _check(doc["counts"], {"reference": str, "variants": dict, "diffs": dict, "reproducible": bool}, "counts")
+        check_fields(doc["counts"], {"reference": str, "variants": dict, "diffs": dict, "reproducible": bool}, "counts")
     if doc["simulator"] and doc["measurement"]:
         raise SchemaError("results: a simulator run cannot be marked as a measurement")
     return doc
