@@ -368,7 +368,7 @@ def test_no_worker_outlives_a_stopped_run(tmp_path, how):
     """Workers busy setting up (an endless set-up warm-up: they never read their stdin again, so
     its end does not stop them), the current round's and two rounds set up ahead: none survives
     launchbench, however it is stopped; a signal still leaves the reason, the JSON and Markdown."""
-    proc, out = _launch(tmp_path, "--prefetch", "2", "--warmup", "100000000", "--pinned-warmup", "1")
+    proc, out = _launch(tmp_path, "--prefetch", "2", "--warmup", "10000000", "--pinned-warmup", "1")
     seen: set = set()
     deadline = time.monotonic() + 120
     while len(seen) < 6 and time.monotonic() < deadline and proc.poll() is None:  # 3 rounds of 2
