@@ -14,7 +14,8 @@
 #   pr      launchbench pr on the v2 merge (05922fc4 vs its parent de4642c2), cost and counts only
 #   bisect-real, history-real   bisect and history over v0.29.0..v0.30.4 (needs `setup_env.sh base` and the
 #           per-commit wheels in /tmp/wcache, the clone in /tmp/nc)
-#   bisect-planted  bisect over each range in /tmp/nc made by gpu/plant_range.py (PLANTED="planted-a ..."),
+#   bisect-planted  bisect from its manifest's base over each range in /tmp/nc made by gpu/plant_range.py
+#           (PLANTED="planted-a ..."),
 #           scored against its manifest (.whl3/range-*.json) by gpu/score_bisect.py
 #   hand    FACTS.md's by-hand count (sys.monitoring around 50 launches of k[1, 1](a, a), harness included) in
 #           each env, to show where its fractional residue came from
@@ -97,7 +98,8 @@ for part in $PARTS; do
             -o "$RESULTS/history-real.json" ;;
     bisect-planted)
         for branch in ${PLANTED:-planted-a}; do
-            lb "bisect-$branch" bisect /tmp/nc v0.30.4 "$branch" $HIST_ENVS -o "$RESULTS/bisect-$branch.json"
+            good=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["base"])' ".whl3/range-$branch.json")
+            lb "bisect-$branch" bisect /tmp/nc "$good" "$branch" $HIST_ENVS -o "$RESULTS/bisect-$branch.json"
             "$PY" gpu/score_bisect.py "$RESULTS/bisect-$branch.json" ".whl3/range-$branch.json" \
                 | tee "$RESULTS/score-$branch.txt"
             cp ".whl3/range-$branch.json" "$RESULTS/" 2>/dev/null
