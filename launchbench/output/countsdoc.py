@@ -37,7 +37,7 @@ import gzip
 import json
 
 from ..base.atomic import read_json, write_json_atomic
-from .schema import SchemaError, check_fields
+from .schema import SchemaError, check_fields, check_variants
 
 SCHEMA_ID = "launchbench.counts"
 SCHEMA_VERSION = 1
@@ -88,14 +88,7 @@ def validate(doc) -> dict:
                           f"launchbench reads version {SCHEMA_VERSION}); use the launchbench that wrote it")
     check_fields(doc, _TOP, "counts")
     check_fields(doc["settings"], _SETTINGS, "settings")
-    names = set()
-    for i, v in enumerate(doc["variants"]):
-        check_fields(v, _VARIANT, f"variants[{i}]")
-        if v["kind"] not in VARIANT_KINDS:
-            raise SchemaError(f"variants[{i}].kind: {v['kind']!r} is not one of {VARIANT_KINDS}")
-        names.add(v["name"])
-    if doc["reference"] not in names:
-        raise SchemaError(f"reference {doc['reference']!r} is not among the variants {sorted(names)}")
+    names = check_variants(doc, _VARIANT, VARIANT_KINDS)
     if "counts" not in doc:
         raise SchemaError("counts: missing field 'counts'")
     if doc["counts"] is not None:

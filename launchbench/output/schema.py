@@ -200,6 +200,20 @@ def check_fields(obj, fields: dict, where: str) -> None:
             raise SchemaError(f"{where}.{key}: expected {types}, got {type(value).__name__}")
 
 
+def check_variants(doc: dict, fields: dict, kinds: tuple) -> set:
+    """The document's variants have *fields* and a kind of *kinds*, and its reference is one of them;
+    returns their names (the compare and counts documents share it)."""
+    names = set()
+    for i, v in enumerate(doc["variants"]):
+        check_fields(v, fields, f"variants[{i}]")
+        if v["kind"] not in kinds:
+            raise SchemaError(f"variants[{i}].kind: {v['kind']!r} is not one of {kinds}")
+        names.add(v["name"])
+    if doc["reference"] not in names:
+        raise SchemaError(f"reference {doc['reference']!r} is not among the variants {sorted(names)}")
+    return names
+
+
 def validate(doc) -> dict:
     """Return *doc* if it is a valid document of this schema version, else raise SchemaError."""
     if not isinstance(doc, dict):
@@ -213,14 +227,7 @@ def validate(doc) -> dict:
         )
     check_fields(doc, _TOP, "results")
     check_fields(doc["settings"], _SETTINGS, "settings")
-    names = set()
-    for i, v in enumerate(doc["variants"]):
-        check_fields(v, _VARIANT, f"variants[{i}]")
-        if v["kind"] not in VARIANT_KINDS:
-            raise SchemaError(f"variants[{i}].kind: {v['kind']!r} is not one of {VARIANT_KINDS}")
-        names.add(v["name"])
-    if doc["reference"] not in names:
-        raise SchemaError(f"reference {doc['reference']!r} is not among the variants {sorted(names)}")
+    names = check_variants(doc, _VARIANT, VARIANT_KINDS)
     for key, fields in (("samples", _SAMPLE), ("partial_samples", _SAMPLE), ("stats", _STAT)):
         for i, rec in enumerate(doc[key]):
             check_fields(rec, fields, f"{key}[{i}]")
