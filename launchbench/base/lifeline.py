@@ -47,6 +47,12 @@ def die_with_parent(environ=None) -> bool:
         parent = None
     if parent is None:
         return False
+    return die_with(parent)
+
+
+def die_with(parent: int) -> bool:
+    """SIGKILL this process when its parent ends (Linux; True once armed); exit at once if the
+    parent is no longer *parent*. Also for a worker forked by a zygote (engine/zygote.py)."""
     armed = False
     if sys.platform.startswith("linux"):
         try:

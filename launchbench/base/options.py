@@ -266,6 +266,22 @@ COUNT_LAUNCHES = Number(int, 1, 10_000, "launches counted one by one; counting s
 TOP_FUNCTIONS = Number(int, 1, 10_000, "functions listed per table; a launch runs a few hundred", example=12)
 COUNT_JOBS = Number(int, 1, 64, "counting processes at once; each holds a CUDA context and a CPU", example=8)
 DEFAULT_MIN_ROUNDS = 10
+FORK_ROUNDS = Number(int, 1, 1000, "the rounds one set of zygotes serves form one unit of the intervals; "
+                     "a thousand leaves too few units", example=4)
+#: --spawn: how a round's workers start (fresh interpreters, or forked from per-variant zygotes)
+SPAWNS = ("fresh", "fork")
+DEFAULT_FORK_ROUNDS = 4
+
+
+def add_spawn_options(group) -> None:
+    """``--spawn`` and ``--fork-rounds``, the same for every command whose rounds are launches."""
+    group.add_argument("--spawn", choices=SPAWNS, default="fresh",
+                       help="fresh (default): every worker a fresh interpreter; fork: forked from a zygote per "
+                            "variant that imported numba-cuda once (engine/zygote.py): set-up about halves, "
+                            "and the intervals are over clusters of --fork-rounds rounds (docs/scaling.md)")
+    group.add_argument("--fork-rounds", type=FORK_ROUNDS, default=DEFAULT_FORK_ROUNDS, metavar="N",
+                       help=f"with --spawn fork: rounds one set of zygotes serves, one cluster of the "
+                            f"intervals (default {DEFAULT_FORK_ROUNDS})")
 
 
 def min_rounds(given: int | None, rounds: int) -> int:

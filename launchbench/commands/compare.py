@@ -82,6 +82,7 @@ def register(sub) -> None:
                    help="rounds whose workers are set up ahead, on the CPUs that do not measure, while a "
                         "round measures; 'auto' (default): up to 4, as many as those CPUs can host; 0: none "
                         "(each worker needs a CUDA context, so lower it on a GPU with little memory)")
+    opt.add_spawn_options(m)
     m.add_argument("--warmup", type=opt.WARMUP, default=1000, help="launches per arg count before timing (default 1000)")
     m.add_argument("--pinned-warmup", type=opt.PINNED_WARMUP, default=DEFAULT_PINNED_WARMUP, metavar="N",
                    help="of the --warmup launches, the last N run on the measuring CPU just before the round "
@@ -174,7 +175,7 @@ def build_document(*, argv, simulator, host, settings, reference, variants, outc
         # µs per added argument (slope over the arg counts, 95% interval over rounds): issue 22
         "per_arg": per_arg(outcome.samples, names, reference, settings["arg_counts"], confidence),
         "confidence": confidence,
-        "method": stats.METHOD,
+        "method": stats.method(settings.get("spawn", "fresh")),
         "peers": ({"samples": outcome.peer_samples, "stats": peer_stats(outcome.peer_samples)}
                   if settings.get("peers") else None),
         "rounds_planned": settings["rounds"],
@@ -263,10 +264,15 @@ def _settings(args, arg_counts, loops, calibrated, affinity, prefetch=0, spin=No
         "pinned_warmup": min(args.pinned_warmup, args.warmup),
         "affinity": affinity,
         "prefetch": prefetch,
+        "spawn": args.spawn,
+        **({"fork_rounds": args.fork_rounds} if args.spawn == "fork" else {}),
         "spin_cpus": spin,
         "gc_disabled": True,
         "launch": "[1, 1]",
-        "order": ("interleaved: fresh workers per round (set up ahead on the other CPUs), pinned to "
+        "order": ("interleaved: " + ("fresh workers per round" if args.spawn == "fresh" else
+                                     f"workers forked per round from zygotes, {args.fork_rounds} rounds per "
+                                     "zygote and cluster (intervals over clusters)") +
+                  " (set up ahead on the other CPUs), pinned to "
                   "the affinity CPUs and warmed up just before their round; for repeat, for nargs, for "
                   "variant (order rotated every repeat); deltas pair the samples of each repeat slot"),
         "peers": bool(args.peers),
@@ -324,7 +330,7 @@ def run(args) -> int:
         setup=argument_setup(args),
         modules={v.name: v.base.module for v in vlist if v.base.module != "numba-cuda"},
         max_time=args.max_time or None, pinned_warmup=min(args.pinned_warmup, args.warmup),
-        count_rounds=args.counts,
+        count_rounds=args.counts, spawn=args.spawn, fork_rounds=args.fork_rounds,
     )
     rule = stop_rule(args)
     if rule is not None:

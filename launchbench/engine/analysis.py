@@ -26,17 +26,25 @@ def concat_rounds(units: list) -> dict:
 
 
 def _by_repeat(pairs: list) -> list:
-    """(repeat, us) records of one round -> us values in repeat order (the pairing key)."""
-    return [us for _rep, us in sorted(pairs, key=lambda p: p[0])]
+    """((round, repeat), us) records of one unit -> us values in slot order (the pairing key)."""
+    return [us for _slot, us in sorted(pairs, key=lambda p: p[0])]
+
+
+def unit_of(sample: dict):
+    """The independent unit a sample belongs to: its round of fresh processes, or, for workers
+    forked from zygotes, its cluster (the rounds one set of zygotes served: engine/zygote.py)."""
+    return sample["cluster"] if sample.get("cluster") is not None else sample["round"]
 
 
 def group_rounds(samples: list, keys: list) -> dict:
-    """(variant, key id) -> {round: [us in repeat order]} from sample records."""
+    """(variant, key id) -> {unit: [us in slot order]} from sample records; a unit is a round
+    (``unit_of``), or a cluster of forked rounds, whose rounds' slots are concatenated."""
     fields = sorted({f for k in keys for f in k})
     by: dict = {}
     for s in samples:
         kid = key_id({f: s[f] for f in fields if f in s})
-        by.setdefault((s["variant"], kid), {}).setdefault(s["round"], []).append((s["repeat"], s["us"]))
+        slot = (s["round"], s["repeat"])
+        by.setdefault((s["variant"], kid), {}).setdefault(unit_of(s), []).append((slot, s["us"]))
     return {k: {r: _by_repeat(v) for r, v in rounds.items()} for k, rounds in by.items()}
 
 
@@ -47,12 +55,32 @@ def paired_rounds(by: dict, reference: str, variant: str, kid) -> tuple[list, li
     return [ref_r[r] for r in common], [var_r[r] for r in common]
 
 
+def cluster_groups(by_round: dict, reference: str, variant: str, kid, cluster_of: dict) -> list:
+    """Per cluster, its rounds' % deltas of *variant* vs *reference* (``by_round``: group_rounds
+    of the samples with their clusters removed)."""
+    ref_r, var_r = by_round.get((reference, kid), {}), by_round.get((variant, kid), {})
+    groups: dict = {}
+    for r in sorted(set(ref_r) & set(var_r)):
+        _us, pct = stats.per_round_deltas([ref_r[r]], [var_r[r]])
+        groups.setdefault(cluster_of.get(r), []).extend(pct)
+    return [groups[c] for c in sorted(groups, key=str)]
+
+
+def rounds_in(samples: list, variant: str) -> int:
+    """How many rounds *variant*'s samples span (a cluster holds several)."""
+    return len({s["round"] for s in samples if s["variant"] == variant})
+
+
 def analyze(samples: list, names: list, reference: str, arg_counts: list, keys: list | None = None,
             confidence: float = 0.95) -> tuple[list, list]:
     """(stats, deltas) records of the schema from complete-round samples; one record per
     variant and sample key (by default one key per arg count)."""
     keys = keys if keys is not None else launch_keys(arg_counts)
     by = group_rounds(samples, keys)
+    clustered = any(s.get("cluster") is not None for s in samples)
+    if clustered:  # the rounds apart too, to see how much a cluster fixes (stats.cluster_split)
+        by_round = group_rounds([{**s, "cluster": None} for s in samples], keys)
+        cluster_of = {s["round"]: s["cluster"] for s in samples}
     stat_recs, delta_recs = [], []
     for name in names:
         for key in keys:
@@ -68,6 +96,11 @@ def analyze(samples: list, names: list, reference: str, arg_counts: list, keys: 
             if not ref_lists:
                 continue
             d = stats.paired_median_delta(ref_lists, var_lists, confidence)
+            if clustered and d["units"] == "rounds":
+                d["units"], d["rounds"] = "clusters", rounds_in(samples, name)
+                split = stats.cluster_split(cluster_groups(by_round, reference, name, key_id(key), cluster_of))
+                if split is not None:
+                    d["clusters"] = split
             d["verdict"] = stats.verdict(d["ci_pct"], d["n"])
             noise = stats.noise_split(ref_lists, var_lists)
             if noise is not None:

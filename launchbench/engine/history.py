@@ -58,6 +58,7 @@ def add_common_arguments(p, default_output: str | None) -> None:
     m.add_argument("--warmup", type=opt.WARMUP, default=1000, help="launches per arg count before timing (default 1000)")
     m.add_argument("--affinity", metavar="CPUS", default="auto", help="measuring CPU(s) (default: the highest)")
     m.add_argument("--prefetch", type=opt.PREFETCH, default="auto", help="rounds set up ahead (default auto)")
+    opt.add_spawn_options(m)
     m.add_argument("--gpus", metavar="IDS", default=None,
                    help="spread the rounds over these GPUs (e.g. 0,1 or 'all'), one lane each with its own "
                         "CPUs; rounds pool, lanes are checked against each other (default: one GPU)")
@@ -134,8 +135,10 @@ def settings(args, arg_counts, prefetch, affinity, rounds) -> dict:
     return {"arg_counts": arg_counts, "repeats": args.repeats, "rounds": rounds, "warmup": args.warmup,
             "sample_target_s": args.sample_time, "affinity": affinity, "prefetch": prefetch,
             "threshold_us": args.threshold, "launch": "[1, 1]", "gc_disabled": True,
-            "target": args.target, "max_time": args.max_time,
-            "order": "compare's: fresh workers per round, interleaved samples, paired by repeat slot"}
+            "target": args.target, "max_time": args.max_time, "spawn": args.spawn,
+            **({"fork_rounds": args.fork_rounds} if args.spawn == "fork" else {}),
+            "order": "compare's: " + ("fresh workers" if args.spawn == "fresh" else "workers forked from zygotes") +
+                     " per round, interleaved samples, paired by repeat slot"}
 
 
 class Session:
@@ -209,7 +212,8 @@ class Session:
             warmup=self.args.warmup, sample_target_s=self.args.sample_time, simulator=self.args.simulator,
             affinity=self.affinity, peers=False, overlay=self.envs.make_overlay(os.path.join(log_dir, "overlay")),
             log_dir=log_dir, prefetch=prefetch, setup_cpus=runner.setup_cpus(self.affinity), setup=setup,
-            stop=stop, max_time=self.args.max_time if max_time is None else max_time, count_rounds=count_rounds)
+            stop=stop, max_time=self.args.max_time if max_time is None else max_time, count_rounds=count_rounds,
+            spawn=self.args.spawn, fork_rounds=self.args.fork_rounds)
         total = rounds * self.args.repeats * len(self.arg_counts) * len(measured)
         progress = runner.Progress(total, enabled=not self.args.quiet)
         if self.args.simulator:
@@ -250,7 +254,7 @@ class Session:
             "reference": reference, "commits": records, "samples": out.samples,
             "partial_samples": out.partial_samples, "stats": stat_recs, "deltas": delta_recs,
             "level": levels(by, reference, keys), "steps": step_recs,
-            "culprits": culprits(step_recs), "method": stats.METHOD,
+            "culprits": culprits(step_recs), "method": stats.method(self.args.spawn),
             "rounds_planned": rounds, "rounds_completed": out.rounds_completed,
             "interrupted": out.interrupted, "interrupt_reason": out.reason, "stopped": out.stopped,
             "timing": timing_json(out.timing),

@@ -168,8 +168,13 @@ def global_round(rnd: int, lane: int, n_lanes: int) -> int:
 
 
 def _renumber(records: list, lane: Lane, n_lanes: int) -> list:
-    return [{**r, "round": global_round(r["round"], lane.index, n_lanes), "lane": lane.index}
-            for r in records]
+    """Rounds (and forked clusters: each lane forks from its own zygotes) in the pooled numbering."""
+    def one(r):
+        out = {**r, "round": global_round(r["round"], lane.index, n_lanes), "lane": lane.index}
+        if r.get("cluster") is not None:
+            out["cluster"] = global_round(r["cluster"], lane.index, n_lanes)
+        return out
+    return [one(r) for r in records]
 
 
 class Pool:
@@ -210,6 +215,8 @@ def merge(outcomes: list, lanes: list, pool: Pool | None = None) -> runner.Outco
             out.timing[key] += o.timing.get(key, 0.0)
         out.timing["wall_s"] = max(out.timing["wall_s"], o.timing.get("wall_s", 0.0))
         out.timing.setdefault("rounds", []).extend(_renumber(o.timing.get("rounds", []), lane, n))
+        if o.timing.get("zygotes"):
+            out.timing.setdefault("zygotes", []).extend({**z, "lane": lane.index} for z in o.timing["zygotes"])
         if o.interrupted and not out.interrupted:
             out.interrupted, out.reason, out.error = True, f"lane {lane.index}: {o.reason}", o.error
         out.write_error = out.write_error or o.write_error

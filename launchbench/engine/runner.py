@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 
 from ..base import atomic, cudamod, lifeline, signals
 from ..base.errors import UserError
-from ..base.options import format_counts, parse_set
+from ..base.options import DEFAULT_FORK_ROUNDS, format_counts, parse_set
+from . import zygote as zygote_mod
 
 #: The highest CPU number --affinity and --spin read (what this process may use is checked after).
 MAX_CPU = (1 << 20) - 1
@@ -60,8 +61,28 @@ class Halted(Exception):
         self.why = why
 
 
+def worker_environment(overlay: str, simulator: bool, module: str | None = None,
+                       extra_env: dict | None = None) -> dict:
+    """A worker's (or a zygote's) environment: this one, with only launchbench on PYTHONPATH."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = overlay  # only launchbench; nothing else of the parent
+    env["PYTHONNOUSERSITE"] = "1"
+    env["PYTHONUNBUFFERED"] = "1"
+    env["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"] = "0"
+    env.pop(cudamod.ENV, None)
+    if module and module != "numba-cuda":  # numba-cuda-mlir: launchbench.base.cudamod
+        env[cudamod.ENV] = module
+    env.update(extra_env or {})  # a lane's CUDA_VISIBLE_DEVICES (lanes.py)
+    if simulator:
+        env["NUMBA_ENABLE_CUDASIM"] = "1"
+    else:
+        env.pop("NUMBA_ENABLE_CUDASIM", None)
+    return lifeline.child_env(env)
+
+
 class Worker:
-    """One ``python -m launchbench.engine.worker`` process of one variant.
+    """One ``python -m launchbench.engine.worker`` process of one variant, or one forked by the
+    variant's zygote (``zygote``: engine/zygote.py).
 
     It dies with launchbench (``base/lifeline.py``). A reply is awaited until ``deadline``
     (monotonic seconds) or until ``cancel`` (a threading.Event) is set, then ``Halted`` is
@@ -71,29 +92,27 @@ class Worker:
     cancel = None
 
     def __init__(self, variant: str, python: str, overlay: str, log_path: str, simulator: bool,
-                 cpus: list | None = None, module: str | None = None, extra_env: dict | None = None):
+                 cpus: list | None = None, module: str | None = None, extra_env: dict | None = None,
+                 zygote=None):
         self.variant = variant
         self.log_path = log_path
         self.cpus = cpus
-        env = dict(os.environ)
-        env["PYTHONPATH"] = overlay  # only launchbench; nothing else of the parent
-        env["PYTHONNOUSERSITE"] = "1"
-        env["PYTHONUNBUFFERED"] = "1"
-        env["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"] = "0"
-        env.pop(cudamod.ENV, None)
-        if module and module != "numba-cuda":  # numba-cuda-mlir: launchbench.base.cudamod
-            env[cudamod.ENV] = module
-        env.update(extra_env or {})  # a lane's CUDA_VISIBLE_DEVICES (lanes.py)
-        if simulator:
-            env["NUMBA_ENABLE_CUDASIM"] = "1"
-        else:
-            env.pop("NUMBA_ENABLE_CUDASIM", None)
-        lifeline.child_env(env)
         self._log = open(log_path, "ab")
         self.spawned = time.monotonic()  # CLOCK_MONOTONIC: comparable with the worker's own clock
+        if zygote is not None:  # forked, its imports done (engine/zygote.py)
+            try:
+                self.proc = zygote.fork(log_path, Halted)
+            except zygote_mod.ZygoteError as exc:
+                self._log.close()
+                raise WorkerError(variant, "died", str(exc)) from None
+            except BaseException:
+                self._log.close()
+                raise
+            self.pid = self.proc.pid
+            return
         self.proc = subprocess.Popen(
             [python, "-m", "launchbench.engine.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self._log, env=env, text=True, bufsize=1,
+            stderr=self._log, env=worker_environment(overlay, simulator, module, extra_env), text=True, bufsize=1,
             start_new_session=True,  # Ctrl-C reaches the parent only; it ends the workers
         )
         lifeline.track(self.proc)
@@ -243,6 +262,7 @@ def key_id(key: dict):
     return ",".join(f"{k}={key[k]}" for k in sorted(key))
 
 
+
 @dataclass
 class Plan:
     """What one run measures and how; the engine (``run``) is the same for every command.
@@ -281,6 +301,13 @@ class Plan:
     count_rounds: int = 0  # the first N rounds' workers also count their launch's bytecodes and calls
     count_launches: int = 20  # launches counted one by one per worker and arg count (workloads.counts)
     cancel: object = None  # a threading.Event: set, the round in progress ends at once (lanes: a signal)
+    spawn: str = "fresh"   # "fork": each round's workers forked from per-variant zygotes (engine/zygote.py)
+    fork_rounds: int = DEFAULT_FORK_ROUNDS  # with "fork": consecutive rounds one zygote serves, one cluster
+
+    def cluster(self, rnd: int) -> int | None:
+        """The cluster of round *rnd*: rounds forked from the same zygotes (None: fresh workers,
+        each round its own unit)."""
+        return rnd // max(1, self.fork_rounds) if self.spawn == "fork" else None
 
     def hard_deadline(self, started: float) -> float | None:
         """When a round still running past ``max_time`` is ended (monotonic seconds; None: no cap):
@@ -493,7 +520,61 @@ def parse_spin(text: str | None, affinity: list | None, setup: list | None, avai
     return cpus
 
 
-def _spawn_round(plan: Plan, rnd: int) -> dict:
+class Zygotes:
+    """Per cluster of ``fork_rounds`` rounds, one zygote per variant (engine/zygote.py); the next
+    cluster's are started when a cluster's first worker is forked, so their imports overlap
+    the rounds. A cluster's zygotes end once its last round's workers have exited."""
+
+    def __init__(self, plan: Plan, deadline: float | None):
+        self.plan = plan
+        self.deadline = deadline
+        self.by_cluster: dict = {}  # cluster -> {variant: Zygote}
+        self.started: list = []     # every zygote, for the record
+
+    def _start(self, cluster: int) -> None:
+        plan = self.plan
+        if cluster in self.by_cluster or cluster * plan.fork_rounds >= plan.rounds:
+            return
+        made = {}
+        try:
+            for name, python, _mech in plan.variants:
+                log = os.path.join(plan.log_dir, f"{plan.log_prefix}zygote{cluster}-{name}.log")
+                env = worker_environment(plan.overlay, plan.simulator, plan.modules.get(name), plan.worker_env)
+                z = zygote_mod.Zygote(name, python, env, log, cpus=plan.setup_cpus)
+                z.deadline, z.cancel = self.deadline, plan.cancel
+                made[name] = z
+        except BaseException:
+            for z in made.values():
+                z.kill()
+            raise
+        self.by_cluster[cluster] = made
+        self.started.extend(made.values())
+
+    def get(self, rnd: int, name: str):
+        cluster = self.plan.cluster(rnd)
+        self._start(cluster)
+        self._start(cluster + 1)
+        return self.by_cluster[cluster][name]
+
+    def done_through(self, rnd: int) -> None:
+        """Round *rnd*'s workers have exited: end the clusters that ended with it or before."""
+        for cluster in [c for c in self.by_cluster if (c + 1) * self.plan.fork_rounds - 1 <= rnd]:
+            for z in self.by_cluster.pop(cluster).values():
+                z.close()
+
+    def kill(self) -> None:
+        for made in self.by_cluster.values():
+            for z in made.values():
+                z.kill()
+        self.by_cluster = {}
+
+    def record(self) -> list:
+        """Each zygote's warm-up (import and compile seconds, or what failed), for the JSON."""
+        return [{"variant": z.variant, "pid": z.proc.pid, "forks": z.forks, **(z.ready or {}).get("warm", {})}
+                for z in self.started]
+
+
+def _spawn_round(plan: Plan, rnd: int, zygotes: Zygotes | None = None) -> dict:
     """Start one worker per variant and ask each to set up; does not wait. Start order is
     rotated per round, so no variant is always the first to create its CUDA context."""
     workers = {}
@@ -501,8 +582,9 @@ def _spawn_round(plan: Plan, rnd: int) -> dict:
         for name, python, mech in rotated(list(plan.variants), rnd):
             log = os.path.join(plan.log_dir, f"{plan.log_prefix}{rnd}-{name}.log")
             lane_env = {"extra_env": plan.worker_env} if plan.worker_env else {}  # only lanes set one
+            fork = {"zygote": zygotes.get(rnd, name)} if zygotes is not None else {}
             worker = Worker(name, python, plan.overlay, log, plan.simulator, cpus=plan.setup_cpus,
-                            module=plan.modules.get(name), **lane_env)
+                            module=plan.modules.get(name), **lane_env, **fork)
             workers[name] = worker
             warm = {"setup_warmup": plan.warmup - plan.pinned_warmup} if plan.pinned_warmup is not None else {}
             worker.send({"cmd": "setup", "arg_counts": plan.arg_counts, "mechanism": mech,
@@ -618,15 +700,16 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
     # the GPU and every timing slows (on the H200, calibrated during set-up, the reference's
     # samples came out 0.4 to 2.6 ms long instead of 2). The rounds ahead start after it.
     calibrating = not out.loops and plan.measure is None
-    rounds = Ahead(plan.rounds, 0 if calibrating else plan.prefetch, lambda rnd: _spawn_round(plan, rnd),
+    started = time.monotonic()
+    hard = plan.hard_deadline(started)
+    zygotes = Zygotes(plan, hard) if plan.spawn == "fork" else None
+    rounds = Ahead(plan.rounds, 0 if calibrating else plan.prefetch, lambda rnd: _spawn_round(plan, rnd, zygotes),
                    lambda ahead: _kill(ahead.values()))
     workers: dict = {}
     leaving: dict = {}  # the previous round's workers, told to exit
     spans: list = []    # every taken worker's set-up span, for setup_overlap
     windows: list = []  # each finished round's sampling window
     per_round = out.timing.setdefault("rounds", [])
-    started = time.monotonic()
-    hard = plan.hard_deadline(started)
     retired_at = started  # when the leaving workers were told to exit
     spinners = None
     rnd = 0
@@ -646,6 +729,8 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
             t2 = time.monotonic()
             if leaving:  # told to exit at the end of their round: how long exiting took them
                 per_round[-1]["exit_s"] = round(t2 - retired_at, 4)
+                if zygotes is not None:
+                    zygotes.done_through(rnd - 1)
             leaving = {}
             round_spans = _setup_spans(workers, infos)
             spans.extend(round_spans)
@@ -673,6 +758,10 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
             out.timing["setup_wait_s"] += t1 - t0
             out.timing["teardown_s"] += t2 - t1
             out.timing["measure_s"] += t3 - t2
+            cluster = plan.cluster(rnd)
+            if cluster is not None:  # forks of one zygote: one unit of the statistics (analysis.py)
+                for sample in out.partial_samples:
+                    sample["cluster"] = cluster
             out.samples.extend(out.partial_samples)
             out.partial_samples = []
             out.rounds_completed = rnd + 1
@@ -715,7 +804,12 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
                     rounds.close()
                 finally:
                     t_last = time.monotonic()
-                    _close_all(leaving.values())
+                    try:
+                        _close_all(leaving.values())
+                    finally:
+                        if zygotes is not None:
+                            out.timing["zygotes"] = zygotes.record()
+                            zygotes.kill()
                     out.timing["teardown_s"] += time.monotonic() - t_last
     for record, window in zip(per_round, windows):
         record["setup_overlap"] = round(setup_overlap(window, spans), 3)

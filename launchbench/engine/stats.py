@@ -33,6 +33,16 @@ METHOD = (
     "that scales both samples of a slot cancels; with one round: median of the paired "
     "differences with a binomial order-statistic interval"
 )
+#: what ``METHOD`` becomes where workers are forked from zygotes (--spawn fork)
+METHOD_FORKED = (
+    METHOD + "; with --spawn fork, a round's workers are forked from one zygote per variant, the rounds "
+    "one set of zygotes served form a cluster, and the unit is the cluster: its slots pooled, the mean "
+    "and Student t interval over clusters (forks share their zygote's process state)"
+)
+
+
+def method(spawn: str = "fresh") -> str:
+    return METHOD_FORKED if spawn == "fork" else METHOD
 
 
 def summarize(values) -> dict:
@@ -291,6 +301,32 @@ def noise_split(reference: list[list[float]], variant: list[list[float]]) -> dic
     total = statistics.variance(full)
     return {"round_var_pct2": total, "between_var_pct2": between, "within_var_pct2": max(0.0, total - between),
             "between_share": min(1.0, between / total) if total > 0 else None}
+
+
+def cluster_split(groups: list) -> dict | None:
+    """Whether rounds in one cluster (forked from the same zygotes) share an offset: a one-way
+    analysis of variance of the per-round % deltas grouped by cluster.
+
+    ``icc`` is the share of a round's variance that its cluster fixes (0: the forks of a zygote
+    vary like fresh processes; 1: they repeat their zygote's offset), ``design_effect`` how much
+    the clusters widen the variance of a mean against as many independent rounds
+    (1 + (k - 1) icc). None with fewer than 2 clusters of at least 2 rounds."""
+    groups = [list(g) for g in groups if len(g) >= 2]
+    if len(groups) < 2:
+        return None
+    n = sum(len(g) for g in groups)
+    grand = sum(sum(g) for g in groups) / n
+    means = [sum(g) / len(g) for g in groups]
+    ss_between = sum(len(g) * (m - grand) ** 2 for g, m in zip(groups, means))
+    ss_within = sum((x - m) ** 2 for g, m in zip(groups, means) for x in g)
+    ms_between = ss_between / (len(groups) - 1)
+    ms_within = ss_within / (n - len(groups)) if n > len(groups) else 0.0
+    k = (n - sum(len(g) ** 2 for g in groups) / n) / (len(groups) - 1)  # rounds per cluster (unbalanced)
+    denom = ms_between + (k - 1) * ms_within
+    icc = (ms_between - ms_within) / denom if denom > 0 else 0.0
+    icc = max(0.0, icc)
+    return {"clusters": len(groups), "rounds": n, "between_ms_pct2": ms_between, "within_ms_pct2": ms_within,
+            "icc": icc, "design_effect": 1.0 + (k - 1) * icc}
 
 
 def paired_median_delta(reference: list[list[float]], variant: list[list[float]],

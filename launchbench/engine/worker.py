@@ -157,7 +157,7 @@ class Bench:
             self.args[nargs] = list(range(nargs))
         self.sync = lambda: None
         dist = module_name.split(".")[0]
-        return {"pid": os.getpid(), "python": sys.version.split()[0], "numba_cuda_version": None,
+        return {"pid": os.getpid(), "parent": os.getppid(), "python": sys.version.split()[0], "numba_cuda_version": None,
                 "installed": {dist: _dist_version(module_name)}, "mechanism": None,
                 "device": {"name": "CPU (timing a Python callable)"}, "target": req["target"],
                 "setup_state": process_state()}
@@ -228,6 +228,7 @@ class Bench:
             dev = {"name": None, "error": device.one_line(exc)}
         return {
             "pid": os.getpid(),
+            "parent": os.getppid(),  # launchbench, or the zygote it was forked from (engine/zygote.py)
             "python": sys.version.split()[0],
             # the launching package's version: numba-cuda's, or numba-cuda-mlir's for an mlir variant
             "numba_cuda_version": _versions()[cudamod.distribution()],
@@ -280,7 +281,7 @@ class Bench:
         self.sync = lambda: None
         self.simulator = bool(req.get("simulator"))
         self.stage_info = {"style": style, "arg_kind": kind, "standin": target}
-        return {"pid": os.getpid(), "python": sys.version.split()[0], "numba_cuda_version": None,
+        return {"pid": os.getpid(), "parent": os.getppid(), "python": sys.version.split()[0], "numba_cuda_version": None,
                 "installed": {}, "mechanism": mech, "stages": self.stage_info,
                 "device": {"name": "CPU (stand-in launch path)"}, "setup_state": process_state()}
 

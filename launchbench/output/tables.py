@@ -95,6 +95,10 @@ def render(doc: dict) -> str:
     # a run stopped at the --max-time cap gets more rounds from a higher cap, not from --rounds
     more = "raise --max-time" if str(doc.get("stopped") or "").startswith("time cap") else "add --rounds"
     unit = f"{rounds} rounds, paired within rounds" if rounds > 1 else f"1 round: paired samples, {more}"
+    clusters = {d["n"] for d in doc.get("deltas", []) if d.get("units") == "clusters"}
+    if clusters:  # --spawn fork: the units are the zygotes' clusters of rounds (engine/zygote.py)
+        unit = (f"{rounds} rounds forked in {max(clusters)} clusters of "
+                f"{(doc.get('settings') or {}).get('fork_rounds', '?')}; intervals over clusters")
     out.append("")
     out.append(f"{round(doc['confidence'] * 100)}% confidence intervals of the deltas (percent of {ref}; {unit}):")
     for n in args:
