@@ -35,19 +35,13 @@ from ..workloads.mechanism_rounds import (DEFAULT_LAUNCHES, DEFAULT_ROUNDS, DEFA
                                           SimulatorDispatcher, delay_info, make_launchers, run_rounds, signature_text)
 from ..base.atomic import write_json_atomic  # noqa: F401 - re-exported for callers and tests
 from ..engine.runner import parse_affinity, pin
+from ..output import documents
 from ..engine.stats import median_ci, pooled_median_delta
 from ..base.device import device_info, host_info
 
 DEFAULT_SPECS = ("stock", "passthrough", "contextvar", "tls", "delay:0.5us")
 DEFAULT_ARG_COUNTS = (0, 1, 2, 3, 4)
 TARGET_US = 0.1  # issue 4: tls may add at most this much per launch over passthrough
-# 2: deltas are medians of paired differences (order-statistic CI)
-# 3: mechanisms switched in place between blocks (no uninstall in between), per-block class_modified,
-#    a longer warm-up after a class write (params.warmup_class_write); samples and analysis as in 2
-# 4: measured in params.processes fresh processes (`processes`: each with its own rounds), deltas and
-#    levels are means over processes with t intervals; analysis_scope "process" or "processes"; stock
-#    is measured only with contextvar
-SCHEMA = "launchbench.mechanisms/4"
 METHOD = ("per pair round, each mechanism's block value is the median of its samples (us/launch); "
           "a delta is the median over pair rounds of (mechanism block - reference block), the blocks "
           "adjacent in time, with a binomial order-statistic 95% interval for that median "
@@ -326,7 +320,7 @@ def base_document(opts: dict, host: dict) -> dict:
     """What both ways of measuring record about the run (the caller adds the results)."""
     sim = opts["simulator"]
     return {
-        "schema": SCHEMA,
+        "schema": documents.schema_id("mechanisms"),
         "tool": "launchbench mechanisms",
         "measurement": not sim,
         "simulator": sim,

@@ -14,6 +14,7 @@ from ..base.atomic import write_json_atomic
 from ..base.errors import UserError
 from ..engine.breakdown import run_breakdown
 from ..environments import envs
+from ..output import documents
 from ..output.breakdown import format_breakdown
 from ..workloads import argkinds
 from ..base import options as opt
@@ -107,7 +108,7 @@ def build_document(samples, arg_counts, settings, unavailable_reasons, context=N
     medians = {name: {n: results[name][str(n)]["median_us"] for n in arg_counts} for name in samples}
     analysis = analyse(medians)
     doc = {
-        "schema": "launchbench.peers/1",
+        "schema": documents.schema_id("peers"),
         "arg_counts": list(arg_counts),
         "settings": dict(settings),
         "results": results,
