@@ -27,6 +27,7 @@ from ..engine.runner import parse_prefetch, timing_json
 from ..environments.variant_options import Ordered, add_env_arguments, check_env_options, resolve_variant_envs
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS, add_argument_options, argument_setup
 from ..output import counts as counts_out, documents, report, tables
+from ..output.lanes import render as render_lanes
 from ..base import device
 from ..environments import envs, variants
 from ..base.outputs import check_outputs
@@ -394,7 +395,7 @@ def run(args) -> int:
         documents.write(output, doc, "compare")
     print(tables.render(doc), end="")
     print(counts_out.text(doc.get("counts"), doc["deltas"], arg_counts), end="")
-    print(lanes_mod.render(doc.get("lanes")), end="")
+    print(render_lanes(doc.get("lanes")), end="")
     if outcome.write_error is not None:
         return 2
     written = [output]

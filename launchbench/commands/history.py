@@ -47,6 +47,7 @@ from ..environments import builds
 from ..environments.commits import CommitEnvs, check_clone, commit_records
 from ..environments.variant_options import check_env_options
 from ..output import asvresults, documents
+from ..output.lanes import render as render_lanes
 from ..output.history import export, render, render_bisect
 
 DEFAULT_ROUNDS = 30
@@ -149,7 +150,7 @@ def run_history(args) -> int:
     if args.asv_results:
         written += asvresults.write_history(args.asv_results, doc)
     print(render(doc), end="")
-    print(lanes_mod.render(doc.get("lanes")), end="")
+    print(render_lanes(doc.get("lanes")), end="")
     if not args.no_report:
         written += export(doc, output)
     session.say("launchbench: wrote " + ", ".join(written))

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from . import counts as counts_out, documents, schema
 from ..engine import stats
-from ..engine.lanes import render as render_lanes
+from .lanes import render as render_lanes
 from ..base.atomic import write_bytes_atomic
 
 SMOKE_BANNER = "SMOKE RUN under the CUDA simulator: NOT A MEASUREMENT of GPU launch cost"
