@@ -66,7 +66,7 @@ def _bindings_launcher(nargs: int):
 
     from launchbench.workloads import peers
 
-    ptx = peers._ptx().encode()
+    ptx = peers.device_ptx().encode()
     err, module = drv.cuModuleLoadData(ptx)
     assert int(err) == 0, err
     err, func = drv.cuModuleGetFunction(module, peers.kernel_name(nargs).encode())

@@ -4,12 +4,12 @@ printing per arg count whether every run and process gave the same fingerprint."
 import sys
 
 from launchbench.engine import countdiff
-from launchbench.output import schema
+from launchbench.output import documents
 
 groups: dict = {}
 for path in sys.argv[1:]:
     try:
-        doc = schema.read(path)
+        doc = documents.read(path, "compare")
     except Exception as exc:  # noqa: BLE001 - a file that is not a compare document
         print(f"skip {path}: {exc}")
         continue

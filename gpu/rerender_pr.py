@@ -12,20 +12,18 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from launchbench.commands.pr import exit_code  # noqa: E402
 from launchbench.engine import conformance  # noqa: E402
-from launchbench.output import prreport  # noqa: E402
+from launchbench.output import documents, prreport  # noqa: E402
 
 
 def main(folder: str) -> int:
     path = os.path.join(folder, "pr.json.gz")
-    with gzip.open(path, "rt") as fh:
-        doc = json.load(fh)
+    doc = documents.read(path, "pr")
     if doc.get("conformance"):
         doc["conformance"] = conformance.reclassify(doc["conformance"])
     conf = doc.get("conformance")
     doc["verdicts"]["conformance"] = conf["verdict"] if conf else None
-    doc["exit_code"] = exit_code(conf and conf["verdict"], doc.get("gate"), bool(doc["head"].get("variant")))
+    doc["exit_code"] = conformance.exit_code(conf and conf["verdict"], doc.get("gate"), bool(doc["head"].get("variant")))
     doc["rerendered"] = "gpu/rerender_pr.py: strict xpass read as xpassed (conformance outcomes unchanged)"
     md = os.path.join(folder, "pr.md")
     if os.path.exists(md) and not os.path.exists(os.path.join(folder, "pr.gpu-run.md")):

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from launchbench.commands import compare
-from launchbench.output import schema, tables
+from launchbench.output import documents, tables
 from launchbench.engine.runner import Outcome
 
 
@@ -94,10 +94,10 @@ def test_run_stopped_at_the_time_cap_advises_a_higher_cap():
 
 def test_schema_round_trip(tmp_path):
     doc = fixed_document(peers=True)
-    path = schema.write(str(tmp_path / "sub" / "r.json"), doc)
-    assert schema.read(path) == json.loads(json.dumps(doc))
+    path = documents.write(str(tmp_path / "sub" / "r.json"), doc, "compare")
+    assert documents.read(path, "compare") == json.loads(json.dumps(doc))
     assert [p.name for p in (tmp_path / "sub").iterdir()] == ["r.json"]  # no temp file left behind
-    assert tables.render(schema.read(path)) == tables.render(doc)
+    assert tables.render(documents.read(path, "compare")) == tables.render(doc)
 
 
 @pytest.mark.parametrize("mutate, needle", [
@@ -111,10 +111,10 @@ def test_schema_round_trip(tmp_path):
 def test_schema_rejects_bad_documents(tmp_path, mutate, needle):
     doc = fixed_document()
     mutate(doc)
-    with pytest.raises(schema.SchemaError, match=needle.replace("[", r"\[").replace("]", r"\]")):
-        schema.validate(doc)
-    with pytest.raises(schema.SchemaError):
-        schema.write(str(tmp_path / "bad.json"), doc)
+    with pytest.raises(documents.SchemaError, match=needle.replace("[", r"\[").replace("]", r"\]")):
+        documents.validate(doc, "compare")
+    with pytest.raises(documents.SchemaError):
+        documents.write(str(tmp_path / "bad.json"), doc, "compare")
     assert not (tmp_path / "bad.json").exists()
 
 
@@ -122,18 +122,18 @@ def test_gzipped_results_read_like_plain_ones(tmp_path):
     import gzip
 
     doc = fixed_document()
-    plain = schema.write(str(tmp_path / "r.json"), doc)
+    plain = documents.write(str(tmp_path / "r.json"), doc, "compare")
     packed = tmp_path / "r.json.gz"
     packed.write_bytes(gzip.compress(open(plain, "rb").read()))
-    assert schema.read(str(packed)) == schema.read(plain)
+    assert documents.read(str(packed), "compare") == documents.read(plain, "compare")
     (tmp_path / "bad.json.gz").write_bytes(gzip.compress(b"{")[:-4])  # truncated
-    with pytest.raises(schema.SchemaError, match="not valid JSON"):
-        schema.read(str(tmp_path / "bad.json.gz"))
+    with pytest.raises(documents.SchemaError, match="not valid JSON"):
+        documents.read(str(tmp_path / "bad.json.gz"), "compare")
 
 
 def test_read_errors_are_one_line(tmp_path):
-    with pytest.raises(schema.SchemaError, match="does not exist"):
-        schema.read(str(tmp_path / "none.json"))
+    with pytest.raises(documents.SchemaError, match="does not exist"):
+        documents.read(str(tmp_path / "none.json"), "compare")
     (tmp_path / "x.json").write_text("{")
-    with pytest.raises(schema.SchemaError, match="not valid JSON"):
-        schema.read(str(tmp_path / "x.json"))
+    with pytest.raises(documents.SchemaError, match="not valid JSON"):
+        documents.read(str(tmp_path / "x.json"), "compare")

@@ -10,7 +10,7 @@ import pytest
 from launchbench import cli
 from launchbench.base.errors import UserError
 from launchbench.engine import countdiff, countpass, runner
-from launchbench.output import counts as counts_out, countsdoc
+from launchbench.output import counts as counts_out, documents
 
 HERE = f"env:{sys.prefix}"
 
@@ -63,7 +63,7 @@ def _doc(section, names=("base", "v2"), mechanism=None, details=None):
                  "base": "numba-cuda==0.30.4"} for n in names]
     if mechanism:
         variants[-1].update(kind="mechanism", mechanism=mechanism, mechanism_details=details)
-    return {"schema": countsdoc.SCHEMA_ID, "schema_version": countsdoc.SCHEMA_VERSION, "created": "now",
+    return {**documents.stamp("counts"), "created": "now",
             "command": ["launchbench", "counts"], "simulator": False, "label": "Exact counts", "host": {},
             "device": {"name": None}, "settings": {"arg_counts": [2], "arg_kind": "array", "dispatch": "lazy",
                                                     "processes": 2, "launches": 5, "top": 4},
@@ -76,7 +76,7 @@ def test_the_report_ranks_and_diffs_a_what_if_that_drops_the_imports():
     hoisted = [dict(f, bytecodes=f["bytecodes"] - 16) if f["function"] == "Out.to_device" else f for f in hoisted]
     details = [{"module": "numba.cuda.args", "function": "Out.to_device", "names": ["driver", "devices"],
                 "kept": [], "refused": None}]
-    doc = countsdoc.validate(_doc(_section(hoisted), mechanism="hoist-imports", details=details))
+    doc = documents.validate(_doc(_section(hoisted), mechanism="hoist-imports", details=details), "counts")
     text = counts_out.report_text(doc)
     assert "2     v2       400 → 252                  -148" in text  # 88 + 44 importlib, 16 own
     assert "Functions that moved (v2 vs base, 2 args)" in text
@@ -90,7 +90,7 @@ def test_the_report_ranks_and_diffs_a_what_if_that_drops_the_imports():
 
 
 def test_a_variant_that_counts_the_same_is_not_ranked_twice():
-    doc = countsdoc.validate(_doc(_section(BASE)))
+    doc = documents.validate(_doc(_section(BASE)), "counts")
     text = counts_out.report_text(doc)
     assert "the same functions and counts as base" in text
     assert text.count("total per launch") == 1
@@ -115,24 +115,24 @@ def test_markdown_keeps_locals_in_qualnames_visible():
 ])
 def test_the_document_is_checked(change, needle):
     doc = _doc(_section(BASE))
-    countsdoc.validate(doc)
+    documents.validate(doc, "counts")
     change(doc)
-    with pytest.raises(countsdoc.SchemaError, match=needle.replace("[", r"\[").replace("]", r"\]")) as info:
-        countsdoc.validate(doc)
+    with pytest.raises(documents.SchemaError, match=needle.replace("[", r"\[").replace("]", r"\]")) as info:
+        documents.validate(doc, "counts")
     assert "\n" not in str(info.value)
 
 
 def test_read_words_its_errors_in_one_line(tmp_path):
     good = tmp_path / "c.json"
-    countsdoc.write(str(good), _doc(_section(BASE)))
-    assert countsdoc.read(str(good))["reference"] == "base"
+    documents.write(str(good), _doc(_section(BASE)), "counts")
+    assert documents.read(str(good), "counts")["reference"] == "base"
     (tmp_path / "bad.json").write_text("{not json")
     for path, needle in ((tmp_path / "none.json", "does not exist"), (tmp_path / "bad.json", "not valid JSON"),
                          (tmp_path, "is a directory")):
         with pytest.raises(UserError, match=needle):
-            countsdoc.read(str(path))
-    with pytest.raises(countsdoc.SchemaError):  # write validates: nothing half-checked reaches the disk
-        countsdoc.write(str(tmp_path / "x.json"), {"schema": "launchbench.counts"})
+            documents.read(str(path), "counts")
+    with pytest.raises(documents.SchemaError):  # write validates: nothing half-checked reaches the disk
+        documents.write(str(tmp_path / "x.json"), {"schema": "launchbench.counts"}, "counts")
     assert not (tmp_path / "x.json").exists()
 
 
@@ -164,7 +164,7 @@ def test_simulator_end_to_end(tmp_path, monkeypatch, capsys):
                    "--quiet", "-o", str(out)])
     text = capsys.readouterr().out
     assert rc == 0
-    doc = countsdoc.read(str(out))
+    doc = documents.read(str(out), "counts")
     section = doc["counts"]
     assert doc["simulator"] and doc["rounds_completed"] == 2
     # the simulator starts a thread per launch: when it is already running, Thread.start skips a

@@ -11,6 +11,7 @@ import pytest
 
 from launchbench.base.errors import UserError
 from launchbench.engine import lanes, runner
+from launchbench.output.lanes import render as render_lanes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE_ENV = f"env:{sys.prefix}"
@@ -269,9 +270,9 @@ def test_report_gives_each_lane_its_deltas_and_names_differing_deltas():
     assert rep["n"] == 2 and rep["lanes_differ"] == ["v/0"]
     assert [(d["lane"], d["rounds"]) for d in rep["deltas"]] == [(0, 10), (1, 10)]
     assert rep["deltas"][1]["delta_us"] == pytest.approx(0.8)
-    text = lanes.render(rep)
+    text = render_lanes(rep)
     assert "lanes DIFFER on v/0" in text and "| 1 | v | 0 |" in text
-    assert lanes.report(runner.Outcome(), ["ref", "v"], "ref", [0]) is None and lanes.render(None) == ""
+    assert lanes.report(runner.Outcome(), ["ref", "v"], "ref", [0]) is None and render_lanes(None) == ""
 
 
 # ---------------------------------------------------------------- end to end (simulator)

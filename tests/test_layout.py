@@ -437,3 +437,98 @@ def test_every_module_imports_without_the_heavy_dependencies():
             "cli.build_parser()\n")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT.parent, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+# ---------------------------------------------------------------- gpu/ and results/ scripts: above the package
+
+#: Folders of scripts that sit above every layer: they may import launchbench's public names, below
+#: commands/ (what a script needs from a command belongs in a lower layer, public there).
+SCRIPT_DIRS = ("gpu", "results")
+
+
+def script_files() -> dict:
+    """script node name -> path, for gpu/*.py and every .py under results/ (``gpu.rerender_pr``,
+    ``results.h200.<run>.ratio_vs_old``: the folders hold no packages; the names are only labels)."""
+    top = ROOT.parent
+    paths = sorted(top.joinpath("gpu").glob("*.py")) + sorted(top.joinpath("results").rglob("*.py"))
+    return {".".join(p.relative_to(top).with_suffix("").parts): p for p in paths}
+
+
+def script_imports(name: str, path: Path, mods: dict, scripts: dict, tree: ast.AST | None = None) -> dict:
+    """{imported node: [lines]} for one script: launchbench modules (as the package's graph names them)
+    and sibling scripts of its folder (``import probe`` next to gpu/probe.py), at any depth of the file."""
+    tree = tree if tree is not None else ast.parse(path.read_text(), str(path))
+    folder = name.rsplit(".", 1)[0]
+    edges: dict = {}
+    for node in ast.walk(tree):
+        found = list(_targets(node, name, path, mods)) if isinstance(node, (ast.Import, ast.ImportFrom)) else []
+        if isinstance(node, ast.Import) or (isinstance(node, ast.ImportFrom) and not node.level):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == PACKAGE \
+                    and node.module in mods and not found:
+                found.append(node.module)  # from launchbench import cli (a TOP module) or a sub-package
+            named = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            found += [f"{folder}.{n}" for n in named if f"{folder}.{n}" in scripts and f"{folder}.{n}" != name]
+        for target in found:
+            edges.setdefault(target, []).append(node.lineno)
+    return edges
+
+
+def script_graph() -> dict:
+    """The package's import graph plus every script's node and edges."""
+    mods, scripts = modules(), script_files()
+    graph = import_graph()
+    for name, path in scripts.items():
+        graph[name] = script_imports(name, path, mods, scripts)
+    return graph
+
+
+def script_violations(graph: dict, scripts: dict, mods: dict, trees: dict | None = None) -> list:
+    """One line per rule a script breaks: an import of commands/ (the top layer is the command line,
+    not a library) or an underscore-private name of a launchbench module."""
+    bad = []
+    for name, path in sorted(scripts.items()):
+        for target, lines in sorted(graph.get(name, {}).items()):
+            if target.startswith(f"{PACKAGE}.commands"):
+                bad.append(f"{name}:{','.join(map(str, lines))} imports {target} (move what it needs below "
+                           "commands/, public)")
+        tree = (trees or {}).get(name)
+        bad += [f"{name}:{line} {text} (private)" for line, text in private_reaches(name, path, mods, tree)]
+    return bad
+
+
+def test_scripts_are_found():
+    scripts = script_files()
+    assert "gpu.rerender_pr" in scripts and any(n.startswith("results.") for n in scripts), sorted(scripts)
+    edges = script_graph()["gpu.rerender_pr"]
+    assert f"{PACKAGE}.engine.conformance" in edges and f"{PACKAGE}.output.documents" in edges, edges
+
+
+def test_script_rules_catch_a_command_import_a_private_name_and_a_cycle():
+    """The checks below can fail: a script that takes a command's function, a private name, and two
+    scripts importing each other are each reported."""
+    mods = modules()
+    scripts = {"gpu.a": ROOT.parent / "gpu" / "a.py", "gpu.b": ROOT.parent / "gpu" / "b.py"}
+    trees = {"gpu.a": ast.parse("import b\nfrom launchbench.commands.pr import run\n"
+                                "from launchbench.engine import conformance\nconformance._name('x')\n"),
+             "gpu.b": ast.parse("import a\nfrom launchbench.output.documents import read\n")}
+    graph = dict(import_graph())
+    for name, path in scripts.items():
+        graph[name] = script_imports(name, path, mods, scripts, trees[name])
+    assert graph["gpu.a"] == {"gpu.b": [1], f"{PACKAGE}.commands.pr": [2], f"{PACKAGE}.engine.conformance": [3]}
+    assert find_cycle(graph) == ["gpu.a", "gpu.b", "gpu.a"]
+    assert script_violations(graph, scripts, mods, trees) == [
+        f"gpu.a:2 imports {PACKAGE}.commands.pr (move what it needs below commands/, public)",
+        "gpu.a:4 conformance._name (private)"]
+
+
+def test_scripts_import_no_cycle():
+    graph = script_graph()
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + _describe(cycle, graph)
+
+
+def test_scripts_use_only_public_names_below_commands():
+    """gpu/*.py and results/**/*.py use launchbench as a library: public names of the layers below
+    commands/ (issue 36: gpu/rerender_pr.py took commands.pr.exit_code)."""
+    bad = script_violations(script_graph(), script_files(), modules())
+    assert not bad, "; ".join(bad)

@@ -139,13 +139,13 @@ def test_classify_names_each_kind_of_change():
 
 
 def test_exit_codes():
-    assert pr.exit_code("ok", None) == 0
-    assert pr.exit_code("ok", {"verdict": "undecided"}) == 0
-    assert pr.exit_code("unknown", {"verdict": "pass"}) == 0
-    assert pr.exit_code("ok", {"verdict": "fail"}) == 1
-    assert pr.exit_code("broken", {"verdict": "pass"}) == 3
-    assert pr.exit_code("ok", None, head_built=False) == 3
-    assert pr.exit_code("broken", {"verdict": "fail"}) == 4
+    assert conformance.exit_code("ok", None) == 0
+    assert conformance.exit_code("ok", {"verdict": "undecided"}) == 0
+    assert conformance.exit_code("unknown", {"verdict": "pass"}) == 0
+    assert conformance.exit_code("ok", {"verdict": "fail"}) == 1
+    assert conformance.exit_code("broken", {"verdict": "pass"}) == 3
+    assert conformance.exit_code("ok", None, head_built=False) == 3
+    assert conformance.exit_code("broken", {"verdict": "fail"}) == 4
 
 
 # ---------------------------------------------------------------- end to end on the stand-in

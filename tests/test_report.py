@@ -5,7 +5,7 @@ import struct
 
 import pytest
 
-from launchbench.output import report, schema
+from launchbench.output import documents, report
 from launchbench.cli import main
 from launchbench.commands.compare import build_document
 from launchbench.engine.runner import Outcome
@@ -53,7 +53,7 @@ def make_result(*, rounds=4, peers=True, simulator=False, interrupted=False, see
             "cpu": "Intel(R) Xeon(R) Platinum 8480C", "cpu_count": 16, "hostname": "gpu-host"}
     doc = build_document(argv=["launchbench", "compare"], simulator=simulator, host=host,
                          settings=settings, reference="baseline", variants=variants, outcome=outcome)
-    return schema.validate(doc)
+    return documents.validate(doc, "compare")
 
 
 def _png_size(data: bytes):
@@ -139,7 +139,7 @@ def test_single_round_interval_is_over_samples():
 
 def test_cli_default_outputs_sit_next_to_the_json(tmp_path, capsys):
     path = tmp_path / "run1" / "compare.json"
-    schema.write(str(path), make_result())
+    documents.write(str(path), make_result(), "compare")
     assert main(["report", str(path)]) == 0
     for ext in ("md", "html", "png"):
         assert (tmp_path / "run1" / f"compare.{ext}").stat().st_size > 500
@@ -160,7 +160,7 @@ def test_default_outputs_of_a_gzipped_json_drop_both_suffixes():
 
 def test_cli_only_requested_outputs(tmp_path):
     path = tmp_path / "c.json"
-    schema.write(str(path), make_result())
+    documents.write(str(path), make_result(), "compare")
     assert main(["report", str(path), "--markdown", str(tmp_path / "only.md")]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json", "only.md"]
 
@@ -181,7 +181,7 @@ def test_cli_bad_input_is_one_line(tmp_path, capsys, content, needle):
 
 def test_cli_output_that_is_a_directory(tmp_path, capsys):
     path = tmp_path / "c.json"
-    schema.write(str(path), make_result())
+    documents.write(str(path), make_result(), "compare")
     assert main(["report", str(path), "--html", str(tmp_path)]) == 2
     assert "is a directory" in capsys.readouterr().err
 

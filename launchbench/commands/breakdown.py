@@ -23,7 +23,7 @@ from ..engine import breakdown as engine_breakdown
 from ..engine import countdiff, runner
 from ..environments import envs, variants
 from ..environments.variant_options import Ordered, add_env_arguments, check_env_options, resolve_variant_envs
-from ..output import breakdown as render
+from ..output import breakdown as render, documents
 from ..output.breakdown import format_breakdown
 from ..workloads import argkinds, stages
 from ..base import options as opt
@@ -246,7 +246,7 @@ def build_document(*, argv, host, settings, reference, variants, outcome, names,
                 if outcome.samples else None)
     device = (outcome.infos.get(reference) or {}).get("device") or {"name": None}
     return {
-        "schema": render.SCHEMA,
+        "schema": documents.schema_id("breakdown", documents.PAIRED_BREAKDOWN),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "command": list(argv),
         "simulator": bool(simulator),

@@ -26,7 +26,8 @@ from ..engine import countdiff, lanes as lanes_mod, runner, sequential, stats
 from ..engine.runner import parse_prefetch, timing_json
 from ..environments.variant_options import Ordered, add_env_arguments, check_env_options, resolve_variant_envs
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS, add_argument_options, argument_setup
-from ..output import counts as counts_out, report, schema, tables
+from ..output import counts as counts_out, documents, report, tables
+from ..output.lanes import render as render_lanes
 from ..base import device
 from ..environments import envs, variants
 from ..base.outputs import check_outputs
@@ -156,8 +157,7 @@ def build_document(*, argv, simulator, host, settings, reference, variants, outc
     if info:
         device = info.get("device") or device
     return {
-        "schema": schema.SCHEMA_ID,
-        "schema_version": schema.SCHEMA_VERSION,
+        **documents.stamp("compare"),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "command": list(argv),
         "simulator": bool(simulator),
@@ -220,7 +220,7 @@ def _write_what_fits(doc: dict, outcome, output: str, args, document, kept: list
     on_disk, lost = None, []
     for candidate, indent in attempts:
         try:
-            schema.validate(candidate)
+            documents.validate(candidate, "compare")
             atomic.write_json_atomic(output, candidate, indent=indent)
             on_disk = candidate
             break
@@ -381,7 +381,7 @@ def run(args) -> int:
         """Keep the finished rounds on disk (throttled: the document grows with every round)."""
         now = time.monotonic()
         if now - last_write[0] >= WRITE_EVERY_S or outcome.rounds_completed in (1, args.rounds):
-            schema.write(output, document(outcome))
+            documents.write(output, document(outcome), "compare")
             last_write[0] = time.monotonic()
             kept[:] = [outcome.rounds_completed, len(outcome.samples)]
 
@@ -398,10 +398,10 @@ def run(args) -> int:
     if outcome.write_error is not None:  # the file system refused a checkpoint: keep what fits
         doc = _write_what_fits(doc, outcome, output, args, document, kept)
     else:
-        schema.write(output, doc)
+        documents.write(output, doc, "compare")
     print(tables.render(doc), end="")
     print(counts_out.text(doc.get("counts"), doc["deltas"], arg_counts), end="")
-    print(lanes_mod.render(doc.get("lanes")), end="")
+    print(render_lanes(doc.get("lanes")), end="")
     if outcome.write_error is not None:
         return 2
     written = [output]

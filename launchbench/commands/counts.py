@@ -24,7 +24,7 @@ from ..engine import countdiff, countpass, runner
 from ..engine.runner import timing_json
 from ..environments import envs, variants
 from ..environments.variant_options import Ordered, add_env_arguments, check_env_options, resolve_variant_envs
-from ..output import counts as counts_out, countsdoc
+from ..output import counts as counts_out, documents
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS, add_argument_options, argument_setup
 from ..workloads.counts import DEFAULT_LAUNCHES
 
@@ -97,7 +97,7 @@ def build_document(*, argv, args, host, arg_counts, reference, vlist, resolved, 
     label = ("CUDA simulator: the counts of the simulator's launch path (NOT numba-cuda's)" if args.simulator
              else "Exact Python-level counts of each variant's launch (k[1, 1](*args))")
     return {
-        "schema": countsdoc.SCHEMA_ID, "schema_version": countsdoc.SCHEMA_VERSION,
+        **documents.stamp("counts"),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "command": list(argv), "simulator": bool(args.simulator), "label": label, "host": host,
         "device": ref_info.get("device") or {"name": None},
@@ -139,10 +139,10 @@ def run(args) -> int:
         return build_document(argv=argv, args=args, host=host, arg_counts=arg_counts, reference=reference,
                               vlist=vlist, resolved=resolved, outcome=outcome)
 
-    outcome = countpass.run(plan, progress, on_round=lambda out: countsdoc.write(output, document(out)))
+    outcome = countpass.run(plan, progress, on_round=lambda out: documents.write(output, document(out), "counts"))
     runner.raise_setup_failure(outcome)
     doc = document(outcome)
-    countsdoc.write(output, doc)
+    documents.write(output, doc, "counts")
     print(counts_out.report_text(doc), end="")
     written = [output]
     if markdown:

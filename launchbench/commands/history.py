@@ -41,12 +41,13 @@ from ..engine import lanes as lanes_mod
 from ..engine.countdiff import NOT_VISIBLE
 from ..engine.runner import launch_keys
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
-from ..engine.history import (SCHEMA, SCHEMA_VERSION, Session, add_clone_argument, add_common_arguments,
+from ..engine.history import (Session, add_clone_argument, add_common_arguments,
                               add_counts_arguments, command_line)
 from ..environments import builds
 from ..environments.commits import CommitEnvs, check_clone, commit_records
 from ..environments.variant_options import check_env_options
-from ..output import asvresults
+from ..output import asvresults, documents
+from ..output.lanes import render as render_lanes
 from ..output.history import export, render, render_bisect
 
 DEFAULT_ROUNDS = 30
@@ -149,7 +150,7 @@ def run_history(args) -> int:
     if args.asv_results:
         written += asvresults.write_history(args.asv_results, doc)
     print(render(doc), end="")
-    print(lanes_mod.render(doc.get("lanes")), end="")
+    print(render_lanes(doc.get("lanes")), end="")
     if not args.no_report:
         written += export(doc, output)
     session.say("launchbench: wrote " + ", ".join(written))
@@ -201,7 +202,7 @@ def run_bisect(args) -> int:
     stages: list = []
     counted: dict = {}  # variant -> commitcounts result
     arg_counts = session.arg_counts
-    doc = {"schema": f"{SCHEMA}-bisect/{SCHEMA_VERSION}", "kind": "bisect", "command": command_line(),
+    doc = {"schema": documents.schema_id("bisect"), "kind": "bisect", "command": command_line(),
            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "simulator": bool(args.simulator),
            "clone": clone, "good": good.sha, "bad": bad.sha, "threshold_us": args.threshold,
            "settings": {"arg_counts": arg_counts, "points": args.points, "rounds": args.rounds,

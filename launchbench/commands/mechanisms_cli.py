@@ -21,7 +21,6 @@ says "in this process" for that reason.
 from __future__ import annotations
 
 import random
-import statistics
 import sys
 import time
 from datetime import datetime, timezone
@@ -35,19 +34,15 @@ from ..workloads.mechanism_rounds import (DEFAULT_LAUNCHES, DEFAULT_ROUNDS, DEFA
                                           SimulatorDispatcher, delay_info, make_launchers, run_rounds, signature_text)
 from ..base.atomic import write_json_atomic  # noqa: F401 - re-exported for callers and tests
 from ..engine.runner import parse_affinity, pin
-from ..engine.stats import median_ci, pooled_median_delta
+from ..output import documents
+# the statistics (engine/) and the table (output/) of this command, imported for its callers
+from ..engine.mechanism_stats import (SCOPE, TARGET_US, analyse, class_write_summary,  # noqa: F401
+                                      paired_rounds, target_summary, target_verdict)
+from ..output.mechanisms import format_table
 from ..base.device import device_info, host_info
 
 DEFAULT_SPECS = ("stock", "passthrough", "contextvar", "tls", "delay:0.5us")
 DEFAULT_ARG_COUNTS = (0, 1, 2, 3, 4)
-TARGET_US = 0.1  # issue 4: tls may add at most this much per launch over passthrough
-# 2: deltas are medians of paired differences (order-statistic CI)
-# 3: mechanisms switched in place between blocks (no uninstall in between), per-block class_modified,
-#    a longer warm-up after a class write (params.warmup_class_write); samples and analysis as in 2
-# 4: measured in params.processes fresh processes (`processes`: each with its own rounds), deltas and
-#    levels are means over processes with t intervals; analysis_scope "process" or "processes"; stock
-#    is measured only with contextvar
-SCHEMA = "launchbench.mechanisms/4"
 METHOD = ("per pair round, each mechanism's block value is the median of its samples (us/launch); "
           "a delta is the median over pair rounds of (mechanism block - reference block), the blocks "
           "adjacent in time, with a binomial order-statistic 95% interval for that median "
@@ -57,8 +52,6 @@ METHOD = ("per pair round, each mechanism's block value is the median of its sam
 METHOD_PROCESSES = ("in each of N fresh processes: " + METHOD + "; across processes: each process's median "
                     "paired delta (and median level) is one observation, and the reported value is their mean "
                     "with a Student t 95% interval over processes")
-SCOPE = ("one process: the intervals do not include the process-to-process variation (memory layout); "
-         "judge the target across processes (the default, --processes 20)")
 DEFAULT_PROCESSES = 20
 DEFAULT_MAX_TIME = 100.0   # seconds of measuring (about 1500 pair rounds on the H200 VM)
 WRITE_EVERY_S = 5.0
@@ -91,150 +84,6 @@ def _positive(name: str, value: int) -> int:
     if value < 1:
         raise UserError(f"--{name} must be at least 1 (got {value})")
     return value
-
-
-# ----------------------------------------------------------------- statistics
-
-def paired_rounds(rounds: list[dict], nargs: int, a: str, b: str) -> tuple[list, list]:
-    """Per-round sample lists of *a* and *b* at *nargs*, for rounds where both were measured."""
-    key = str(nargs)
-    ra, rb = [], []
-    for rnd in rounds:
-        per = rnd["samples"].get(key, {})
-        if per.get(a) and per.get(b):
-            ra.append(per[a])
-            rb.append(per[b])
-    return ra, rb
-
-
-def target_verdict(ci_us, target: float = TARGET_US) -> str:
-    """met: the whole CI is at or under the target; missed: all above; else inconclusive."""
-    lo, hi = ci_us
-    if hi <= target:
-        return "met"
-    if lo > target:
-        return "missed"
-    return "inconclusive"
-
-
-def analyse(rounds: list[dict], specs: list[str], arg_counts: list[int], target: float = TARGET_US,
-            judge: bool = True) -> dict:
-    """Medians, paired deltas vs passthrough and vs stock, and the tls target verdict
-    (not judged when *judge* is false: simulator numbers are not launch costs)."""
-    results = {}
-    for nargs in arg_counts:
-        key = str(nargs)
-        medians, median_cis = {}, {}
-        for spec in specs:
-            values = [statistics.median(rnd["samples"][key][spec]) for rnd in rounds
-                      if rnd["samples"].get(key, {}).get(spec)]
-            if values:
-                med, lo, hi = median_ci(values)
-                medians[spec], median_cis[spec] = med, [lo, hi]
-        entry = {"median_us": medians, "median_ci_us": median_cis, "vs_passthrough": {}, "vs_stock": {}}
-        for ref, slot in (("passthrough", "vs_passthrough"), ("stock", "vs_stock")):
-            for spec in specs:
-                if spec == ref:
-                    continue
-                ref_rounds, var_rounds = paired_rounds(rounds, nargs, ref, spec)
-                if ref_rounds:
-                    entry[slot][spec] = pooled_median_delta([statistics.median(r) for r in ref_rounds],
-                                                            [statistics.median(v) for v in var_rounds])
-        tls = entry["vs_passthrough"].get("tls")
-        if tls is not None and judge:
-            entry["tls_target"] = {"target_us": target, "verdict": target_verdict(tls["ci_us"], target)}
-        results[key] = entry
-    return {"per_args": results, "tls_target": target_summary(results, target, judge, SCOPE)}
-
-
-def target_summary(per_args: dict, target: float, judge: bool, scope: str,
-                   unmeasured: str = "not measured") -> dict:
-    """The tls target over every arg count: met only if met at each, missed if missed at any."""
-    verdicts = [e["tls_target"]["verdict"] for e in per_args.values() if "tls_target" in e]
-    if not judge:
-        overall = "not judged (simulator)"
-    elif not verdicts:
-        overall = unmeasured
-    elif all(v == "met" for v in verdicts):
-        overall = "met"
-    elif any(v == "missed" for v in verdicts):
-        overall = "missed"
-    else:
-        overall = "inconclusive"
-    return {"rule": f"tls - passthrough <= {target:g} us at every arg count", "verdict": overall, "scope": scope}
-
-
-# ----------------------------------------------------------------- measuring
-
-
-def class_write_summary(rounds: list[dict]) -> dict:
-    """How many timed blocks followed a class write, per mechanism (rounds of schema 3)."""
-    by_spec: dict[str, list[int]] = {}
-    for rnd in rounds:
-        for per in rnd.get("class_modified", {}).values():
-            for spec, wrote in per.items():
-                counts = by_spec.setdefault(spec, [0, 0])
-                counts[0] += bool(wrote)
-                counts[1] += 1
-    return {"blocks": sum(c[1] for c in by_spec.values()),
-            "class_modified": sum(c[0] for c in by_spec.values()),
-            "by_mechanism": {spec: {"class_modified": c[0], "blocks": c[1]} for spec, c in by_spec.items()}}
-
-
-# ----------------------------------------------------------------- output
-
-def _fmt_delta(d: dict | None) -> str:
-    if d is None:
-        return "-"
-    lo, hi = d["ci_us"]
-    return f"{d['delta_us']:+.3f} [{lo:+.3f},{hi:+.3f}]"
-
-
-def format_table(doc: dict) -> str:
-    specs, analysis = doc["params"]["mechanisms"], doc["analysis"]
-    across = doc.get("analysis_scope") == "processes"
-    n_proc = len(doc.get("processes") or [])
-    lines = []
-    if doc["simulator"]:
-        lines.append("SIMULATOR SMOKE RUN -- not a measurement of GPU launch costs")
-    lines.append(f"numba-cuda {doc['numba_cuda']} ({doc['signature']}); "
-                 + (f"{n_proc} processes, " if across else "")
-                 + f"{doc['rounds_complete']} pair rounds x {doc['params']['samples']} samples x "
-                 f"{doc['params']['launches']} launches" + ("; INTERRUPTED" if doc["interrupted"] else ""))
-    lines.append("Median us/launch" + (" (mean over processes of each one's median):" if across else ":"))
-    lines.append("args " + "".join(f"{s:>14}" for s in specs))
-    for key, entry in analysis["per_args"].items():
-        lines.append(f"{key:<5}" + "".join(f"{entry['median_us'].get(s, float('nan')):>14.3f}" for s in specs))
-    how = ("mean over processes of each one's median paired difference [95% t CI over processes]" if across
-           else "median of paired differences [95% order-statistic CI]")
-    for slot, ref in (("vs_passthrough", "passthrough"), ("vs_stock", "stock")):
-        others = [s for s in specs if s != ref]
-        if ref not in specs or not others:
-            continue
-        lines.append(f"Delta vs {ref}, us/launch: {how}")
-        lines.append("args " + "".join(f" {s:>27}" for s in others))
-        for key, entry in analysis["per_args"].items():
-            lines.append(f"{key:<5}" + "".join(f" {_fmt_delta(entry[slot].get(s)):>27}" for s in others))
-    if across:
-        sds = [e["vs_passthrough"]["tls"]["sd_between_processes_us"] for e in analysis["per_args"].values()
-               if "tls" in e["vs_passthrough"]]
-        if sds:
-            lines.append(f"tls - passthrough varies between processes by SD {min(sds):.3f}..{max(sds):.3f} us")
-    writes = doc.get("class_writes")
-    if writes and writes["blocks"]:
-        lines.append(f"CUDADispatcher written before {writes['class_modified']} of {writes['blocks']} blocks (warm-up "
-                     f"{doc['params'].get('warmup_class_write')} launches there, {doc['params']['warmup']} after an "
-                     "in-place switch): " + ", ".join(f"{s} {writes['by_mechanism'][s]['class_modified']}/"
-                                                      f"{writes['by_mechanism'][s]['blocks']}"
-                                                      for s in specs if s in writes["by_mechanism"]))
-    where = f"across {n_proc} processes" if across else "in this process"
-    lines.append(f"Target {analysis['tls_target']['rule']}, {where}: "
-                 f"{analysis['tls_target']['verdict'].upper()} ("
-                 + ", ".join(f"{k} args {e['tls_target']['verdict']}" for k, e in analysis["per_args"].items()
-                             if "tls_target" in e) + ")")
-    if analysis["tls_target"].get("scope"):
-        lines.append(f"  (scope: {analysis['tls_target']['scope']})")
-    return "\n".join(lines)
 
 
 def _numba_cuda_version() -> str | None:
@@ -326,7 +175,7 @@ def base_document(opts: dict, host: dict) -> dict:
     """What both ways of measuring record about the run (the caller adds the results)."""
     sim = opts["simulator"]
     return {
-        "schema": SCHEMA,
+        "schema": documents.schema_id("mechanisms"),
         "tool": "launchbench mechanisms",
         "measurement": not sim,
         "simulator": sim,

@@ -35,6 +35,7 @@ from ..environments import envs
 from ..base.atomic import write_json_atomic
 from ..base.device import host_info, require_gpu, simulator_enabled
 from ..base.outputs import check_writable
+from ..output import documents
 
 #: untimed launches per kernel after a worker is pinned to the measuring CPU, before its rounds
 PREPARE_WARMUP = 200
@@ -267,26 +268,15 @@ SAME_PARAMS_FOR_POOLING = ("mechanisms", "arg_counts", "samples", "launches", "w
 
 
 def load(path: str) -> dict:
-    """A ``launchbench mechanisms`` JSON (plain or gzip-compressed); one-line errors."""
-    import gzip
-    import json
-
-    try:
-        with open(path, "rb") as fh:
-            gz = fh.read(2) == b"\x1f\x8b"
-        with (gzip.open(path, "rt") if gz else open(path)) as fh:
-            doc = json.load(fh)
-    except FileNotFoundError:
-        raise UserError(f"{path} does not exist; give the JSON files that `launchbench mechanisms -o` wrote") from None
-    except (OSError, ValueError, EOFError) as exc:
-        raise UserError(f"{path} is not a readable JSON file ({exc}); give a `launchbench mechanisms` result") from None
+    """A ``launchbench mechanisms`` JSON over processes (plain or gzip-compressed); one-line errors."""
+    doc = documents.load(path, "mechanisms")
     if not isinstance(doc, dict):
         raise UserError(f"{path} holds a JSON {type(doc).__name__}, not a `launchbench mechanisms` result")
-    if (not str(doc.get("schema", "")).startswith("launchbench.mechanisms/") or doc.get("analysis_scope") != "processes"
+    if (documents.kind_of(doc) != "mechanisms" or doc.get("analysis_scope") != "processes"
             or not isinstance(doc.get("processes"), list) or not isinstance(doc.get("params"), dict)):
         raise UserError(f"{path} is not a `launchbench mechanisms` run over processes (schema "
                         f"{doc.get('schema')!r}); only runs with --processes 2 or more can be pooled")
-    return doc
+    return documents.validate(doc, "mechanisms", path)
 
 
 def pool(docs: list, paths: list) -> dict:

@@ -1,12 +1,11 @@
 """``launchbench peers``: numba-cuda's launch next to CuPy, cuda.core and the C floor, as a table.
 
 The launchers and their interleaved samples are launchbench.workloads.peers'; here are the
-options, the statistics of the samples (overhead over the floor, per-argument slopes), the JSON
-document and the table. ``--breakdown`` adds launchbench breakdown's stage table.
+options and the JSON document; the statistics of the samples (overhead over the floor, per-argument
+slopes) are engine/peerstats.py's, the table output/peers.py's. ``--breakdown`` adds launchbench breakdown's stage table.
 """
 from __future__ import annotations
 
-import statistics
 import sys
 import time
 
@@ -14,6 +13,7 @@ from ..base.atomic import write_json_atomic
 from ..base.errors import UserError
 from ..engine.breakdown import run_breakdown
 from ..environments import envs
+from ..output import documents
 from ..output.breakdown import format_breakdown
 from ..workloads import argkinds
 from ..base import options as opt
@@ -24,78 +24,11 @@ from ..engine.analysis import concat_rounds
 from ..engine import runner
 from ..base.device import device_info, host_info, require_gpu
 from ..base.outputs import check_writable
+from ..engine.peerstats import analyse, fit_line, summarize  # noqa: F401 - fit_line: for callers
+from ..output.peers import format_table
 
 
-# -- pure statistics and tables ------------------------------------------------
-
-def fit_line(xs, ys) -> tuple[float, float]:
-    """Least-squares (slope, intercept) of ys over xs: slope is the per-arg cost."""
-    xs, ys = list(xs), list(ys)
-    if len(xs) != len(ys) or len(xs) < 2:
-        raise ValueError("fit_line needs at least two (x, y) points of equal count")
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    sxx = sum((x - mx) ** 2 for x in xs)
-    if sxx == 0:
-        raise ValueError("fit_line needs at least two distinct x values")
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
-    return slope, my - slope * mx
-
-
-def summarize(samples: list[float]) -> dict:
-    """Median, median absolute deviation, min and count of one cell's samples."""
-    med = statistics.median(samples)
-    return {
-        "median_us": med,
-        "mad_us": statistics.median(abs(s - med) for s in samples),
-        "min_us": min(samples),
-        "n": len(samples),
-    }
-
-
-def analyse(medians: dict[str, dict[int, float]], subject: str = "numba_cuda", floor: str = "floor") -> dict:
-    """Overhead of *subject* over *floor* per arg count, and each launcher's per-arg slope."""
-    overhead = {}
-    if subject in medians and floor in medians:
-        for n in sorted(set(medians[subject]) & set(medians[floor])):
-            s, f = medians[subject][n], medians[floor][n]
-            overhead[n] = {"us": s - f, "ratio": s / f if f > 0 else None}
-    slopes = {}
-    for name, per in medians.items():
-        counts = sorted(per)
-        if len(set(counts)) >= 2:
-            slope, intercept = fit_line(counts, [per[n] for n in counts])
-            slopes[name] = {"us_per_arg": slope, "intercept_us": intercept}
-    return {"overhead_vs_floor": overhead, "per_arg": slopes}
-
-
-def format_table(doc: dict) -> str:
-    """The peers table (µs/launch), overhead over the floor, and per-arg costs."""
-    names = [n for n in LAUNCHERS if n in doc["results"]]
-    counts = doc["arg_counts"]
-    width = 14
-    lines = ["Launch cost, us/launch (median of %d samples of %d launches each):"
-             % (doc["settings"]["repeats"] * doc["settings"]["rounds"], doc["settings"]["loops"])]
-    header = "args" + "".join(f"{LABELS[n]:>{width}}" for n in names)
-    over = doc["analysis"]["overhead_vs_floor"]
-    if over:
-        header += f"{'numba - floor':>{width + 2}}{'numba / floor':>{width}}"
-    lines.append(header)
-    for n in counts:
-        key = str(n)
-        row = f"{n:<4}" + "".join(f"{doc['results'][name][key]['median_us']:>{width}.2f}" for name in names)
-        if key in over:
-            ratio = over[key]["ratio"]
-            row += f"{over[key]['us']:>{width + 2}.2f}" + (f"{ratio:>{width - 1}.1f}x" if ratio else f"{'-':>{width}}")
-        lines.append(row)
-    slopes = doc["analysis"]["per_arg"]
-    if slopes:
-        lines.append("us per extra arg (least-squares slope over arg count):")
-        lines.append("    " + "".join(
-            f"{slopes[name]['us_per_arg']:>{width}.3f}" if name in slopes else f"{'-':>{width}}" for name in names))
-    for name, reason in doc.get("unavailable", {}).items():
-        lines.append(f"{LABELS.get(name, name)}: not measured ({reason})")
-    return "\n".join(lines)
-
+# -- the document ---------------------------------------------------------------
 
 def _jsonable_counts(d: dict) -> dict:
     return {str(k): v for k, v in d.items()}
@@ -107,7 +40,7 @@ def build_document(samples, arg_counts, settings, unavailable_reasons, context=N
     medians = {name: {n: results[name][str(n)]["median_us"] for n in arg_counts} for name in samples}
     analysis = analyse(medians)
     doc = {
-        "schema": "launchbench.peers/1",
+        "schema": documents.schema_id("peers"),
         "arg_counts": list(arg_counts),
         "settings": dict(settings),
         "results": results,

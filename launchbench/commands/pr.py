@@ -33,15 +33,12 @@ from ..environments.variant_options import check_env_options
 from ..base import device, outputs
 from ..base.atomic import write_json_atomic, write_text_atomic
 from ..engine import analysis, conformance, countdiff, sequential
-from ..output import prreport
+from ..output import documents, prreport
 
-SCHEMA = "launchbench.pr"
-SCHEMA_VERSION = 1
 DEFAULT_ROUNDS = 60
 DEFAULT_OUT = "launchbench-pr"
 DEFAULT_COUNT_ROUNDS = 2  # as compare's --counts: two fresh processes per side show whether the counts agree
 MAX_COUNT_ROUNDS = 10
-EXIT_SLOWER, EXIT_BROKEN, EXIT_BOTH = 1, 3, 4
 
 
 def register(sub) -> None:
@@ -105,13 +102,6 @@ def _check(args) -> tuple[str, str]:
     return check_clone(args.clone), out
 
 
-def exit_code(conformance: str | None, gate: dict | None, head_built: bool = True) -> int:
-    """0, 1 (slower), 3 (broken) or 4 (both); an undecided gate or unknown conformance is not a failure."""
-    broken = conformance == "broken" or not head_built
-    slower = bool(gate) and gate.get("verdict") == "fail"
-    return EXIT_BOTH if broken and slower else EXIT_BROKEN if broken else EXIT_SLOWER if slower else 0
-
-
 # ---------------------------------------------------------------- command
 
 def run(args) -> int:
@@ -135,7 +125,7 @@ def run(args) -> int:
     records = commit_records(clone, [base, head], aa=1)
     session.build(records)
     base_rec, head_rec = records
-    doc = {"schema": f"{SCHEMA}/{SCHEMA_VERSION}", "schema_version": SCHEMA_VERSION,
+    doc = {**documents.stamp("pr"),
            "command": command_line(), "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "simulator": bool(args.simulator), "clone": clone,
            "head": _commit_json(head, head_rec), "base": _commit_json(base, base_rec),
@@ -200,7 +190,7 @@ def _finish(doc, out_dir, write_json_atomic, write_text_atomic, prreport, sessio
     doc.setdefault("verdicts", {})
     doc["verdicts"].update({"conformance": conf["verdict"] if conf else None,
                             "cost": doc["gate"]["verdict"] if doc.get("gate") else None})
-    code = exit_code(conf and conf["verdict"], doc.get("gate"), head_built)
+    code = conformance.exit_code(conf and conf["verdict"], doc.get("gate"), head_built)
     if outcome is not None and outcome.interrupted:
         code = 130 if signals.by_signal(outcome.reason) else code
     doc["exit_code"] = code

@@ -3,10 +3,10 @@
 recomputed from the samples by this launchbench (a committed run read with today's quantities)."""
 from __future__ import annotations
 
-from ..output import schema
-from ..output.breakdown import SCHEMA as PAIRED_BREAKDOWN, breakdown_markdown, breakdown_text, reanalyzed
+from ..output import documents
+from ..output.breakdown import breakdown_markdown, breakdown_text, paired, reanalyzed
 from ..output.report import default_outputs, export
-from ..base.atomic import read_json, write_text_atomic
+from ..base.atomic import write_text_atomic
 from ..base.errors import UserError
 from ..base.outputs import check_outputs, check_writable
 
@@ -30,18 +30,15 @@ def register(sub) -> None:
 
 
 def _run(args) -> int:
-    try:
-        raw = read_json(args.results)
-    except Exception:  # noqa: BLE001 - schema.read gives the one-line error
-        raw = None
+    raw = documents.load(args.results, "compare")  # read once; a file that is not JSON: compare's one line
     given = {"--markdown": args.markdown, "--html": args.html, "--plot": args.plot}
-    if isinstance(raw, dict) and str(raw.get("schema", "")).startswith("launchbench.breakdown/"):
+    if documents.kind_of(raw) == "breakdown":
+        raw = documents.validate(raw, "breakdown", args.results)
         for option in ("--html", "--plot"):
             if given[option] is not None:
                 raise UserError(f"{option} is for a compare JSON; {args.results} is a breakdown, whose analysis "
                                 "--text FILE (or, for a paired one, --markdown FILE) writes")
-        paired = str(raw["schema"]).startswith(PAIRED_BREAKDOWN)
-        if args.markdown is not None and not paired:
+        if args.markdown is not None and not paired(raw):
             raise UserError("--markdown needs a paired breakdown JSON (breakdown --variant ...)")
         if args.text is not None:
             check_writable(args.text, "--text")
@@ -58,7 +55,7 @@ def _run(args) -> int:
         else:
             print(text, end="")
         return 0
-    result = schema.validate(raw) if raw is not None else schema.read(args.results)  # read once
+    result = documents.validate(raw, "compare", args.results)
     if args.text is not None:
         raise UserError(f"--text is for a breakdown JSON; for {args.results} (a compare JSON) give --markdown, "
                         "--html or --plot")

@@ -187,3 +187,16 @@ def reclassify(conf: dict) -> dict:
     out["changes"] = diff(conf["base"]["tests"], conf["head"]["tests"])
     out["verdict"] = verdict(out["base"], out["head"], out["changes"])
     return out
+
+
+#: ``launchbench pr``'s exit codes besides 0 (2: a usage error, 130: interrupted)
+EXIT_SLOWER, EXIT_BROKEN, EXIT_BOTH = 1, 3, 4
+
+
+def exit_code(conformance: str | None, gate: dict | None, head_built: bool = True) -> int:
+    """A pull request's exit code from its conformance verdict and compare's gate: 0, 1 (slower),
+    3 (broken) or 4 (both); an undecided gate or unknown conformance is not a failure. Public here
+    (not in commands/pr.py) because gpu/rerender_pr.py recomputes it from a stored pr.json."""
+    broken = conformance == "broken" or not head_built
+    slower = bool(gate) and gate.get("verdict") == "fail"
+    return EXIT_BOTH if broken and slower else EXIT_BROKEN if broken else EXIT_SLOWER if slower else 0

@@ -27,6 +27,8 @@ from .runner import key_id, launch_keys, timing_json
 
 DEFAULT_THRESHOLD_US = 0.2
 DEFAULT_REPEATS = 10
+#: history's schema id and version (history, and the measurement inside bisect's and pr's documents);
+#: output/documents.py's "history" and "bisect" kinds read them from here (the engine sits below output/)
 SCHEMA = "launchbench.history"
 SCHEMA_VERSION = 1
 

@@ -5,13 +5,10 @@ one re-analysed from its samples by launchbench.engine.breakdown) and its Markdo
 (``breakdown_markdown``)."""
 from __future__ import annotations
 
-from . import counts as counts_out
+from . import counts as counts_out, documents
 from ..engine import breakdown
 from ..workloads import stages
 from ..workloads.breakdown import NOTES, STAGES
-
-#: The paired breakdown document's schema (``breakdown --variant``); the single-environment one is /1.
-SCHEMA = "launchbench.breakdown/2"
 
 
 def format_breakdown(doc: dict) -> str:
@@ -183,6 +180,11 @@ def format_text(doc: dict) -> str:
     return "\n".join(out) + "\n" + counts_text(doc)
 
 
+def paired(doc: dict) -> bool:
+    """A paired breakdown (``--variant``, version 2), not a single environment's (version 1)."""
+    return documents.version_of(doc, "breakdown") == documents.PAIRED_BREAKDOWN
+
+
 def reanalyzed(doc: dict) -> dict:
     """A paired document with its analysis computed afresh from its samples (today's quantities)."""
     settings = doc["settings"]
@@ -195,7 +197,7 @@ def reanalyzed(doc: dict) -> dict:
 def breakdown_text(doc: dict) -> str:
     """A breakdown document's text: a paired one (``--variant``, schema /2) analysed afresh from its
     samples; a single-environment one (/1) rendered from its stored summary."""
-    if not str(doc.get("schema")).startswith(SCHEMA):
+    if not paired(doc):
         return format_breakdown(doc)
     return format_text(reanalyzed(doc))
 
@@ -204,7 +206,7 @@ def breakdown_markdown(doc: dict) -> str:
     """A paired breakdown (with its analysis: ``reanalyzed`` for a stored one) as Markdown: the stage
     tables as text, then the exact counts as tables (totals, count deltas beside the full launch's paired µs with their reading, the functions
     that moved, largest first)."""
-    if not str(doc.get("schema")).startswith(SCHEMA):
+    if not paired(doc):
         return f"# launchbench breakdown\n\n```\n{format_breakdown(doc)}\n```\n"
     names = ", ".join(f"`{v['name']}` ({v.get('spec')})" for v in doc["variants"])
     out = [f"# launchbench breakdown: {names}", ""]

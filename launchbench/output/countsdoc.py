@@ -1,4 +1,5 @@
-"""The JSON document ``launchbench counts`` writes, its version and checks.
+"""The JSON document ``launchbench counts`` writes: its layout and the check of its fields (its id,
+version, reader and writer: ``launchbench.output.documents``).
 
 Schema ``launchbench.counts`` version 1 (every count is per launch)::
 
@@ -28,19 +29,13 @@ Schema ``launchbench.counts`` version 1 (every count is per launch)::
       "timing": {...}                     # runner.timing_json
     }
 
-Counts are exact: no samples, intervals or verdicts. A reader refuses another schema or
+Counts are exact: no samples, intervals or verdicts. documents.read refuses another schema or
 version with one line.
 """
 from __future__ import annotations
 
-import gzip
-import json
-
-from ..base.atomic import read_json, write_json_atomic
 from .schema import SchemaError, check_fields, check_variants
 
-SCHEMA_ID = "launchbench.counts"
-SCHEMA_VERSION = 1
 VARIANT_KINDS = ("wheel", "repo", "env", "mechanism", "wheelfile")
 
 _TOP = {"created": str, "command": list, "simulator": bool, "label": str, "host": dict, "device": dict,
@@ -76,16 +71,8 @@ def _check_counts(section: dict, names: set) -> None:
                                   "or an error")
 
 
-def validate(doc) -> dict:
-    """Return *doc* if it is a valid document of this schema version, else raise SchemaError."""
-    if not isinstance(doc, dict):
-        raise SchemaError("counts: expected a JSON object at the top level")
-    if doc.get("schema") != SCHEMA_ID:
-        raise SchemaError(f"counts: not a {SCHEMA_ID} document (schema={doc.get('schema')!r}); "
-                          "pass a file `launchbench counts` wrote")
-    if doc.get("schema_version") != SCHEMA_VERSION:
-        raise SchemaError(f"counts: schema_version {doc.get('schema_version')!r} is not supported (this "
-                          f"launchbench reads version {SCHEMA_VERSION}); use the launchbench that wrote it")
+def check(doc: dict) -> None:
+    """The fields of a counts document (its id and version: documents.validate); SchemaError if one is wrong."""
     check_fields(doc, _TOP, "counts")
     check_fields(doc["settings"], _SETTINGS, "settings")
     names = check_variants(doc, _VARIANT, VARIANT_KINDS)
@@ -93,25 +80,3 @@ def validate(doc) -> dict:
         raise SchemaError("counts: missing field 'counts'")
     if doc["counts"] is not None:
         _check_counts(doc["counts"], names)
-    return doc
-
-
-def write(path: str, doc: dict) -> str:
-    """Validate and write *doc* atomically."""
-    validate(doc)
-    return write_json_atomic(path, doc)
-
-
-def read(path: str) -> dict:
-    """Load and validate a counts document (plain or gzip-compressed); one-line errors."""
-    try:
-        doc = read_json(path)
-    except FileNotFoundError:
-        raise SchemaError(f"counts file {path} does not exist; run `launchbench counts -o {path}` first") from None
-    except IsADirectoryError:
-        raise SchemaError(f"counts file {path} is a directory; pass the JSON file launchbench counts wrote") from None
-    except (json.JSONDecodeError, UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:
-        raise SchemaError(f"counts file {path} is not valid JSON ({exc}); re-run launchbench counts") from None
-    except OSError as exc:
-        raise SchemaError(f"cannot read counts file {path} ({exc.strerror}); pass a launchbench counts JSON") from None
-    return validate(doc)

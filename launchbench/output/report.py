@@ -22,9 +22,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import counts as counts_out, schema
+from . import counts as counts_out, documents, schema
 from ..engine import stats
-from ..engine.lanes import render as render_lanes
+from .lanes import render as render_lanes
 from ..base.atomic import write_bytes_atomic
 
 SMOKE_BANNER = "SMOKE RUN under the CUDA simulator: NOT A MEASUREMENT of GPU launch cost"
@@ -457,7 +457,7 @@ def export(result: dict, *, markdown=None, html=None, plot=None) -> list[str]:
     The Markdown links the PNG (relative path) when *plot* is written too;
     the HTML always embeds the plot (base64), so it is one file to mail.
     """
-    schema.validate(result)
+    documents.validate(result, "compare")
     written: list[str] = []
     try:
         png = plot_png(result) if (plot or html) else None

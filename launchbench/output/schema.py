@@ -1,4 +1,6 @@
-"""The JSON document ``launchbench compare`` writes, its version and checks.
+"""The JSON document ``launchbench compare`` writes: its layout and the check of its fields, and the
+checks every document kind shares (``check_fields``, ``check_variants``). Its id and version, the
+reader and the writer: ``launchbench.output.documents``.
 
 Why a hand-written schema: the document is read back by ``launchbench.output.report``
 (Markdown/HTML/plot) and by people months later; a version number plus a
@@ -8,8 +10,8 @@ files loud, without a jsonschema dependency in variant environments.
 Schema ``launchbench.compare`` version 1 (all times in microseconds per launch)::
 
     {
-      "schema": "launchbench.compare",     # SCHEMA_ID
-      "schema_version": 1,                 # SCHEMA_VERSION; bump on breaking change
+      "schema": "launchbench.compare",     # documents.KINDS["compare"]
+      "schema_version": 1,                 # bump on breaking change (and keep reading the old)
       "created": "2026-11-22T10:00:00Z",   # UTC, ISO 8601
       "command": ["launchbench", "compare", ...],   # argv as run
       "simulator": false,                  # true: CUDA simulator smoke run
@@ -96,14 +98,7 @@ Schema ``launchbench.compare`` version 1 (all times in microseconds per launch):
 """
 from __future__ import annotations
 
-import gzip
-import json
-
 from ..base.errors import UserError
-from ..base.atomic import read_json, write_json_atomic
-
-SCHEMA_ID = "launchbench.compare"
-SCHEMA_VERSION = 1
 
 VERDICTS = ("slower", "faster", "indistinguishable", "inconclusive")
 VARIANT_KINDS = ("wheel", "repo", "env", "mechanism")
@@ -180,7 +175,7 @@ _PEER_STAT = {
 
 
 class SchemaError(UserError):
-    """A results file that is not a valid launchbench document (compare here; counts: output/countsdoc.py)."""
+    """A file that is not a valid launchbench document of the kind asked for (output/documents.py)."""
 
 
 def check_fields(obj, fields: dict, where: str) -> None:
@@ -214,17 +209,8 @@ def check_variants(doc: dict, fields: dict, kinds: tuple) -> set:
     return names
 
 
-def validate(doc) -> dict:
-    """Return *doc* if it is a valid document of this schema version, else raise SchemaError."""
-    if not isinstance(doc, dict):
-        raise SchemaError("results: expected a JSON object at the top level")
-    if doc.get("schema") != SCHEMA_ID:
-        raise SchemaError(f"results: not a {SCHEMA_ID} document (schema={doc.get('schema')!r})")
-    if doc.get("schema_version") != SCHEMA_VERSION:
-        raise SchemaError(
-            f"results: schema_version {doc.get('schema_version')!r} is not supported "
-            f"(this launchbench reads version {SCHEMA_VERSION}); use the launchbench that wrote it"
-        )
+def check(doc: dict) -> None:
+    """The fields of a compare document (its id and version: documents.validate); SchemaError if one is wrong."""
     check_fields(doc, _TOP, "results")
     check_fields(doc["settings"], _SETTINGS, "settings")
     names = check_variants(doc, _VARIANT, VARIANT_KINDS)
@@ -250,24 +236,3 @@ def validate(doc) -> dict:
         check_fields(doc["counts"], {"reference": str, "variants": dict, "diffs": dict, "reproducible": bool}, "counts")
     if doc["simulator"] and doc["measurement"]:
         raise SchemaError("results: a simulator run cannot be marked as a measurement")
-    return doc
-
-
-def write(path: str, doc: dict) -> str:
-    """Validate and write *doc* atomically (temp file + os.replace): readers never see half a file."""
-    validate(doc)
-    return write_json_atomic(path, doc)
-
-
-def read(path: str) -> dict:
-    """Load and validate a results file (plain or gzip-compressed, as committed results are);
-    one-line errors for missing or malformed files."""
-    try:
-        doc = read_json(path)
-    except FileNotFoundError:
-        raise SchemaError(f"results file {path} does not exist; run `launchbench compare --output {path}` first") from None
-    except (json.JSONDecodeError, UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:
-        raise SchemaError(f"results file {path} is not valid JSON ({exc}); re-run launchbench compare") from None
-    except OSError as exc:
-        raise SchemaError(f"cannot read results file {path} ({exc.strerror}); pass a compare results JSON file") from None
-    return validate(doc)

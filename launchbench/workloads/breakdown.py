@@ -107,6 +107,11 @@ def collect_stage_samples(stage_loops: dict, loops: int, repeats: int, rotation:
     return samples
 
 
+#: The single-environment breakdown's schema id and version (output/documents.py's "breakdown" kind
+#: reads it from here; the paired one, version 2, is written by commands/breakdown.py).
+SCHEMA = "launchbench.breakdown/1"
+
+
 def breakdown_document(samples: dict, style, arg_counts, settings: dict, numba_cuda: str | None) -> dict:
     """Stage medians (less the empty loop's) and their summary from samples of any number of rounds."""
     loop_us = statistics.median(x for n in samples for x in samples[n]["loop"])
@@ -118,7 +123,7 @@ def breakdown_document(samples: dict, style, arg_counts, settings: dict, numba_c
         stages[n] = med
         summary[n] = summarize_stages(med)
     return {
-        "schema": "launchbench.breakdown/1",
+        "schema": SCHEMA,
         "numba_cuda": numba_cuda,
         "launch_path": style,
         "arg_counts": list(arg_counts),

@@ -434,6 +434,8 @@ def _dims3(dims):
 DEFAULT_CONFIG = ((1,), (1,))
 SECOND_CONFIG = ((1,), (32,))
 CALLBACK_COUNTS = (0, 1, 4)
+#: the --bench document's id and version, here because this file runs without launchbench's output/
+#: (output/documents.py's "lcs-bench" kind reads it from here)
 BENCH_SCHEMA = "launchbench.lcs-bench/1"
 
 

@@ -107,7 +107,8 @@ def _device_cc() -> tuple[int, int]:
 
 
 @functools.lru_cache(maxsize=None)
-def _ptx() -> str:
+def device_ptx() -> str:
+    """The empty kernels' PTX for this process's GPU, built once (public: gpu/asv_reference_probe.py loads it)."""
     return empty_kernels_ptx(_device_cc())
 
 
@@ -188,7 +189,7 @@ def make_cupy(nargs: int):
         import cupy
     except Exception as exc:  # noqa: BLE001 - any import failure means "not here"
         raise PeerUnavailable(f"cupy not importable ({type(exc).__name__}: {exc})") from None
-    kern = _cupy_module(_ptx()).get_function(kernel_name(nargs))
+    kern = _cupy_module(device_ptx()).get_function(kernel_name(nargs))
     args = tuple(cupy.zeros(1, dtype=cupy.float32) for _ in range(nargs))
     grid, block = (1,), (1,)
     sync, clock = cupy.cuda.runtime.deviceSynchronize, time.perf_counter
@@ -228,7 +229,7 @@ def make_cuda_core(nargs: int):
     cc = cuda_core_namespace()
     dev = cc.Device(0)
     dev.set_current()
-    kernel = _cuda_core_object_code(_ptx()).get_kernel(kernel_name(nargs))
+    kernel = _cuda_core_object_code(device_ptx()).get_kernel(kernel_name(nargs))
     buffers = [dev.allocate(4) for _ in range(nargs)]
     config = cc.LaunchConfig(grid=1, block=1)
     stream = cc.Stream.from_handle(0)  # the legacy default stream, as numba-cuda's k[1, 1]
@@ -262,7 +263,7 @@ def _floor_function(ptx: str, nargs: int) -> int:
 
 def make_floor(nargs: int):
     floor = _floor_module()
-    func = _floor_function(_ptx(), nargs)
+    func = _floor_function(device_ptx(), nargs)
     ptrs = [floor.mem_alloc(4) for _ in range(nargs)]  # tiny, kept for the process
 
     def run(n):

@@ -50,6 +50,8 @@ STAGES = ("lock_frame", "sig_lookup", "launch_bookkeeping", "native_launch")
 LEVELS = ("full", "marshaller_call", "launch_frame")
 OUTSIDE = ("configure",)
 BASELINE = "loop"
+#: the document's id and version, here because this runs in a numba-cuda-mlir worker (a workload may
+#: not import output/; output/documents.py's "breakdown-mlir" kind reads it from here)
 SCHEMA = "launchbench.breakdown-mlir/1"
 #: mlir stage -> the numba-cuda stage(s) it stands for (None: no counterpart)
 COUNTERPART = {

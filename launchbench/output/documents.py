@@ -1,0 +1,248 @@
+"""Every JSON document launchbench writes: its kind, schema id and version, a validator, one reader.
+
+Why one module: documents are read back by ``launchbench report``, ``pr``'s re-render, ``mechanisms
+--pool`` and people months later (results/ keeps them); one table of kinds, each with the versions
+this launchbench still reads and a check of the fields its readers use, keeps old files readable and
+bad ones loud in one line (as pyperf's ``_bench.py`` and asv's ``results.py`` do).
+
+A kind writes its version in one of three ways (``Kind.style``), kept as the files already in
+results/ have them: ``field`` (``"schema": ID, "schema_version": N``), ``suffix`` (``"schema":
+"ID/N"``) or ``both``. Four ids are written in a layer below this one and imported from there (a
+worker process or the engine may not import output/): history (``engine/history.py``), the
+single-environment breakdown (``workloads/breakdown.py``), the mlir breakdown
+(``workloads/stages_mlir.py``) and the LC-S bench (``workloads/lcs.py``).
+
+Writers take their ``schema`` fields from ``stamp(kind)``; readers call ``read(path, kind)``
+(``load`` + ``validate``). The layouts: compare in ``output/schema.py``, counts in
+``output/countsdoc.py``, the others in their writers.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass
+from typing import Callable
+
+from ..base.atomic import read_json, write_json_atomic
+from ..engine import history as history_engine
+from ..workloads import breakdown as breakdown_single, lcs, stages_mlir
+from . import countsdoc, schema
+from .schema import SchemaError, check_fields
+
+FIELD, SUFFIX, BOTH = "field", "suffix", "both"
+#: The breakdown's version written by ``breakdown --variant`` (paired); one environment's is 1.
+PAIRED_BREAKDOWN = 2
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of document: ``schema`` is its id without the version; ``checks`` maps each version
+    this launchbench reads to the check of its fields (the highest is the one written)."""
+    name: str
+    schema: str
+    style: str
+    checks: dict
+    noun: str      # how errors name the file: "{noun} file PATH ..."
+    writer: str    # the command that writes it, PATH where the file goes: the fix in errors
+
+    @property
+    def version(self) -> int:
+        return max(self.checks)
+
+
+def _split(text: str) -> tuple:
+    """"launchbench.x/3" -> ("launchbench.x", 3), for an id written below this layer."""
+    sid, _, version = text.rpartition("/")
+    return sid, int(version)
+
+
+def _body(fields: dict, nested: dict | None = None) -> Callable:
+    """A check of top-level *fields* (and of the objects *nested* names: field -> its fields)."""
+    def check(doc: dict, where: str) -> None:
+        check_fields(doc, fields, where)
+        for key, sub in (nested or {}).items():
+            if doc[key] is not None:
+                check_fields(doc[key], sub, key)
+    return check
+
+
+def _named(key: str, fields: dict) -> Callable:
+    """Each record of the list *key* has *fields* and names a variant of the document."""
+    def check(doc: dict, where: str) -> None:
+        names = set()
+        for i, rec in enumerate(doc[key]):
+            check_fields(rec, fields, f"{key}[{i}]")
+            names.add(rec["name"])
+        if doc["reference"] not in names:
+            raise SchemaError(f"{where}: reference {doc['reference']!r} is not among the {key} {sorted(names)}")
+    return check
+
+
+def _all(*checks) -> Callable:
+    def check(doc: dict, where: str) -> None:
+        for c in checks:
+            c(doc, where)
+    return check
+
+
+def _compare(doc: dict, where: str) -> None:
+    schema.check(doc)
+
+
+def _counts(doc: dict, where: str) -> None:
+    countsdoc.check(doc)
+
+
+_OPT_DICT = (dict, type(None))
+_SINGLE_BREAKDOWN = _body({"numba_cuda": (str, type(None)), "arg_counts": list, "settings": dict, "stages": dict,
+                           "summary": dict, "samples_us": dict})
+_PAIRED_BREAKDOWN = _all(
+    _body({"created": str, "command": list, "simulator": bool, "measurement": bool, "settings": dict,
+           "reference": str, "variants": list, "samples": list, "partial_samples": list, "rounds_completed": int,
+           "interrupted": bool}, {"settings": {"arg_counts": list, "stages": list}}),
+    _named("variants", {"name": str, "spec": str}))
+_HISTORY = _body({"kind": str, "command": list, "created": str, "simulator": bool, "measurement": bool,
+                  "clone": str, "range": str, "settings": dict, "reference": str, "commits": list, "samples": list,
+                  "stats": list, "deltas": list, "steps": list, "rounds_completed": int, "interrupted": bool},
+                 {"settings": {"arg_counts": list}})
+_BISECT = _body({"kind": str, "command": list, "created": str, "simulator": bool, "clone": str, "good": str,
+                 "bad": str, "commits": list, "stages": list, "culprit": _OPT_DICT})  # settings: since 2026-11-26
+_PR = _body({"schema_version": int, "command": list, "created": str, "simulator": bool, "clone": str,
+             "head": dict, "base": dict, "conformance": _OPT_DICT, "measurement": _OPT_DICT, "gate": _OPT_DICT,
+             "verdicts": dict, "exit_code": int},
+            {"head": {"sha": str, "short": str}, "base": {"sha": str, "short": str},
+             "measurement": {"samples": list, "stats": list, "deltas": list}})
+_MECHANISMS = _body({"tool": str, "command": list, "params": dict, "analysis": dict},
+                    {"params": {"mechanisms": list, "arg_counts": list}})
+_PEERS = _body({"arg_counts": list, "settings": dict, "results": dict, "samples_us": dict, "analysis": dict,
+                "unavailable": dict})
+_MLIR_BREAKDOWN = _body({"numba_cuda_mlir": (str, type(None)), "arg_counts": list, "settings": dict,
+                         "stages": dict, "summary": dict, "samples_us": dict})
+_LCS_BENCH = _body({"launches": int, "repeats": int, "results": list})
+
+_HISTORY_ID = history_engine.SCHEMA
+_BREAKDOWN_ID, _BREAKDOWN_SINGLE = _split(breakdown_single.SCHEMA)
+_MLIR_ID, _MLIR_VERSION = _split(stages_mlir.SCHEMA)
+_LCS_ID, _LCS_VERSION = _split(lcs.BENCH_SCHEMA)
+
+KINDS = {k.name: k for k in (
+    Kind("compare", "launchbench.compare", FIELD, {1: _compare}, "results", "launchbench compare --output PATH"),
+    Kind("counts", "launchbench.counts", FIELD, {1: _counts}, "counts", "launchbench counts -o PATH"),
+    # version 1: one environment's stages (launchbench breakdown); 2: paired (breakdown --variant)
+    Kind("breakdown", _BREAKDOWN_ID, SUFFIX, {_BREAKDOWN_SINGLE: _SINGLE_BREAKDOWN, PAIRED_BREAKDOWN: _PAIRED_BREAKDOWN},
+         "breakdown", "launchbench breakdown --output PATH"),
+    Kind("breakdown-mlir", _MLIR_ID, SUFFIX, {_MLIR_VERSION: _MLIR_BREAKDOWN}, "mlir breakdown",
+         "python -m launchbench.workloads.stages_mlir --output PATH"),
+    Kind("history", _HISTORY_ID, BOTH, {history_engine.SCHEMA_VERSION: _HISTORY}, "history",
+         "launchbench history --output PATH"),
+    Kind("bisect", f"{_HISTORY_ID}-bisect", SUFFIX, {history_engine.SCHEMA_VERSION: _BISECT}, "bisect",
+         "launchbench bisect --output PATH"),
+    Kind("pr", "launchbench.pr", BOTH, {1: _PR}, "pr", "launchbench pr REF --out DIR (DIR/pr.json)"),
+    # 2: deltas are medians of paired differences (order-statistic CI)
+    # 3: mechanisms switched in place between blocks (no uninstall in between), per-block class_modified,
+    #    a longer warm-up after a class write (params.warmup_class_write); samples and analysis as in 2
+    # 4: measured in params.processes fresh processes (`processes`: each with its own rounds), deltas and
+    #    levels are means over processes with t intervals; analysis_scope "process" or "processes"; stock
+    #    is measured only with contextvar
+    Kind("mechanisms", "launchbench.mechanisms", SUFFIX, {2: _MECHANISMS, 3: _MECHANISMS, 4: _MECHANISMS},
+         "mechanisms", "launchbench mechanisms -o PATH"),
+    Kind("peers", "launchbench.peers", SUFFIX, {1: _PEERS}, "peers", "launchbench peers --output PATH"),
+    Kind("lcs-bench", _LCS_ID, SUFFIX, {_LCS_VERSION: _LCS_BENCH}, "LC-S bench",
+         "python -m launchbench.workloads.lcs --bench --json PATH"),
+)}
+
+
+def kind(name: str) -> Kind:
+    return KINDS[name]
+
+
+def schema_id(name: str, version: int | None = None) -> str:
+    """What a writer puts in ``schema`` (the id, with ``/N`` unless the version is a field of its own)."""
+    k = KINDS[name]
+    return k.schema if k.style == FIELD else f"{k.schema}/{version or k.version}"
+
+
+def stamp(name: str, version: int | None = None) -> dict:
+    """The ``schema`` fields a writer starts its document with."""
+    k = KINDS[name]
+    out = {"schema": schema_id(name, version)}
+    if k.style != SUFFIX:
+        out["schema_version"] = version or k.version
+    return out
+
+
+def kind_of(doc) -> str | None:
+    """The kind whose id *doc*'s ``schema`` names (any version), or None."""
+    got = str(doc.get("schema", "")) if isinstance(doc, dict) else ""
+    for k in KINDS.values():
+        if got == k.schema or got.startswith(k.schema + "/"):
+            return k.name
+    return None
+
+
+def version_of(doc: dict, name: str) -> int | None:
+    """The version *doc* says it is, as its kind writes it (None: not this kind, or unreadable)."""
+    k, got = KINDS[name], str(doc.get("schema", ""))
+    if k.style == FIELD:
+        return doc.get("schema_version") if got == k.schema else None
+    sid, _, version = got.rpartition("/")
+    return int(version) if sid == k.schema and version.isdigit() else None
+
+
+def validate(doc, name: str, where: str | None = None) -> dict:
+    """*doc* if it is a document of kind *name* in a version this launchbench reads, else one line
+    (SchemaError) naming *where* (the file; by default the kind), the problem and the fix."""
+    k = KINDS[name]
+    label = where or k.noun
+    if not isinstance(doc, dict):
+        raise SchemaError(f"{label}: expected a JSON object at the top level; pass a file `{k.writer}` wrote")
+    version = version_of(doc, name)
+    if version is None and (k.style != FIELD or doc.get("schema") != k.schema):
+        raise SchemaError(f"{label}: not a {k.schema} document (schema={doc.get('schema')!r}); "
+                          f"pass a file `{k.writer}` wrote")
+    if not isinstance(version, int) or isinstance(version, bool) or version not in k.checks:
+        given = f"schema_version {version!r}" if k.style == FIELD else f"schema {doc.get('schema')!r}"
+        reads = ", ".join(map(str, sorted(k.checks)))
+        if isinstance(version, int) and not isinstance(version, bool) and version > k.version:
+            raise SchemaError(f"{label}: {given} is newer than this launchbench reads (version {reads}); "
+                              "upgrade launchbench to read it")
+        raise SchemaError(f"{label}: {given} is not supported (this launchbench reads version {reads}); "
+                          "use the launchbench that wrote it")
+    if k.style == BOTH and doc.get("schema_version", version) != version:
+        raise SchemaError(f"{label}: schema {doc['schema']!r} and schema_version {doc['schema_version']!r} "
+                          f"disagree; pass a file `{k.writer}` wrote, unchanged")
+    try:
+        k.checks[version](doc, k.noun)
+    except SchemaError as exc:
+        if where is None:
+            raise
+        raise SchemaError(f"{where}: {exc}; pass a file `{k.writer}` wrote, unchanged") from None
+    return doc
+
+
+def load(path: str, name: str):
+    """The JSON in *path* (plain or gzip-compressed) unchecked, with one-line errors worded for kind *name*."""
+    k = KINDS[name]
+    try:
+        return read_json(path)
+    except FileNotFoundError:
+        raise SchemaError(f"{k.noun} file {path} does not exist; run `{k.writer.replace('PATH', path)}` "
+                          "first") from None
+    except IsADirectoryError:
+        raise SchemaError(f"{k.noun} file {path} is a directory; pass the JSON file `{k.writer}` wrote") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:
+        raise SchemaError(f"{k.noun} file {path} is not valid JSON ({exc}); re-run `{k.writer}`") from None
+    except OSError as exc:
+        raise SchemaError(f"cannot read {k.noun} file {path} ({exc.strerror}); pass a file `{k.writer}` "
+                          "wrote") from None
+
+
+def read(path: str, name: str) -> dict:
+    """Load and validate a document of kind *name*; every failure is one line naming *path*."""
+    return validate(load(path, name), name, where=path)
+
+
+def write(path: str, doc: dict, name: str) -> str:
+    """Validate and write *doc* atomically (temp file + os.replace): readers never see half a file."""
+    validate(doc, name)
+    return write_json_atomic(path, doc)
