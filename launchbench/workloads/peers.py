@@ -7,7 +7,7 @@ by ``loops``. Samples of all launchers are interleaved (rounds, rotating the
 order) and the median is reported, in µs per launch.
 
 numba_cuda  the preconfigured ``k[1, 1](*args)`` of a ``@cuda.jit`` kernel
-            taking float32[1] device arrays (as benchmarks/common.py)
+            taking float32[1] device arrays (kernels.device_arrays)
 cupy        ``RawModule(path=<ptx>).get_function(name)(grid, block, args)``
             with cupy arrays
 cuda_core   ``cuda.core.launch(stream, LaunchConfig, kernel, *buffers)``
@@ -99,9 +99,11 @@ def empty_kernels_ptx(cc: tuple[int, int], max_args: int = MAX_PTX_ARGS) -> str:
 # -- launchers: each factory returns run(n) -> seconds for n launches + sync ---
 
 def _device_cc() -> tuple[int, int]:
-    from . import _floor  # lazy: a C extension, imported only where a launcher needs it
-
-    if _floor.available():
+    try:
+        from . import _floor  # lazy: a C extension, imported only where a launcher needs it
+    except ImportError:  # built for another Python (an asv env): numba-cuda knows the device too
+        _floor = None
+    if _floor is not None and _floor.available():
         return tuple(_floor.compute_capability())
     return tuple(import_cuda().get_current_device().compute_capability)
 
