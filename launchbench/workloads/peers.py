@@ -34,7 +34,7 @@ import time
 
 from ..base.errors import UserError
 from . import argkinds
-from .kernels import MAX_ARGS, kernel_source, numba_kernel_and_args, quiet_occupancy_warnings
+from .kernels import MAX_ARGS, device_arrays, empty_kernel, numba_kernel_and_args, quiet_occupancy_warnings
 from ..base.device import import_cuda, simulator_enabled
 from ..base import cudamod
 
@@ -145,17 +145,14 @@ def make_numba_cuda_mlir(nargs: int):
     It coexists with numba-cuda in one process (seen on the H200), so it sits
     beside numba-cuda and the floors in the same slots.
     """
-    import numpy as np
 
     try:
         from numba_cuda_mlir import cuda
     except Exception as exc:  # noqa: BLE001 - not installed, or fails to import here
         raise PeerUnavailable(f"numba-cuda-mlir is not importable ({type(exc).__name__}: {exc})") from None
     cudamod.quiet_occupancy_warnings({cudamod.ENV: "numba-cuda-mlir"})
-    namespace: dict = {}
-    exec(compile(kernel_source(nargs), f"<launchbench mlir k/{nargs}>", "exec"), namespace)
-    kernel = cuda.jit(namespace["k"])
-    args = [cuda.to_device(np.zeros(1, dtype=np.float32)) for _ in range(nargs)]
+    kernel = empty_kernel(cuda, nargs)
+    args = device_arrays(nargs, cuda)
     cfg, sync, clock = kernel[1, 1], cuda.synchronize, time.perf_counter
     cfg(*args)
     sync()
