@@ -1,22 +1,18 @@
 """LC-S (launch-config-sensitive) kernels: launch cost, specialization, disk cache.
 
 The fixture (a registered Rewrite that bakes the launch config into the
-kernel and marks it LC-S, plus a non-LC-S twin) lives in
-``launchbench/workloads/lcs.py``; it is loaded here by path because asv runs this
-suite in environments where launchbench is not installed. On numba-cuda
-< 0.30 (no ``numba.cuda.launchconfig``) every benchmark skips. numba is
-imported lazily, so discovery never needs it.
+kernel and marks it LC-S, plus a non-LC-S twin, its kernels, the prepared disk
+cache and the fresh-process code) is ``launchbench.workloads.lcs``. On
+numba-cuda < 0.30 (no ``numba.cuda.launchconfig``) every benchmark skips.
+numba is imported lazily, so discovery never needs it.
 """
-import importlib.util
-import os
 import shutil
-import sys
 import tempfile
 
-from . import common
+from launchbench.base.device import simulator_enabled
+from launchbench.workloads import kernels, launchers, lcs, sampling
 
-FIXTURE_NAME = "_launchbench_lcs_fixture"
-FIXTURE_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "launchbench", "workloads", "lcs.py")
+from . import common
 
 KINDS = ["lcs", "twin"]
 #: Launch configs as (griddim, blockdim): the first one launched becomes an
@@ -29,45 +25,23 @@ DISTINCT_CONFIG_COUNTS = [1, 2, 4]
 #: Disk-cache configs: the prepared cache holds "cached"; "new" is not in it.
 CACHE_CONFIGS = {"cached": [[1, 1, 1], [32, 1, 1], 0], "new": [[1, 1, 1], [64, 1, 1], 0]}
 
-_kernels = {}
-
 
 def lcs_or_skip():
     """Call first in every setup: skip (NotImplementedError) unless LC-S can run.
 
     Checked before the GPU, so an old numba-cuda skips for that reason.
     """
-    if common.simulator_enabled():
+    if simulator_enabled():
         raise NotImplementedError("LC-S needs numba-cuda's C dispatcher; the CUDA simulator has none")
-    if not common.has_launchconfig():
+    if not launchers.has_launchconfig():
         raise NotImplementedError("numba-cuda < 0.30: no numba.cuda.launchconfig, so no LC-S kernels")
-    common.gpu_or_skip()
+    sampling.gpu_or_skip()
 
 
 def fixture():
-    """The LC-S fixture module (loaded once per process, by path)."""
-    module = sys.modules.get(FIXTURE_NAME)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(FIXTURE_NAME, FIXTURE_PATH)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[FIXTURE_NAME] = module
-        spec.loader.exec_module(module)
-    module.install()
-    return module
-
-
-def _launch_ready(purpose, kind, nargs, configs):
-    """A kernel owned by *purpose*, launched once with each config (compiled), memoised."""
-    key = (purpose, kind, nargs)
-    if key not in _kernels:
-        fx = fixture()
-        kernel = fx.make_bench_kernel(nargs, kind)
-        args = common.make_args(nargs)
-        for config in configs:
-            kernel[config](*args)
-        common.synchronize()
-        _kernels[key] = (kernel, args)
-    return _kernels[key]
+    """The LC-S fixture, its Rewrite installed."""
+    lcs.install()
+    return lcs
 
 
 class TimeLCSLaunch:
@@ -81,15 +55,15 @@ class TimeLCSLaunch:
 
     def setup(self, nargs, config, kind):
         lcs_or_skip()
-        common.quiet_occupancy_warnings()
-        kernel, self.args = _launch_ready("launch", kind, nargs, list(CONFIGS.values()))
+        kernels.quiet_occupancy_warnings()
+        kernel, self.args = fixture().launched_kernel("launch", kind, nargs, list(CONFIGS.values()))
         self.launch = kernel[CONFIGS[config]]
 
     def time_launch(self, nargs, config, kind):
         self.launch(*self.args)
 
     def teardown(self, nargs, config, kind):
-        common.synchronize()
+        launchers.synchronize()
 
 
 class TimeLCSFirstLaunch:
@@ -105,23 +79,19 @@ class TimeLCSFirstLaunch:
 
     def setup(self, config, kind):
         lcs_or_skip()
-        common.quiet_occupancy_warnings()
+        kernels.quiet_occupancy_warnings()
         fx = fixture()
         fx.clear_seen()
         self.kernel = fx.make_bench_kernel(1, kind)  # fresh: no config seen yet
-        self.args = common.make_args(1)
+        self.args = lcs.device_args(1)
         self.kernel[CONFIGS["default"]](*self.args)
-        common.synchronize()
+        launchers.synchronize()
         griddim, blockdim, sharedmem = NEW_CONFIGS[config]
         self.launch = self.kernel[griddim, blockdim, 0, sharedmem]
 
     def time_first_launch(self, config, kind):
         self.launch(*self.args)
-        common.synchronize()
-
-
-def _noop_callback(kernel, launch_config):
-    pass
+        launchers.synchronize()
 
 
 class TimeLCSCallbacks:
@@ -135,18 +105,18 @@ class TimeLCSCallbacks:
 
     def setup(self, callbacks):
         lcs_or_skip()
-        common.quiet_occupancy_warnings()
+        kernels.quiet_occupancy_warnings()
         # One kernel per count: configured launches are cached per kernel,
         # so their callback lists would otherwise be shared.
-        kernel, self.args = _launch_ready(f"callbacks{callbacks}", "lcs", 1, [CONFIGS["default"]])
+        kernel, self.args = fixture().launched_kernel(f"callbacks{callbacks}", "lcs", 1, [CONFIGS["default"]])
         self.launch = kernel[CONFIGS["default"]]
-        self.launch.pre_launch_callbacks[:] = [_noop_callback] * callbacks
+        self.launch.pre_launch_callbacks[:] = [launchers.noop_callback] * callbacks
 
     def time_launch(self, callbacks):
         self.launch(*self.args)
 
     def teardown(self, callbacks):
-        common.synchronize()
+        launchers.synchronize()
 
 
 class TrackLCSCompilations:
@@ -159,15 +129,15 @@ class TrackLCSCompilations:
 
     def setup(self, kind, configs):
         lcs_or_skip()
-        common.quiet_occupancy_warnings()
+        kernels.quiet_occupancy_warnings()
 
     def track_compilations(self, kind, configs):
         fx = fixture()
         kernel = fx.make_bench_kernel(1, kind)
-        args = common.make_args(1)
+        args = lcs.device_args(1)
         for i in range(configs):
             kernel[1, 32 * (i + 1)](*args)
-        common.synchronize()
+        launchers.synchronize()
         return fx.compile_count(kernel)
 
 
@@ -182,49 +152,13 @@ def prepare_disk_cache():
         lcs_or_skip()
     except NotImplementedError as exc:
         return {"skip": str(exc)}
-    fx = fixture()
-    root = os.path.abspath(tempfile.mkdtemp(prefix="lcs-bench-"))
-    module_dir = os.path.join(root, "module")
-    cache_dir = os.path.join(root, "cache")
-    os.makedirs(module_dir)
-    fx.write_cache_module(module_dir)
-    for kind in KINDS:
-        fx.run_cache_child(module_dir, cache_dir, kind, [CACHE_CONFIGS["cached"]])
-    return {"root": root, "module_dir": module_dir, "cache_dir": cache_dir}
+    return fixture().prepare_disk_cache(KINDS, CACHE_CONFIGS["cached"])
 
 
 def _setup_from_cache(prepared):
     if "skip" in prepared:
         raise NotImplementedError(prepared["skip"])
     lcs_or_skip()
-
-
-def _child_setup_code(prepared, kind, config):
-    """Untimed part of a fresh process: private copy of the prepared cache,
-    CUDA context, and one unrelated compile (so the timed launch measures
-    this kernel's load or compile, not first-use costs of the compiler)."""
-    fx = fixture()
-    griddim, blockdim, sharedmem = CACHE_CONFIGS[config]
-    return f"""
-import atexit, os, shutil, sys, tempfile
-_tmp = tempfile.mkdtemp(prefix="lcs-child-")
-atexit.register(shutil.rmtree, _tmp, True)
-shutil.copytree({prepared["cache_dir"]!r}, os.path.join(_tmp, "cache"))
-os.environ["NUMBA_CACHE_DIR"] = os.path.join(_tmp, "cache")
-os.environ["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"] = "0"
-sys.path.insert(0, {prepared["module_dir"]!r})
-import numpy as np
-from numba import cuda
-import {fx.CACHE_MODULE} as mod
-@cuda.jit
-def _warm(x):
-    x[0] = 1
-_warm[1, 1](cuda.to_device(np.zeros(1, dtype=np.int64)))
-out = mod.FIXTURE.probe_output()
-cuda.synchronize()
-kernel = mod.{fx.CACHED_KERNELS[kind]}
-launch = kernel[tuple({griddim!r}), tuple({blockdim!r}), 0, {sharedmem!r}]
-"""
 
 
 class TimerawLCSDiskCache:
@@ -247,7 +181,7 @@ class TimerawLCSDiskCache:
 
     def timeraw_first_launch(self, prepared, kind, config):
         stmt = "launch(out)\ncuda.synchronize()\n"
-        return stmt, _child_setup_code(prepared, kind, config)
+        return stmt, fixture().disk_cache_child_code(prepared, kind, CACHE_CONFIGS[config])
 
 
 class TrackLCSDiskCache:
@@ -282,3 +216,14 @@ class TrackLCSDiskCache:
         return int(bool(fixture().marker_files(prepared["cache_dir"], kind)))
 
     track_lcs_marker_exists.unit = "marker present (1/0)"
+
+
+# Row versions (common.py): asv's code hashes of these rows before the fixture code moved into
+# launchbench.workloads.lcs.
+TimeLCSCallbacks.time_launch.version = "9d6c1f529db4bcd1811f942b4865604a35b53b33b577e9c7ea157b4f50758233"
+TimeLCSFirstLaunch.time_first_launch.version = "756256c5aaa1cc5ab8e4f1259d41b5a32434ec7da869d10407104bd783908666"
+TimeLCSLaunch.time_launch.version = "770ef8fa25b65397ab3bb4420d386e44c35013ec620404c0a1a47ce3bff4ee16"
+TimerawLCSDiskCache.timeraw_first_launch.version = "b2a9f0773e319ef5eb85f307b9cee6824d1d1d504ffcba4c1c6f7e8ddab81d67"
+TrackLCSCompilations.track_compilations.version = "6ab6517f78b6c89aafd6bd2104f4eb729c4103ec4776c5c079692057343a3943"
+TrackLCSDiskCache.track_compilations_in_new_process.version = "01956bb5d7885cab1b5ec7b41501c2b8e984b2846f58d34fdda77dd40379e190"
+TrackLCSDiskCache.track_lcs_marker_exists.version = "cc1b4cfa2646d30d664ed4d848a723cdba4aa54f4a607f19eaea3d454e958583"

@@ -8,11 +8,15 @@ asv's timer cannot reach; every launcher is measured the same way so the
 rows compare.
 
 The launchers live in ``launchbench.workloads.peers``; the floor needs launchbench's C
-extension. Where launchbench, the peer library (CuPy, cuda.core) or a real
-GPU is missing, setup raises NotImplementedError and asv skips the case.
+extension (``_floor``, built for the environment's Python). Where it, the peer library
+(CuPy, cuda.core) or a real GPU is missing, setup raises NotImplementedError and asv
+skips the case.
 Simulator runs skip too: peers are driver numbers, never simulated ones.
 """
 import statistics
+
+from launchbench.base.device import simulator_enabled
+from launchbench.workloads import kernels, peers, sampling
 
 from . import common
 
@@ -28,15 +32,13 @@ class TrackPeerLaunch:
     timeout = 120
 
     def setup(self, launcher, nargs):
-        common.gpu_or_skip()
-        if common.simulator_enabled():
+        sampling.gpu_or_skip()
+        if simulator_enabled():
             raise NotImplementedError("peers need a real GPU (simulator run)")
-        try:
-            from launchbench.workloads import peers
-        except ImportError as exc:
-            raise NotImplementedError(f"launchbench is not installed in this environment ({exc})")
+        if launcher == "floor":
+            sampling.extension_or_skip("_floor")
         if launcher == "numba_cuda":
-            common.quiet_occupancy_warnings()
+            kernels.quiet_occupancy_warnings()
         try:
             self.run = peers.FACTORIES[launcher](nargs)
         except peers.PeerUnavailable as exc:
@@ -47,3 +49,4 @@ class TrackPeerLaunch:
         return statistics.median(self.run(LOOPS) / LOOPS * 1e6 for _ in range(REPEATS))
 
     track_us_per_launch.unit = "us"
+    track_us_per_launch.version = "c7a2ababb0a93533f812cfeb0171db20f62be23d28144042514ea1d15f4eeccf"  # see common.py, "Row versions"

@@ -22,8 +22,8 @@
 #   aabuilds   A/A through asv's builds: asv continuous 10eac70a v0.30.4 (code-identical: VERSION only)
 #   calbuilds  the same pair with LAUNCHBENCH_ASV_DELAY_US=0.5 on v0.30.4's processes only
 # LAUNCHBENCH_ASV_PIN / LAUNCHBENCH_ASV_SPIN (auto, none, CPUs) pass through asv to every benchmark process
-# (benchmarks/normalize.py: pin_cpu, spin_cpus); LAUNCHBENCH_MACHINE names the asv machine of the run.
-# LAUNCHBENCH_ASV_ANCHOR=/tmp/env029/bin/python divides every sample by the anchor (benchmarks/anchor.py); the
+# (launchbench/workloads/normalize.py: pin_cpu, spin_cpus); LAUNCHBENCH_MACHINE names the asv machine of the run.
+# LAUNCHBENCH_ASV_ANCHOR=/tmp/env029/bin/python divides every sample by the anchor (launchbench/workloads/anchor.py); the
 # builds/aabuilds/calbuilds/grid-wait/mechanisms/argkinds parts then copy its A0 tables (*.table: one A0 per
 # argument count with its precision, a rho per kind), run.json and log into DIR/anchor-PART; REF_ARGS_RE="0|2|4" adds
 # the anchor's raw rows at those argument counts to aabuilds/calbuilds (the calibration's expected value).
@@ -67,7 +67,7 @@ anchor_files() {  # anchor_files PART [RESULTS]: the anchor server's run record,
     # A0 tables: LAUNCHBENCH_ASV_A0_DIR, else RESULTS/anchor-a0 (launchbench asv-releases puts them beside its
     # --results-dir), else .asv/results/anchor-a0 (plain asv from the repo root: asv.conf.json's results_dir)
     [ -n "${LAUNCHBENCH_ASV_ANCHOR:-}" ] || return 0
-    local dir=${LAUNCHBENCH_ASV_ANCHOR_DIR:-$(python3 -c "import sys; sys.path.insert(0, '.'); from benchmarks import anchor; print(anchor.default_dir(sys.argv[1]))" "$LAUNCHBENCH_ASV_ANCHOR")}
+    local dir=${LAUNCHBENCH_ASV_ANCHOR_DIR:-$(python3 -c "import sys; sys.path.insert(0, '.'); from launchbench.workloads import anchor; print(anchor.default_dir(sys.argv[1]))" "$LAUNCHBENCH_ASV_ANCHOR")}
     local tables=${LAUNCHBENCH_ASV_A0_DIR:-${2:-.asv/results}/anchor-a0}
     mkdir -p "$D/anchor-$1"; cp "$dir"/run.json "$dir"/anchor.log "$D/anchor-$1/" 2>/dev/null || true
     cp "$tables"/*.table "$D/anchor-$1/" 2>/dev/null || echo "anchor-$1: no A0 table in $tables" | tee -a "$D/command.txt"

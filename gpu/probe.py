@@ -4,15 +4,16 @@ import time
 
 sys.path.insert(0, ".")
 from benchmarks import common  # noqa: E402
+from launchbench.workloads import kernels  # noqa: E402
 
-common.quiet_occupancy_warnings()
+kernels.quiet_occupancy_warnings()
 from numba import cuda  # noqa: E402
 import importlib.metadata as md  # noqa: E402
 
 print("numba-cuda", md.version("numba-cuda"), cuda.get_current_device().name)
 for n in common.ARG_COUNTS:
-    k = common.make_kernel(n)
-    args = common.make_args(n)
+    k = kernels.empty_kernel(cuda, n)
+    args = kernels.device_arrays(n, cuda)
     cfg = k[1, 1]
     cfg(*args)
     cuda.synchronize()

@@ -231,7 +231,7 @@ LABEL = "'normalized to anchor numba-cuda 0.29.0 build 1a2b3c4d5e6f, A0 table 9f
 
 
 def _format2_table(folder, a0, ratios=None, table_id="9f8e7d6c"):
-    """A format-2 A0 table (benchmarks/anchor.py) in *folder*: {nargs: A0}, {kind key: (rho, lo, hi)}."""
+    """A format-2 A0 table (launchbench/workloads/anchor.py) in *folder*: {nargs: A0}, {kind key: (rho, lo, hi)}."""
     folder.mkdir(parents=True, exist_ok=True)
     doc = {"id": table_id, "format": 2, "precision": {"a0": "median over fresh processes"},
            "a0": {str(n): {"a0_us": v, "processes": [v - 0.1, v, v + 0.1], "slots": 200,

@@ -1,4 +1,4 @@
-"""The anchor reference (benchmarks/anchor.py): its settings, the server's line protocol with fake
+"""The anchor reference (launchbench/workloads/anchor.py): its settings, the server's line protocol with fake
 launchers, the sample scaled by A0, a server shared by two benchmark processes under the simulator,
 its idle exit and the restart of a server running other anchor code. CPU only; no wall-clock bounds."""
 import contextlib
@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import anchor, bench_launch, normalize
+from benchmarks import common
+from launchbench.workloads import anchor, kernels, normalize
 
 ROOT = Path(__file__).resolve().parents[1]
 KIND = {"mode": "pre", "args": 0, "config": "[1, 1]"}
@@ -85,7 +86,7 @@ def _known(path, a0, kinds=(KIND,), rho=1.0):
         data["a0"][str(kind["args"])] = {"a0_us": a0, "processes": [a0], "slots": 1, "spread_pct": 0.0}
         data["ratios"][anchor.kind_key(kind)] = {"ratio": rho, "slots": 1, "ci95": [rho, rho]}
         data["a0_us"][anchor.kind_key(kind)] = a0 * rho
-    anchor._save_table(path, data)
+    anchor.save_table(path, data)
 
 
 def _table(folder, server, a0=None, r0=3.7):
@@ -239,12 +240,12 @@ def test_server_reports_an_unknown_kind_in_its_reply(tmp_path, kind):
 
 def test_sample_is_scaled_by_the_anchors_a0_and_uses_its_batch():
     numba, ref = FakeRun(2e-6), FakeRun(1e-6)
-    ref.r0_us, ref.batch = 10.0, 100  # native.REFERENCE_BATCH (300) would be the default
-    timing = bench_launch._Timing()
+    ref.r0_us, ref.batch = 10.0, 100  # slots.REFERENCE_BATCH (300) would be the default
+    timing = common.NativeTiming()
     timing.settings = {"slots": 4, "r0": 3.7}
-    before = bench_launch.CLOCK.now()
-    timing._sample(numba, ref)
-    assert bench_launch.CLOCK.now() - before == pytest.approx(20e-6)  # median(2.0) * A0 10 µs, not * 3.7
+    before = common.CLOCK.now()
+    timing.sample(numba, ref)
+    assert common.CLOCK.now() - before == pytest.approx(20e-6)  # median(2.0) * A0 10 µs, not * 3.7
     assert ref.calls == [100] * 4 and len(numba.calls) == 4
 
 
@@ -268,10 +269,10 @@ def a_run(k):
     seen["a"].append(ref(k)); return seen["a"][-1]
 a_run.r0_us, a_run.batch = ref.r0_us, ref.batch
 x.run, x.ref = n_run, a_run
-before = b.CLOCK.now()
+before = b.common.CLOCK.now()
 x.time_launch(0, "[1, 1]")
 ratio = statistics.median(n / a for n, a in zip(seen["n"], seen["a"]))
-print(json.dumps({"value": b.CLOCK.now() - before, "ratio": ratio, "slots": len(seen["a"]),
+print(json.dumps({"value": b.common.CLOCK.now() - before, "ratio": ratio, "slots": len(seen["a"]),
                   "pid": x.ref.anchor["pid"] if hasattr(x.ref, "anchor") else ref.anchor["pid"],
                   "label": b.REFERENCE_LABEL}))
 """
@@ -282,9 +283,7 @@ KNOWN_A0 = 7.25
 
 def _known_a0_table(folder, kinds=(KIND,)):
     """The simulator anchor's A0 table (this venv's numba-cuda) with KNOWN_A0 for *kinds* -> its id."""
-    from benchmarks import common
-
-    build = common.build_fingerprint()
+    build = kernels.build_fingerprint()
     path = anchor.table_path(str(folder), normalize.host_name(), build, 3.7, simulator=True)
     table_id = anchor.ensure_table(path, {"build": build, "r0_us": 3.7, "simulator": True})
     _known(path, KNOWN_A0, kinds)
@@ -344,10 +343,10 @@ for config in ("[1, 1]", "[1, 128] stream"):
         seen["a"].append(ref(k)); return seen["a"][-1]
     a_run.r0_us, a_run.batch = ref.r0_us, ref.batch
     x.run, x.ref = n_run, a_run
-    before = b.CLOCK.now()
+    before = b.common.CLOCK.now()
     x.time_launch(0, config)
     ratio = statistics.median(n / a for n, a in zip(seen["n"], seen["a"]))
-    out[config] = {"value": b.CLOCK.now() - before, "ratio": ratio, "a0_args_us": ref.anchor["a0_args_us"],
+    out[config] = {"value": b.common.CLOCK.now() - before, "ratio": ratio, "a0_args_us": ref.anchor["a0_args_us"],
                    "a0_us": ref.r0_us, "pid": ref.anchor["pid"]}
 print(json.dumps(out))
 """
@@ -358,14 +357,12 @@ def test_configurations_at_one_argument_count_are_scaled_by_one_a0_under_the_sim
     ``[1, 128] stream`` row at 0 args are both ``median(n/a) x A0(0)`` with the one A0(0) the table holds
     (KNOWN_A0; the simulator's rho is 1), so their values differ only by their own ratios. Before, each
     kind got an A0 of its own (the stream row would have measured 1.0 here)."""
-    from benchmarks import common
-
-    build = common.build_fingerprint()
+    build = kernels.build_fingerprint()
     path = anchor.table_path(str(tmp_path), normalize.host_name(), build, 3.7, simulator=True)
     anchor.ensure_table(path, {"build": build, "r0_us": 3.7, "simulator": True})
     data = anchor.load_table(path)
     data["a0"]["0"] = {"a0_us": KNOWN_A0, "processes": [KNOWN_A0], "slots": 1, "spread_pct": 0.0}
-    anchor._save_table(path, data)  # A0(0) only: no kind has its A0 yet
+    anchor.save_table(path, data)  # A0(0) only: no kind has its A0 yet
     env = _sim_env(LAUNCHBENCH_ASV_ANCHOR=sys.executable, LAUNCHBENCH_ASV_ANCHOR_DIR=short_dir,
                    LAUNCHBENCH_ASV_A0_DIR=str(tmp_path))
     pids = []
@@ -393,12 +390,12 @@ def test_configurations_at_one_argument_count_are_scaled_by_one_a0_under_the_sim
 MECH_SCRIPT = """import json
 from benchmarks import bench_mechanisms as b
 x = b.TimeMechanismLaunch()
-x.setup("tls", 2, b.bench_launch.REFERENCE_LABEL)
-before = b.CLOCK.now()
+x.setup("tls", 2, b.common.REFERENCE_LABEL)
+before = b.common.CLOCK.now()
 x.time_launch("tls", 2)
 x.teardown("tls", 2)
-client = b.common.per_process("anchor", None)
-print(json.dumps({"value": b.CLOCK.now() - before, "pid": x.ref.anchor["pid"], "kind": client.current}))
+client = b.sampling.per_process("anchor", None)
+print(json.dumps({"value": b.common.CLOCK.now() - before, "pid": x.ref.anchor["pid"], "kind": client.current}))
 """
 
 
@@ -427,7 +424,7 @@ def test_mechanism_rows_divide_by_the_anchors_launch_of_the_same_kind(short_dir,
 
 
 def test_server_leaves_after_its_idle_time(short_dir):
-    proc = subprocess.Popen([sys.executable, "-m", "benchmarks.anchor", "--dir", short_dir, "--idle", "1"],
+    proc = subprocess.Popen([sys.executable, "-m", "launchbench.workloads.anchor", "--dir", short_dir, "--idle", "1"],
                             cwd=ROOT, env=_sim_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         out, _ = proc.communicate(timeout=120)

@@ -249,12 +249,12 @@ def test_asv_benchmark_smoke_under_the_simulator():
     code = (
         "from benchmarks import bench_argkinds as b\n"
         "t = b.TimeArgKindLaunch()\n"
-        "assert (t.number, t.timer) == (1, b.CLOCK.now)\n"
+        "assert (t.number, t.timer) == (1, b.common.CLOCK.now)\n"
         "for n in b.ARG_COUNTS:\n"
         "    for d in b.DISPATCHES:\n"
-        "        before = b.CLOCK.now()\n"
+        "        before = b.common.CLOCK.now()\n"
         "        t.setup('array', n, d); t.time_launch('array', n, d)\n"
-        "        assert b.CLOCK.now() > before  # the sample asv records: the batch's seconds per launch\n"
+        "        assert b.common.CLOCK.now() > before  # the sample asv records: the batch's seconds per launch\n"
         "        run = t.run; t.setup('array', n, d); assert t.run is run  # built once per process\n"
         "for kind in ('cupy', 'torch'):\n"
         "    try:\n"
@@ -271,7 +271,7 @@ def test_asv_benchmark_smoke_under_the_simulator():
 
 
 def test_asv_slot_batch_holds_a_few_milliseconds_of_launches_within_bounds():
-    from benchmarks import bench_argkinds
+    from launchbench.workloads import launchers as bench_argkinds
 
     assert bench_argkinds.slot_batch(30e-6, target_s=3e-3, most=100) == 100  # a fast row: the usual 100
     assert bench_argkinds.slot_batch(1.6e-3, target_s=3e-3, most=100) == 2   # 26 torch tensors, lazily
@@ -293,19 +293,19 @@ def test_asv_sample_divides_each_slot_by_the_reference_and_uses_the_rows_batch()
 
     t = bench_argkinds.TimeArgKindLaunch()
     t.settings, t.run, t.batch, t.ref = {"slots": 6, "r0": 3.7}, Run(74e-6), 3, Run(3.7e-6)
-    before = bench_argkinds.CLOCK.now()
+    before = bench_argkinds.common.CLOCK.now()
     t.time_launch("torch", 26, "lazy")
-    assert bench_argkinds.CLOCK.now() - before == pytest.approx(74e-6)  # 20 x R0 3.7 µs
+    assert bench_argkinds.common.CLOCK.now() - before == pytest.approx(74e-6)  # 20 x R0 3.7 µs
     assert t.run.calls == [3] * 6 and len(t.ref.calls) == 6
 
 
 def test_asv_benchmark_skips_when_the_package_is_missing(monkeypatch):
-    from benchmarks import bench_argkinds
+    from launchbench.workloads import launchers
 
     monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
     monkeypatch.setitem(sys.modules, "torch", None)
     with pytest.raises(NotImplementedError, match="torch is not importable"):
-        bench_argkinds._one_array("torch")
+        launchers.one_array_or_skip("torch")
 
 
 def test_too_many_arguments_is_a_one_line_error_before_any_env_is_built(tmp_path):

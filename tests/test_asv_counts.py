@@ -63,8 +63,9 @@ def standin_step():
 _DIRECT = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from benchmarks import common
-from launchbench.workloads import counts
+import benchmarks  # noqa: F401 - the checkout's launchbench, as asv imports it
+from launchbench.base import cudamod
+from launchbench.workloads import counts, kernels, launchers
 
 def configure_per_launch(kernel, index):  # the same one-line caller the per-launch rows count
     def launch(*args):
@@ -72,11 +73,11 @@ def configure_per_launch(kernel, index):  # the same one-line caller the per-lau
     return launch
 
 nargs = int(sys.argv[2])
-kernel, args = common.make_kernel(nargs), common.make_args(nargs)
+kernel, args = kernels.empty_kernel(cudamod.import_cuda(), nargs), kernels.device_arrays(nargs)
 out = {}
 for style, launch in (("preconfigured", kernel[1, 1]), ("configure-per-launch", configure_per_launch(kernel, (1, 1)))):
     launch(*args)
-    rec = counts.count(launch, args, sync=common.synchronize)
+    rec = counts.count(launch, args, sync=launchers.synchronize)
     out[style] = {"kinds": rec["kinds"], "launch_totals": rec["launch_totals"], "counter": rec["counter"],
                   "python": rec["python"]}
 print(json.dumps(out))
@@ -220,6 +221,7 @@ def test_publish_lists_every_step_of_a_counts_series():
 # ------------------------------------------------------------------ the rows themselves
 def test_rows_take_the_launch_rows_parameters_and_units():
     from benchmarks import bench_counts, bench_launch, common
+    from launchbench.workloads import countgrid
 
     units = {"bytecodes": "bytecodes per launch", "calls": "calls per launch",
              "c_calls": "C calls per launch", "entries": "function entries per launch"}
@@ -235,13 +237,13 @@ def test_rows_take_the_launch_rows_parameters_and_units():
             assert cls.setup_cache is bench_counts.count_all  # one counting process for every class
             assert getattr(cls, f"track_{kind}").unit == units[kind]
             assert kind in cls.needs and cls.style == style
-            assert bench_counts.STYLES[style] == per_launch_configure[STYLES[style]]
+            assert countgrid.STYLES[style] == per_launch_configure[STYLES[style]]
 
 
 def test_counts_come_from_launchbench_counts_of_this_checkout():
     from benchmarks import bench_counts
 
-    module = bench_counts.counts_module()
+    module = bench_counts.counts
     assert os.path.samefile(module.__file__, ROOT / "launchbench" / "workloads" / "counts.py")
     assert module.count.__code__.co_filename == module.__file__
 
@@ -273,27 +275,28 @@ def test_setup_skips_with_the_reason():
         bench_counts.TrackCountsConfigurePerLaunch().setup(cached, 1, "[1, 1]")
 
 
-def test_missing_counting_code_fails_loudly(monkeypatch, tmp_path):
+def test_a_launch_that_cannot_be_counted_fails_loudly(monkeypatch):
     """Not a skip: a skipped row would leave a silent hole in an exact series."""
     from benchmarks import bench_counts
+    from launchbench.workloads import countgrid, sampling
 
-    monkeypatch.setattr(bench_counts, "COUNTS_PATH", str(tmp_path / "nowhere" / "counts.py"))
-    monkeypatch.delitem(sys.modules, bench_counts.COUNTS_NAME, raising=False)
-    with pytest.raises(bench_counts.CountsUnavailable, match="nowhere"):
+    def broken(*args):
+        raise RuntimeError("this launch cannot be counted")
+
+    monkeypatch.setattr(sampling, "gpu_or_skip", lambda: None)
+    monkeypatch.setattr(countgrid, "count_one", broken)
+    with pytest.raises(RuntimeError, match="cannot be counted"):
         bench_counts.count_all()
-    assert not issubclass(bench_counts.CountsUnavailable, NotImplementedError)
-    assert bench_counts.counts_version().endswith(" unavailable")  # discovery survives
 
 
 def test_version_follows_the_counting_code(monkeypatch, tmp_path):
     from benchmarks import bench_counts
 
-    source = Path(bench_counts.COUNTS_PATH).read_text()
+    source = Path(bench_counts.counts.__file__).read_text()
     before = bench_counts.counts_version()
     assert before == bench_counts.TrackCountsPreconfigured.version
     edited = tmp_path / "counts.py"
     edited.write_text(source + "\n# counted differently\n")
-    monkeypatch.setattr(bench_counts, "COUNTS_PATH", str(edited))
-    monkeypatch.delitem(sys.modules, bench_counts.COUNTS_NAME, raising=False)
+    monkeypatch.setattr(bench_counts, "VERSIONED_FILES", (str(edited),) + bench_counts.VERSIONED_FILES[1:])
     after = bench_counts.counts_version()
     assert after != before and after.split(" ", 2)[2] == before.split(" ", 2)[2]  # same counter and Python

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import normalize
+from launchbench.workloads import normalize
 
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,9 +29,9 @@ x = b.TimeLaunchPreconfigured()
 x.setup(0, "[1, 1]", b.REFERENCE_LABEL)
 values, refs = [], []
 for _ in range(%d):
-    before = b.CLOCK.now()
+    before = b.common.CLOCK.now()
     x.time_launch(0, "[1, 1]")
-    values.append((b.CLOCK.now() - before) * 1e6)
+    values.append((b.common.CLOCK.now() - before) * 1e6)
     refs.append(x.ref(getattr(x.ref, "batch", 300)) * 1e6)
 print(json.dumps({"value": statistics.median(values), "ref_us": statistics.median(refs),
                   "scale": getattr(x.ref, "r0_us", x.settings["r0"]), "label": b.REFERENCE_LABEL}))

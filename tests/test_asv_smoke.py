@@ -46,14 +46,14 @@ def test_suite_preimports_numba_cuda_for_the_forkserver_but_survives_a_broken_on
     """numba.cuda is imported at discovery (paid once before asv's forkserver forks); a commit whose
     numba-cuda fails to import must still be discovered, its benchmarks failing in setup instead."""
     code = ("import sys; sys.path.insert(0, %r); import benchmarks.bench_launch as b; "
-            "print('numba.cuda' in sys.modules, b.PREIMPORTED)" % str(ROOT))
+            "print('numba.cuda' in sys.modules, b.common.PREIMPORTED)" % str(ROOT))
     out = subprocess.run([PY, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "True True"
     broken = tmp_path / "broken" / "numba"
     broken.mkdir(parents=True)
     (broken / "__init__.py").write_text("raise ImportError('this numba-cuda commit does not import')\n")
     env = {**os.environ, "PYTHONPATH": str(broken.parent)}
-    out = subprocess.run([PY, "-c", code.replace("b.PREIMPORTED", "b.PREIMPORTED, len(b.CONFIG_NAMES)")],
+    out = subprocess.run([PY, "-c", code.replace("b.common.PREIMPORTED", "b.common.PREIMPORTED, len(b.CONFIG_NAMES)")],
                          capture_output=True, text=True, check=True, env=env).stdout.strip()
     assert out == "False False 7"
 
@@ -71,7 +71,7 @@ def test_gpu_guard_without_smoke_switch(monkeypatch):
 
 
 def test_launch_index_is_what_users_write():
-    from benchmarks import bench_launch
+    from launchbench.workloads import launchers as bench_launch
 
     assert bench_launch.launch_index("[1, 1]") == (1, 1)
     assert bench_launch.launch_index("[(16, 16), (16, 16)]") == ((16, 16), (16, 16))
@@ -87,15 +87,16 @@ _SETUP_PROBE = r"""
 import sys
 sys.path.insert(0, sys.argv[1])
 from asv_runner.discovery import get_benchmark_from_name
-from benchmarks import bench_launch, common
+from benchmarks import bench_launch
+from launchbench.workloads import kernels, sampling
 
 compiled, setups, lookups = [], [], []
-real_make_kernel = common.cached_kernel
-common.cached_kernel = lambda n, **kw: compiled.append(n) or real_make_kernel(n, **kw)
-real_state = bench_launch._launch_state
-bench_launch._launch_state = lambda *a: setups.append(a) or real_state(*a)
-real_prepared = bench_launch._prepared
-bench_launch._prepared = lambda key, build: lookups.append(key) or real_prepared(key, build)
+real_make_kernel = kernels.cached_kernel
+kernels.cached_kernel = lambda n, **kw: compiled.append(n) or real_make_kernel(n, **kw)
+real_state = sampling.launch_state
+sampling.launch_state = lambda settings, *a: setups.append(a) or real_state(settings, *a)
+real_prepared = sampling.per_process
+sampling.per_process = lambda key, build: lookups.append(key) or real_prepared(key, build)
 for cls, idx in (("TimeLaunchPreconfigured", 7), ("TimeLaunchConfigurePerLaunch", 7)):  # (1, '[1, 1]')
     bench = get_benchmark_from_name(sys.argv[1] + "/benchmarks", f"bench_launch.{cls}.time_launch-{idx}",
                                     extra_params={"repeat": 3})
@@ -138,7 +139,7 @@ def test_launch_benchmarks_take_one_value_clock_sample_per_process():
                 bench_mechanisms.TimeMechanismLaunch, bench_argkinds.TimeArgKindLaunch):
         assert 0 < cls.timeout <= 120
         assert cls.number == 1 and cls.repeat == 1 and cls.warmup_time == 0
-        assert cls.timer == bench_launch.CLOCK.now
+        assert cls.timer == bench_launch.common.CLOCK.now
 
 
 def test_no_time_benchmark_reruns_setup_between_its_timed_calls():

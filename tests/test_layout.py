@@ -532,3 +532,107 @@ def test_scripts_use_only_public_names_below_commands():
     commands/ (issue 36: gpu/rerender_pr.py took commands.pr.exit_code)."""
     bad = script_violations(script_graph(), script_files(), modules())
     assert not bad, "; ".join(bad)
+
+
+# ---------------------------------------------------------------- benchmarks/: the asv front-end
+
+SUITE = ROOT.parent / "benchmarks"
+#: What benchmarks/ modules may import from launchbench: the layers below environments (the measurement core).
+SUITE_MAY_IMPORT = (f"{PACKAGE}.base", f"{PACKAGE}.workloads")
+#: The suite's one shared helper module; bench_* modules import no other suite module.
+SUITE_SHARED = "benchmarks.common"
+#: Calls that load a file by path (the one allowed: benchmarks/__init__.py importing the launchbench package).
+PATH_LOADERS = ("spec_from_file_location", "SourceFileLoader", "run_path", "load_source")
+
+
+def suite_graph(suite: Path = SUITE) -> dict:
+    """benchmarks/ module -> {imported benchmarks/ or launchbench module: [lines]} (the package's modules
+    as in import_graph; ``from . import common`` and ``from benchmarks import x`` count)."""
+    mods = {**modules(), **{f"benchmarks.{p.stem}" if p.stem != "__init__" else "benchmarks": p
+                            for p in suite.glob("*.py")}}
+    graph = {}
+    for path in sorted(suite.glob("*.py")):
+        name = "benchmarks" if path.stem == "__init__" else f"benchmarks.{path.stem}"
+        edges: dict = {}
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            found = []
+            if isinstance(node, ast.ImportFrom):
+                source = "benchmarks" + (f".{node.module}" if node.module else "") if node.level else node.module or ""
+                for alias in node.names:
+                    sub = f"{source}.{alias.name}"
+                    found.append(sub if sub in mods else source)
+            elif isinstance(node, ast.Import):
+                found = [alias.name for alias in node.names]
+            for target in found:
+                if target in mods and target != name:
+                    edges.setdefault(target, []).append(node.lineno)
+        graph[name] = edges
+    return graph
+
+
+def suite_problems(suite: Path = SUITE) -> list:
+    """Each way benchmarks/ breaks its layer: a launchbench import above workloads, a bench module
+    importing another suite module than common, a cycle, a private name taken from another module,
+    a file loaded by path."""
+    graph = suite_graph(suite)
+    bad = []
+    for a, edges in sorted(graph.items()):
+        for b, lines in sorted(edges.items()):
+            where = f"{a}:{','.join(map(str, lines))}"
+            if b.startswith(PACKAGE) and not b.startswith(SUITE_MAY_IMPORT):
+                bad.append(f"{where} imports {b} (the suite may import {' and '.join(SUITE_MAY_IMPORT)} only)")
+            if b.startswith("benchmarks.") and b != SUITE_SHARED:
+                bad.append(f"{where} imports {b} (suite modules share only through {SUITE_SHARED})")
+    cycle = find_cycle({**import_graph(), **graph})
+    if cycle:
+        bad.append("import cycle: " + " -> ".join(cycle))
+    mods = modules()
+    for path in sorted(suite.glob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        name = f"benchmarks.{path.stem}"
+        bound = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                source = ("benchmarks" + (f".{node.module}" if node.module else "")) if node.level else node.module or ""
+                for alias in node.names:
+                    full = f"{source}.{alias.name}"
+                    if full in mods or full.startswith("benchmarks."):
+                        bound[alias.asname or alias.name] = full
+                    elif alias.name.startswith("_") and not alias.name.startswith("__") and \
+                            source.split(".")[0] in (PACKAGE, "benchmarks") and not _is_extension(full):
+                        bad.append(f"{path.name}:{node.lineno} from {source} import {alias.name}")
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound \
+                    and node.attr.startswith("_") and not node.attr.startswith("__") and bound[node.value.id] != name:
+                bad.append(f"{path.name}:{node.lineno} {node.value.id}.{node.attr}")
+            elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) in PATH_LOADERS \
+                    and path.name != "__init__.py":
+                bad.append(f"{path.name}:{node.lineno} loads a file by path (import it: benchmarks/__init__.py "
+                           "makes launchbench importable)")
+    return bad
+
+
+def test_the_suite_is_a_layer_above_the_measurement_core():
+    """benchmarks/ (asv's classes) imports launchbench.base and launchbench.workloads only, its bench
+    modules share only benchmarks/common.py, the whole tree has no import cycle, and no suite module
+    takes a private name or loads a file by path (issue 36)."""
+    problems = suite_problems()
+    assert not problems, "; ".join(problems)
+    graph = suite_graph()
+    assert f"{PACKAGE}.workloads.sampling" in graph["benchmarks.common"]  # the graph sees the suite's imports
+    assert SUITE_SHARED in graph["benchmarks.bench_launch"]
+
+
+def test_suite_problems_are_reported(tmp_path):
+    (tmp_path / "__init__.py").write_text("")
+    (tmp_path / "common.py").write_text("from launchbench.workloads import sampling\n")
+    (tmp_path / "bench_a.py").write_text("from . import bench_b, common\nfrom launchbench.engine import runner\n"
+                                         "common._hidden\nimport importlib.util\n"
+                                         "importlib.util.spec_from_file_location('x', 'launchbench/x.py')\n")
+    (tmp_path / "bench_b.py").write_text("from . import bench_a\nfrom launchbench.workloads.sampling import _PER_PROCESS\n")
+    problems = suite_problems(tmp_path)
+    text = "; ".join(problems)
+    assert "benchmarks.bench_a:1 imports benchmarks.bench_b" in text
+    assert "imports launchbench.engine.runner" in text
+    assert "import cycle: benchmarks.bench_a -> benchmarks.bench_b -> benchmarks.bench_a" in text
+    assert "bench_a.py:3 common._hidden" in text and "bench_b.py:2 from launchbench.workloads.sampling import _PER_PROCESS" in text
+    assert "bench_a.py:5 loads a file by path" in text

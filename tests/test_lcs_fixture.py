@@ -216,10 +216,10 @@ def test_bench_main_refuses_without_a_gpu(capsys, monkeypatch):
     assert lcs.main([]) == 2  # --bench is required
 
 
-def test_write_json_atomic(tmp_path):
-    path = tmp_path / "out.json"
-    lcs.write_json_atomic(str(path), {"a": 1})
-    assert json.loads(path.read_text()) == {"a": 1} and os.listdir(tmp_path) == ["out.json"]
+def test_the_cache_module_is_written_whole(tmp_path):
+    """Through base/atomic (the one atomic write): the module and nothing else, no temp file left."""
+    path = lcs.write_cache_module(str(tmp_path))
+    assert open(path).read() == lcs.cache_module_source() and os.listdir(tmp_path) == [lcs.CACHE_MODULE + ".py"]
 
 
 # --- benchmarks: discovery and skip logic ------------------------------------
@@ -293,7 +293,7 @@ SETUPS = [
 def test_every_benchmark_skips_without_launchconfig(monkeypatch, name, params):
     bench = bench_module()
     monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
-    monkeypatch.setattr(bench.common, "has_launchconfig", lambda: False)
+    monkeypatch.setattr(bench.launchers, "has_launchconfig", lambda: False)
     with pytest.raises(NotImplementedError, match="< 0.30"):
         instantiate_and_setup(getattr(bench, name), params)
 
@@ -301,7 +301,7 @@ def test_every_benchmark_skips_without_launchconfig(monkeypatch, name, params):
 def test_disk_cache_benchmarks_skip_without_launchconfig(monkeypatch):
     bench = bench_module()
     monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
-    monkeypatch.setattr(bench.common, "has_launchconfig", lambda: False)
+    monkeypatch.setattr(bench.launchers, "has_launchconfig", lambda: False)
     prepared = bench.prepare_disk_cache()  # never raises: asv would call that a failure
     assert "< 0.30" in prepared["skip"]
     for cls in (bench.TimerawLCSDiskCache, bench.TrackLCSDiskCache):
@@ -312,7 +312,7 @@ def test_disk_cache_benchmarks_skip_without_launchconfig(monkeypatch):
 def test_has_launchconfig_false_when_the_module_is_missing(monkeypatch):
     bench = bench_module()
     monkeypatch.setitem(sys.modules, "numba.cuda.launchconfig", None)
-    assert bench.common.has_launchconfig() is False
+    assert bench.launchers.has_launchconfig() is False
     monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
     with pytest.raises(NotImplementedError, match="< 0.30"):
         bench.TimeLCSLaunch().setup(0, "default", "twin")
@@ -333,6 +333,6 @@ def test_with_launchconfig_but_no_gpu_skips_for_the_gpu(monkeypatch):
         pytest.skip("a GPU is present")
     bench = bench_module()
     monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
-    monkeypatch.setattr(bench.common, "has_launchconfig", lambda: True)
+    monkeypatch.setattr(bench.launchers, "has_launchconfig", lambda: True)
     with pytest.raises(NotImplementedError, match="GPU"):
         bench.TimeLCSLaunch().setup(0, "default", "lcs")

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import native, normalize
+from launchbench.workloads import normalize, references
+from launchbench.workloads import slots as native
 from launchbench.base.errors import UserError
 from launchbench.commands import asv as asvcmd
 from launchbench.workloads import peers
@@ -257,7 +258,7 @@ def test_a_spinner_ends_when_the_benchmark_process_is_gone(tmp_path):
     import time
 
     cpu = min(os.sched_getaffinity(0))
-    code = ("import os, sys; sys.path.insert(0, sys.argv[1]); from benchmarks import native; "
+    code = ("import os, sys; sys.path.insert(0, sys.argv[1]); from launchbench.workloads import slots as native; "
             f"procs = native.hold_machine_state(None, [{cpu}]); print(procs[0].pid, flush=True); os._exit(0)")
     out = subprocess.run([sys.executable, "-c", code, str(Path(__file__).resolve().parents[1])],
                          capture_output=True, text=True, check=True)
@@ -429,15 +430,15 @@ def test_core_reference_is_peers_cuda_core_launcher_per_launch(monkeypatch):
     a launcher that cannot be made becomes ReferenceUnavailable (the benchmark then skips with the message)."""
     made = []
     monkeypatch.setattr(peers, "make_cuda_core", lambda nargs: made.append(nargs) or (lambda n: n * 3.6e-6))
-    assert native.REFERENCES["core"] is native.core_reference
-    assert native.core_reference()(300) == pytest.approx(3.6e-6) and made == [0]
+    assert references.REFERENCES["core"] is references.core_reference
+    assert references.core_reference()(300) == pytest.approx(3.6e-6) and made == [0]
 
     def unavailable(nargs):
         raise peers.PeerUnavailable("cuda.core not importable")
 
     monkeypatch.setattr(peers, "make_cuda_core", unavailable)
-    with pytest.raises(native.ReferenceUnavailable, match="cuda.core not importable"):
-        native.core_reference()
+    with pytest.raises(references.ReferenceUnavailable, match="cuda.core not importable"):
+        references.core_reference()
 
 
 def test_kernel_cache_is_per_build_not_per_environment(tmp_path, monkeypatch):
@@ -445,7 +446,8 @@ def test_kernel_cache_is_per_build_not_per_environment(tmp_path, monkeypatch):
     (on the GPU, 0.30.4 failed to load an index 0.29.0 had pickled)."""
     import importlib.metadata as md
 
-    from benchmarks import common
+    from launchbench.base import cudamod
+    from launchbench.workloads import kernels as common
 
     records = {"numba-cuda": "numba/cuda/__init__.py,sha256=AAA,10\n"}
 
@@ -466,7 +468,7 @@ def test_kernel_cache_is_per_build_not_per_environment(tmp_path, monkeypatch):
 
     monkeypatch.setattr(md, "distribution", fake_distribution)
     monkeypatch.setenv("LAUNCHBENCH_KERNEL_DIR", str(tmp_path))
-    monkeypatch.delenv(common.CUDA_MODULE_ENV, raising=False)
+    monkeypatch.delenv(cudamod.ENV, raising=False)
     first = common.kernel_cache_dir()
     assert first == common.kernel_cache_dir()  # stable within a build
     assert first.startswith(str(tmp_path)) and (tmp_path / first.rsplit("/", 1)[1]).is_dir()

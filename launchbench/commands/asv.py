@@ -27,6 +27,7 @@ from ..output.asvtools import (SMOKE_MACHINE, asv_command, bench_args, check_mac
                                write_asv_config)
 from ..base.outputs import check_folder, check_outputs, check_writable
 from ..environments import ledger
+from ..workloads import normalize
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout (this module: launchbench/commands/asv.py)
 # An editable install finds the checkout's config; an installed copy
@@ -39,18 +40,9 @@ def check_suite_settings(environ=None) -> None:
 
     asv hands the environment to every benchmark process, where a bad value
     makes each benchmark skip with its message; here it stops the command in
-    one line before any work. Needs the checkout's benchmarks/ (an installed
-    copy without it checks nothing).
+    one line before any work (launchbench.workloads.normalize: the suite's own reading of them).
     """
-    import importlib.util
-
     env = os.environ if environ is None else environ
-    path = ROOT / "benchmarks" / "normalize.py"  # standard library only: loads without the suite's package
-    if not path.is_file():
-        return
-    spec = importlib.util.spec_from_file_location("launchbench_suite_normalize", path)
-    normalize = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(normalize)
     try:
         kind = normalize.reference_kind(env)
         normalize.reference_us(kind, env)

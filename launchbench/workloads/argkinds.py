@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib
 
 from ..base.errors import UserError
-from .kernels import kernel_source
+from . import kernels
 from ..base import cudamod
 
 KINDS = ("array", "scalar", "mixed", "cupy", "torch")
@@ -115,11 +115,8 @@ def build_kernel(cuda, nargs: int, kind: str = "array", dispatch: str = "lazy"):
     """An empty kernel of *nargs* parameters, ``cuda.jit``-ed lazily or with :func:`signature`."""
     if not 0 <= nargs <= MAX_ARGS:
         raise UserError(f"a kernel takes 0..{MAX_ARGS} arguments here, not {nargs}")
-    namespace: dict = {}
-    exec(compile(kernel_source(nargs), f"<launchbench k/{nargs}>", "exec"), namespace)
-    if check_dispatch(dispatch) == "eager":
-        return cuda.jit(signature(nargs, kind))(namespace["k"])
-    return cuda.jit(namespace["k"])
+    return kernels.empty_kernel(cuda, nargs, signature=signature(nargs, kind) if check_dispatch(dispatch) == "eager"
+                                else None)
 
 
 # -- command-line options (compare, breakdown) ----------------------------------

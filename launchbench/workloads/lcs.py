@@ -16,8 +16,9 @@ The *twin* kernels call ``plain_*`` device functions with the same body,
 which the rewrite does not recognise: same code, never LC-S.
 
 Self-contained on purpose (standard library at import, numba-cuda inside
-functions, no relative imports): the asv suite loads this file by path in
-environments where launchbench is not installed. ``python -m launchbench.workloads.lcs
+functions, no relative imports): the cache children it starts load this file
+by path (``child_bootstrap``), in processes that need not have launchbench on
+their path. The asv suite (``benchmarks/bench_lcs.py``) imports it. ``python -m launchbench.workloads.lcs
 --bench`` times LC-S per-launch costs directly on a GPU.
 """
 from __future__ import annotations
@@ -261,6 +262,33 @@ def make_bench_kernel(nargs: int, kind: str = "lcs", **jit_options):
     return _exec_kernel(bench_kernel_source(nargs, kind, name), name, **jit_options)
 
 
+def device_args(nargs: int) -> list:
+    """*nargs* zeroed float32[1] device arrays (a bench kernel's arguments)."""
+    import numpy as np
+    from numba import cuda
+
+    return [cuda.to_device(np.zeros(1, dtype=np.float32)) for _ in range(nargs)]
+
+
+_launched: dict = {}
+
+
+def launched_kernel(purpose: str, kind: str, nargs: int, configs) -> tuple:
+    """(kernel, args): a bench kernel owned by *purpose*, launched once with each of *configs* (so compiled
+    for each), made once per process."""
+    key = (purpose, kind, nargs)
+    if key not in _launched:
+        from numba import cuda
+
+        kernel = make_bench_kernel(nargs, kind)
+        args = device_args(nargs)
+        for config in configs:
+            kernel[config](*args)
+        cuda.synchronize()
+        _launched[key] = (kernel, args)
+    return _launched[key]
+
+
 def make_probe_kernel(kind: str = "lcs", **jit_options):
     """A fresh dispatcher of :func:`probe_kernel_source` (out: int64[5])."""
     name = f"{kind}_probe"
@@ -338,12 +366,9 @@ def cache_module_source() -> str:
 
 def write_cache_module(directory: str) -> str:
     """Write :func:`cache_module_source` into *directory*; return its path."""
-    path = os.path.join(directory, CACHE_MODULE + ".py")
-    tmp = path + ".tmp"
-    with open(tmp, "w") as fh:
-        fh.write(cache_module_source())
-    os.replace(tmp, path)
-    return path
+    from launchbench.base.atomic import write_text_atomic  # lazy: this file is also loaded by path (docstring)
+
+    return write_text_atomic(os.path.join(directory, CACHE_MODULE + ".py"), cache_module_source())
 
 
 def marker_files(cache_dir: str, kind: str) -> list:
@@ -418,6 +443,48 @@ def run_cache_child(module_dir: str, cache_dir: str, kind: str, launches: list, 
     )
 
 
+def prepare_disk_cache(kinds, config) -> dict:
+    """A kernel module and a NUMBA_CACHE_DIR holding *config* (``[griddim, blockdim, sharedmem]``) of each
+    of *kinds*' cache kernels, written by a separate process per kind (the asv suite's setup_cache)."""
+    import tempfile
+
+    root = os.path.abspath(tempfile.mkdtemp(prefix="lcs-bench-"))
+    module_dir = os.path.join(root, "module")
+    cache_dir = os.path.join(root, "cache")
+    os.makedirs(module_dir)
+    write_cache_module(module_dir)
+    for kind in kinds:
+        run_cache_child(module_dir, cache_dir, kind, [config])
+    return {"root": root, "module_dir": module_dir, "cache_dir": cache_dir}
+
+
+def disk_cache_child_code(prepared: dict, kind: str, config) -> str:
+    """Untimed part of a fresh process (asv's timeraw setup): a private copy of the *prepared* cache,
+    CUDA context, and one unrelated compile (so the timed launch measures this kernel's load or
+    compile, not first-use costs of the compiler); ``launch`` is the cache kernel of *kind* at *config*."""
+    griddim, blockdim, sharedmem = config
+    return f"""
+import atexit, os, shutil, sys, tempfile
+_tmp = tempfile.mkdtemp(prefix="lcs-child-")
+atexit.register(shutil.rmtree, _tmp, True)
+shutil.copytree({prepared["cache_dir"]!r}, os.path.join(_tmp, "cache"))
+os.environ["NUMBA_CACHE_DIR"] = os.path.join(_tmp, "cache")
+os.environ["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"] = "0"
+sys.path.insert(0, {prepared["module_dir"]!r})
+import numpy as np
+from numba import cuda
+import {CACHE_MODULE} as mod
+@cuda.jit
+def _warm(x):
+    x[0] = 1
+_warm[1, 1](cuda.to_device(np.zeros(1, dtype=np.int64)))
+out = mod.FIXTURE.probe_output()
+cuda.synchronize()
+kernel = mod.{CACHED_KERNELS[kind]}
+launch = kernel[tuple({griddim!r}), tuple({blockdim!r}), 0, {sharedmem!r}]
+"""
+
+
 def normalise_launch(griddim, blockdim, sharedmem=0) -> list:
     """``[griddim, blockdim, sharedmem]`` with dims as 3-lists, as numba normalises them."""
     return [_dims3(griddim), _dims3(blockdim), int(sharedmem)]
@@ -464,10 +531,9 @@ def _noop_callback(kernel, launch_config):
 def _prepare_variant(kind, config, nargs, callbacks):
     """A warmed configured launch of a fresh kernel, and its args."""
     from numba import cuda
-    import numpy as np
 
     kernel = make_bench_kernel(nargs, kind)
-    args = [cuda.to_device(np.zeros(1, dtype=np.float32)) for _ in range(nargs)]
+    args = device_args(nargs)
     kernel[DEFAULT_CONFIG](*args)  # the first config becomes the default
     launch = kernel[config]
     launch.pre_launch_callbacks[:] = [_noop_callback] * callbacks
@@ -540,14 +606,6 @@ def format_bench(data: dict) -> str:
     return "\n".join(lines)
 
 
-def write_json_atomic(path: str, data: dict) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as fh:
-        json.dump(data, fh, indent=2, default=repr)
-        fh.write("\n")
-    os.replace(tmp, path)
-
-
 def main(argv=None) -> int:
     import argparse
 
@@ -593,7 +651,9 @@ def main(argv=None) -> int:
     data.update(device=device_info(), host=host_info(), numba_cuda=version("numba-cuda"))
     print(format_bench(data))
     if args.json:
-        write_json_atomic(args.json, data)
+        from launchbench.base.atomic import write_text_atomic  # lazy: as above
+
+        write_text_atomic(args.json, json.dumps(data, indent=2, default=repr) + "\n")
     return 0
 
 

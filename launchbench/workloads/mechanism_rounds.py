@@ -25,9 +25,8 @@ mechanism is removed once, at the end (also on errors and Ctrl-C).
 from __future__ import annotations
 
 import time
-import warnings
 
-from . import mechanisms
+from . import kernels, mechanisms
 
 DEFAULT_ROUNDS = 3000      # upper bound; --max-time usually ends the run first
 DEFAULT_LAUNCHES = 100
@@ -63,35 +62,17 @@ class _SimulatorLaunch:
         return self.dispatcher.call(args, self)
 
 
-def _quiet_occupancy_warning():
-    """The low-occupancy warning would otherwise fire on our [1, 1] launches."""
-    from numba.cuda import config
-
-    if hasattr(config, "CUDA_LOW_OCCUPANCY_WARNINGS"):
-        config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
-    try:
-        from numba.core.errors import NumbaPerformanceWarning
-
-        warnings.simplefilter("ignore", NumbaPerformanceWarning)
-    except ImportError:  # pragma: no cover
-        pass
-
-
 def make_launchers(arg_counts, simulator: bool) -> dict:
     """nargs -> (configured [1, 1] launch, device-array args), compiled and warmed once."""
-    import numpy as np
     from numba import cuda
 
-    _quiet_occupancy_warning()
+    kernels.quiet_occupancy_warnings()
     launchers = {}
     for nargs in arg_counts:
-        params = ", ".join(f"a{i}" for i in range(nargs))
-        namespace: dict = {}
-        exec(compile(f"def k({params}):\n    pass\n", f"<launchbench mechanisms k{nargs}>", "exec"), namespace)
-        kernel = cuda.jit(namespace["k"])
+        kernel = kernels.empty_kernel(cuda, nargs)
         if simulator:
             kernel = SimulatorDispatcher(kernel)
-        args = tuple(cuda.to_device(np.zeros(1, dtype=np.float32)) for _ in range(nargs))
+        args = tuple(kernels.device_arrays(nargs, cuda))
         launch = kernel[1, 1]
         launch(*args)  # compile now, outside any timing
         launchers[nargs] = (launch, args)

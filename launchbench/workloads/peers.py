@@ -7,7 +7,7 @@ by ``loops``. Samples of all launchers are interleaved (rounds, rotating the
 order) and the median is reported, in µs per launch.
 
 numba_cuda  the preconfigured ``k[1, 1](*args)`` of a ``@cuda.jit`` kernel
-            taking float32[1] device arrays (as benchmarks/common.py)
+            taking float32[1] device arrays (kernels.device_arrays)
 cupy        ``RawModule(path=<ptx>).get_function(name)(grid, block, args)``
             with cupy arrays
 cuda_core   ``cuda.core.launch(stream, LaunchConfig, kernel, *buffers)``
@@ -34,7 +34,7 @@ import time
 
 from ..base.errors import UserError
 from . import argkinds
-from .kernels import MAX_ARGS, kernel_source, numba_kernel_and_args, quiet_occupancy_warnings
+from .kernels import MAX_ARGS, device_arrays, empty_kernel, numba_kernel_and_args, quiet_occupancy_warnings
 from ..base.device import import_cuda, simulator_enabled
 from ..base import cudamod
 
@@ -99,9 +99,11 @@ def empty_kernels_ptx(cc: tuple[int, int], max_args: int = MAX_PTX_ARGS) -> str:
 # -- launchers: each factory returns run(n) -> seconds for n launches + sync ---
 
 def _device_cc() -> tuple[int, int]:
-    from . import _floor  # lazy: a C extension, imported only where a launcher needs it
-
-    if _floor.available():
+    try:
+        from . import _floor  # lazy: a C extension, imported only where a launcher needs it
+    except ImportError:  # built for another Python (an asv env): numba-cuda knows the device too
+        _floor = None
+    if _floor is not None and _floor.available():
         return tuple(_floor.compute_capability())
     return tuple(import_cuda().get_current_device().compute_capability)
 
@@ -144,17 +146,14 @@ def make_numba_cuda_mlir(nargs: int):
     It coexists with numba-cuda in one process (seen on the H200), so it sits
     beside numba-cuda and the floors in the same slots.
     """
-    import numpy as np
 
     try:
         from numba_cuda_mlir import cuda
     except Exception as exc:  # noqa: BLE001 - not installed, or fails to import here
         raise PeerUnavailable(f"numba-cuda-mlir is not importable ({type(exc).__name__}: {exc})") from None
     cudamod.quiet_occupancy_warnings({cudamod.ENV: "numba-cuda-mlir"})
-    namespace: dict = {}
-    exec(compile(kernel_source(nargs), f"<launchbench mlir k/{nargs}>", "exec"), namespace)
-    kernel = cuda.jit(namespace["k"])
-    args = [cuda.to_device(np.zeros(1, dtype=np.float32)) for _ in range(nargs)]
+    kernel = empty_kernel(cuda, nargs)
+    args = device_arrays(nargs, cuda)
     cfg, sync, clock = kernel[1, 1], cuda.synchronize, time.perf_counter
     cfg(*args)
     sync()

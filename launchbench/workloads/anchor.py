@@ -1,6 +1,6 @@
 """The anchor: a fixed numba-cuda in a process of its own, the reference that cancels a VM's state.
 
-Why: the same-process reference (native.bindings_reference) shares the
+Why: the same-process reference (references.bindings_reference) shares the
 process's speed state, but the state moves numba-cuda's launch and that
 lighter loop by different factors, so normalized samples stayed bimodal at
 3-4 arguments on the H200 VMs (results/h200/2026-11-25-asv-native-*).
@@ -59,6 +59,10 @@ import sys
 import tempfile
 import time
 
+from ..base import atomic, cudamod
+from . import kernels, launchers, normalize, references
+from .slots import REFERENCE_BATCH, slot_loop
+
 #: Seconds a server waits for its next client before it leaves.
 IDLE_S = 900
 #: Seconds a client waits for a new server (import, CUDA context, first kernels).
@@ -83,10 +87,13 @@ PRECISION = {
               "interval of that median (order statistics); 1 for k[1, 1] itself",
     "a0_us": "A0(kind) = A0(nargs) x rho(kind): what an anchored sample of that kind is scaled by",
 }
-#: Launches per anchor batch: numba-cuda's batch (native.NUMBA_BATCH), the same kind of launch.
+#: Launches per anchor batch: numba-cuda's batch (slots.NUMBA_BATCH), the same kind of launch.
 BATCH = 100
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: The checkout (or site-packages folder) holding the ``launchbench`` package: the anchor's PYTHONPATH.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+#: ``python -m`` target of the server and of its A0 processes.
+MODULE = "launchbench.workloads.anchor"
 
 
 class AnchorError(RuntimeError):
@@ -118,45 +125,39 @@ def base_kind(kind: dict) -> dict:
 # ---------------------------------------------------------------- server side
 
 
-def _kind_runner(kind, launchers):
-    """``run(n)`` for one kind of launch with the anchor's numba-cuda, warmed up (bench_launch's own builder)."""
-    from . import bench_launch
-
-    if kind["mode"] not in ("pre", "cpl") or kind["config"] not in bench_launch.LAUNCH_CONFIGS:
+def _kind_runner(kind, runners):
+    """``run(n)`` for one kind of launch with the anchor's numba-cuda, warmed up (the launch rows' own builder)."""
+    if kind["mode"] not in ("pre", "cpl") or kind["config"] not in launchers.LAUNCH_CONFIGS:
         raise AnchorError(f"unknown kind {kind!r}")
-    state = bench_launch.launch_runner(int(kind["args"]), kind["config"], kind["mode"] == "cpl")
+    state = launchers.launch_runner(int(kind["args"]), kind["config"], kind["mode"] == "cpl")
     run = state["run"]
     run.keepalive = state
-    launchers[kind_key(kind)] = run
+    runners[kind_key(kind)] = run
     return run
 
 
 def measure_a0(run, r0_us, slots=A0_SLOTS):
     """The anchor's µs per launch of one kind in this process, its state divided out against the bindings
     reference (one process: A0 itself is the median of several, ``measure_a0_processes``)."""
-    from . import common, native, normalize
-
-    if common.smoke_mode():
+    if kernels.smoke_mode():
         return 1.0  # the simulator has no driver to launch a reference with (its tables say "simulator")
     try:
-        ref = native.bindings_reference(0)
-    except native.ReferenceUnavailable as exc:
+        ref = references.bindings_reference(0)
+    except references.ReferenceUnavailable as exc:
         raise AnchorError(f"the anchor cannot measure A0: {exc}") from None
     for _ in range(3):
-        ref(native.REFERENCE_BATCH)
-    numba_s, ref_s = native.slot_loop(run, ref, slots, BATCH, native.REFERENCE_BATCH)
+        ref(REFERENCE_BATCH)
+    numba_s, ref_s = slot_loop(run, ref, slots, BATCH, REFERENCE_BATCH)
     return normalize.normalized_us(numba_s, ref_s, r0_us)
 
 
 def a0_processes():
-    from . import common
-
-    return SMOKE_A0_PROCESSES if common.smoke_mode() else A0_PROCESSES
+    return SMOKE_A0_PROCESSES if kernels.smoke_mode() else A0_PROCESSES
 
 
 def _a0_in_fresh_process(nargs, r0_us, slots):
     """One fresh anchor process (this Python, this CPU affinity) -> its A0 of ``k[1, 1]`` with *nargs* args."""
-    cmd = [sys.executable, "-m", "benchmarks.anchor", "--measure-a0", str(nargs), "--r0", repr(r0_us),
+    cmd = [sys.executable, "-m", MODULE, "--measure-a0", str(nargs), "--r0", repr(r0_us),
            "--slots", str(slots)]
     env = {**os.environ, "PYTHONPATH": ROOT}
     try:
@@ -199,13 +200,11 @@ def measure_ratio(run, base_run, slots=None):
     slot in this process (both numba-cuda, on one CPU: the state moves them alike)."""
     import statistics
 
-    from . import common, native
-
-    if common.smoke_mode():  # simulated launches of 128 threads are no launch cost to compare
+    if kernels.smoke_mode():  # simulated launches of 128 threads are no launch cost to compare
         return {"ratio": 1.0, "slots": 0, "ci95": [1.0, 1.0], "simulator": True,
                 "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     slots = slots or A0_SLOTS
-    kind_s, base_s = native.slot_loop(run, base_run, slots, BATCH, BATCH)
+    kind_s, base_s = slot_loop(run, base_run, slots, BATCH, BATCH)
     ratios = [k / b for k, b in zip(kind_s, base_s)]
     return {"ratio": statistics.median(ratios), "slots": slots, "ci95": median_ci95(ratios),
             "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
@@ -213,9 +212,7 @@ def measure_ratio(run, base_run, slots=None):
 
 def a0_main(nargs, r0_us, slots):
     """``--measure-a0``: one fresh process's A0 of ``k[1, 1]`` with *nargs* arguments, as a JSON line."""
-    from . import bench_launch
-
-    state = bench_launch.launch_runner(int(nargs), "[1, 1]", False)
+    state = launchers.launch_runner(int(nargs), "[1, 1]", False)
     print(json.dumps({"a0_us": measure_a0(state["run"], r0_us, slots), "pid": os.getpid()}), flush=True)
 
 
@@ -264,13 +261,8 @@ def load_table(path) -> dict:
     return table
 
 
-def _save_table(path, table):
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w") as fh:
-        json.dump(table, fh, indent=1, sort_keys=True)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+def save_table(path, table):
+    atomic.write_json_atomic(path, table, sort_keys=True)
 
 
 # ---------------------------------------------------------------- one anchor per run
@@ -283,7 +275,7 @@ def run_record(folder) -> str:
 def begin_run(folder, server):
     """Record which server this run measures against (asv's discovery: the start of an asv run)."""
     os.makedirs(folder, exist_ok=True)
-    _save_table(run_record(folder), {"token": server["token"], "pid": server["pid"], "started": server["started"]})
+    save_table(run_record(folder), {"token": server["token"], "pid": server["pid"], "started": server["started"]})
 
 
 def check_run(folder, server):
@@ -311,14 +303,12 @@ class Server:
     """One client at a time; launchers and A0 tables kept for the server's life."""
 
     def __init__(self, folder):
-        from . import common
-
         self.folder = folder
         self.launchers = {}
-        self.module = common.cuda_module_name()
+        self.module = cudamod.distribution()
         self.version = _numba_cuda_version(self.module)
-        self.build = common.build_fingerprint(self.module)
-        self.smoke = common.smoke_mode()
+        self.build = kernels.build_fingerprint(self.module)
+        self.smoke = kernels.smoke_mode()
         self.digest = code_digest()
         self.started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         self.token = f"{os.getpid()}-{os.urandom(6).hex()}"
@@ -353,7 +343,7 @@ class Server:
         nargs = str(kind["args"])
         if nargs not in data["a0"]:
             data["a0"][nargs] = measure_a0_processes(int(kind["args"]), r0_us)
-            _save_table(path, data)
+            save_table(path, data)
         key, base = kind_key(kind), base_kind(kind)
         if key == kind_key(base):
             rho = {"ratio": 1.0, "slots": 0, "ci95": [1.0, 1.0], "base": True}
@@ -363,7 +353,7 @@ class Server:
         data["ratios"][key] = rho
         data["a0_us"][key] = data["a0"][nargs]["a0_us"] * rho["ratio"]
         data.setdefault("measured", {})[key] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        _save_table(path, data)
+        save_table(path, data)
 
     def handle(self, line):
         """One request line -> one reply line (None: close the server)."""
@@ -456,7 +446,7 @@ class Client:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ASV_", "LAUNCHBENCH_ASV_", "PYTHON"))}
         env["PYTHONPATH"] = ROOT
         with log:
-            proc = subprocess.Popen([self.python, "-m", "benchmarks.anchor", "--dir", self.folder,
+            proc = subprocess.Popen([self.python, "-m", MODULE, "--dir", self.folder,
                                      "--idle", str(self.idle_s)], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
                                     stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + self.start_s
@@ -546,8 +536,6 @@ def reference(python, folder, a0_folder, r0_us, begin=False):
     discovery, the start of a run) records this server as the run's anchor. The connection is
     closed again: asv's forkserver forks after import, and children must not share a socket.
     """
-    from . import normalize
-
     client = Client(python, folder)
     try:
         server = client.identify()
@@ -573,7 +561,7 @@ def _last_line(path):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="launchbench's anchor server for native asv (benchmarks/anchor.py)")
+    parser = argparse.ArgumentParser(description="launchbench's anchor server for native asv (python -m launchbench.workloads.anchor)")
     parser.add_argument("--dir")
     parser.add_argument("--idle", type=float, default=IDLE_S)
     parser.add_argument("--measure-a0", type=int, metavar="NARGS", help="one A0 process (the server runs these)")

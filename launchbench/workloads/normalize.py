@@ -19,10 +19,14 @@ where ``R0`` (µs) is the reference's per-launch time on the H200 in its
 usual state (``REFERENCE_US``; ``LAUNCHBENCH_REF_US`` overrides it), so the
 value reads as "µs per launch on a machine whose reference takes R0". The
 median of ratios (not the ratio of medians) keeps one slow slot from moving
-the sample. Pure standard library: asv runs this inside numba-cuda's envs.
+the sample. Standard library and launchbench.base only: asv runs this inside numba-cuda's envs.
 """
 import os
 import statistics
+import sys
+
+from ..base import options
+from ..base.errors import UserError
 
 #: R0: the reference launch's µs per launch on the H200 (medians of the design
 #: probes: ``bind0``, a Python loop over cuda.bindings' cuLaunchKernel, 0 args;
@@ -35,7 +39,7 @@ REFERENCE_US = {"bindings": 3.70, "bindings-args": 3.70, "core": 3.61}
 
 #: Environment switches (asv passes the environment on to benchmark processes).
 REF_ENV = "LAUNCHBENCH_ASV_REFERENCE"    # bindings (default) | bindings-args | core | anchor | none
-ANCHOR_ENV = "LAUNCHBENCH_ASV_ANCHOR"     # a Python whose numba-cuda is the anchor (benchmarks/anchor.py)
+ANCHOR_ENV = "LAUNCHBENCH_ASV_ANCHOR"     # a Python whose numba-cuda is the anchor (workloads/anchor.py)
 ANCHOR_DIR_ENV = "LAUNCHBENCH_ASV_ANCHOR_DIR"  # the anchor server's folder (socket, log, run record)
 A0_DIR_ENV = "LAUNCHBENCH_ASV_A0_DIR"     # the anchor's A0 tables (default: RESULTS_DIR/anchor-a0)
 REF_US_ENV = "LAUNCHBENCH_REF_US"         # R0 override, µs
@@ -192,26 +196,16 @@ def slots(default: int, environ=None) -> int:
 
 
 def _cpu_set(text: str, name: str, allowed) -> list:
-    """"3", "0,1" or "0-1" -> sorted CPUs, each one this process may run on.
-
-    The grammar of launchbench's ``--affinity`` (base.options.parse_set), written
-    again here because asv's per-commit envs have no launchbench to import.
-    """
-    cpus = set()
-    for item in text.split(","):
-        lo, sep, hi = item.strip().partition("-")
-        try:
-            first, last = int(lo), int(hi) if sep else int(lo)
-        except ValueError:
-            raise ConfigError(f"{name}={text!r}: give auto, none or CPUs like 0, 0,1 or 0-1") from None
-        if first < 0 or last < first:
-            raise ConfigError(f"{name}={text!r}: give auto, none or CPUs like 0, 0,1 or 0-1")
-        cpus.update(range(first, last + 1))
-    missing = sorted(cpus - set(allowed))
+    """"3", "0,1" or "0-1" -> sorted CPUs, each one this process may run on (base.options.parse_set's grammar)."""
+    try:
+        cpus = options.parse_set(text, name, sys.maxsize, "0,1")
+    except UserError:
+        raise ConfigError(f"{name}={text!r}: give auto, none or CPUs like 0, 0,1 or 0-1") from None
+    missing = sorted(set(cpus) - set(allowed))
     if missing:
         raise ConfigError(f"{name}={text!r}: CPU(s) {missing} are not available to this process "
                           f"(it may run on {_ranges(allowed)})")
-    return sorted(cpus)
+    return cpus
 
 
 def _ranges(cpus) -> str:
