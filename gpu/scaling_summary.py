@@ -9,7 +9,9 @@ import os
 import statistics
 import sys
 
-RUNS = ["one-fresh", "one-fork", "two-fresh", "two-fork", "four-fresh", "four-fork"]
+RUNS = ["one-fresh", "one-fork", "two-fresh", "two-fork", "four-fresh", "four-fork",
+        "r10-one-fresh", "r10-one-fork"]  # r10-: the same with --repeats 10
+TRUST = ["trust-fresh", "trust-fork"]
 PHASES = ["worker_setup_s", "worker_imported_s", "worker_context_s", "worker_kernels_s"]
 
 
@@ -63,6 +65,11 @@ def main(folder):
         print(f"{name:<11} {doc['rounds_completed']:>6} {wall:>7.1f} {rate:>8.3f} {ratio:>6} {worst:>10.2f}  "
               + " / ".join(f"{ph.get(k, float('nan')):.2f}" for k in ("setup", "imported", "context", "kernels")))
         print(f"{'':<11} stopped: {doc.get('stopped')}; {lanes_line(doc)}")
+        t, n = doc["timing"], max(1, doc["rounds_completed"])
+        share = [d["noise"]["between_share"] for d in doc["deltas"] if (d.get("noise") or {}).get("between_share") is not None]
+        print(f"{'':<11} per round (s, lane sums / rounds): set-up wait {t['setup_wait_s'] / n:.2f}, measure "
+              f"{t['measure_s'] / n:.2f}, teardown {t['teardown_s'] / n:.2f}; between-round share of a delta's "
+              f"variance: median {statistics.median(share) if share else float('nan'):.2f}")
         zyg = doc["timing"].get("zygotes") or []
         if zyg:
             imp = [z["phases_s"].get("imported") for z in zyg if z.get("phases_s", {}).get("imported")]
@@ -81,10 +88,16 @@ def main(folder):
             print(f"{'':<13}{d['variant']:<11} {d['nargs']} args {d['delta_us']:+.2f} us "
                   f"[{d['ci_us'][0]:+.2f}, {d['ci_us'][1]:+.2f}]  {d['delta_pct']:+.2f} % +/- {half_width(d):.2f}  "
                   f"n={d['n']} {d['units']}")
-    doc = load(folder, "trust-fork")
+    for trust in TRUST:
+        trust_run(folder, trust)
+    return 0
+
+
+def trust_run(folder, name):
+    doc = load(folder, name)
     if doc:
         sec = doc.get("lanes") or {}
-        print(f"trust-fork: {doc['rounds_completed']} rounds in {doc['timing']['wall_s']:.1f} s; {lanes_line(doc)}")
+        print(f"{name}: {doc['rounds_completed']} rounds in {doc['timing']['wall_s']:.1f} s; {lanes_line(doc)}")
         groups = [(f"lane {l['lane']}", [d for d in sec.get("deltas", []) if d["lane"] == l["lane"]])
                   for l in sec.get("lanes", [])] or [("pooled", doc["deltas"])]
         groups.append(("pooled", doc["deltas"])) if sec else None
@@ -97,7 +110,6 @@ def main(folder):
                   f"0.5 us delay within +/-0.2: {'MET' if cal_ok else 'NOT MET'}")
             for d in aa + cal:
                 print(f"    {d['variant']} {d['nargs']} args {d['delta_us']:+.3f} us [{d['ci_us'][0]:+.3f}, {d['ci_us'][1]:+.3f}]")
-    return 0
 
 
 if __name__ == "__main__":
