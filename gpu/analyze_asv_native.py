@@ -33,6 +33,7 @@ import tarfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from launchbench.workloads import normalize  # noqa: E402
 from launchbench.output import asvcompare  # noqa: E402
+from launchbench.engine import stats  # noqa: E402
 
 LAUNCH = "TimeLaunchPreconfigured.time_launch"
 
@@ -402,24 +403,50 @@ def config_groups(samples, benchmark):
     return dict(sorted(out.items()))
 
 
-def agreement(rows, rho=None):
-    """Do the configurations of one argument count agree? -> (verdict, {config: (median, interval)}).
+def pooled_spread(groups, ref):
+    """(relative SD of one process's value, degrees of freedom): the process-to-process variance of every
+    row of one benchmark and reference (all argument counts and configurations), pooled as one-way ANOVA
+    pools it, on relative deviations from each row's mean. Why pooled: a row has 2 processes (asv's
+    default), whose own spread is one degree of freedom; the run's rows share the machine and the method,
+    so their spread is one quantity, estimated from all of them."""
+    ss, df = 0.0, 0
+    for (r, _n), rows in groups.items():
+        if r != ref:
+            continue
+        for values in rows.values():
+            if len(values) >= 2:
+                m = statistics.mean(values)
+                ss += sum(((x - m) / m) ** 2 for x in values)
+                df += len(values) - 1
+    return ((ss / df) ** 0.5, df) if df else (None, 0)
 
-    Each row's interval is the 95 % bootstrap interval of its median over processes, widened by its
-    rho's 95 % interval where *rho* ({config: table entry}) has one (a row is scaled by A0(nargs) x rho:
+
+def agreement(rows, rho=None, spread=None):
+    """Do the configurations of one argument count agree? -> (verdict, {config: (mean, interval)}).
+
+    Each row's interval is the 95 % Student t interval of its mean over processes, with the process
+    variance pooled over the benchmark's rows (*spread*: ``pooled_spread``'s (relative SD, df)), widened by
+    its rho's 95 % interval where *rho* ({config: table entry}) has one (a row is scaled by A0(nargs) x rho:
     A0 is common to the configurations, rho is each row's own); they agree when one value lies inside
-    every interval (the largest lower end is at most the smallest upper end)."""
-    def widened(config, values):
-        lo, hi = bootstrap_ci(statistics.median, [values])
+    every interval (the largest lower end is at most the smallest upper end). Without a pooled spread
+    (one process per row): the bootstrap interval of the row's median."""
+    def interval(config, values):
+        if spread and spread[0] is not None and spread[1] > 0:
+            m = statistics.mean(values)
+            half = stats.t_quantile(0.975, spread[1]) * spread[0] * m / len(values) ** 0.5
+            lo, hi = m - half, m + half
+        else:
+            m = statistics.median(values)
+            lo, hi = bootstrap_ci(statistics.median, [values])
         r = (rho or {}).get(config)
         if r and r.get("ratio"):
             lo, hi = lo * r["ci95"][0] / r["ratio"], hi * r["ci95"][1] / r["ratio"]
-        return lo, hi
+        return m, (lo, hi)
 
-    stats = {c: (statistics.median(v), widened(c, v)) for c, v in rows.items()}
-    lo = max(ci[0] for _, ci in stats.values())
-    hi = min(ci[1] for _, ci in stats.values())
-    return lo <= hi, stats
+    out = {c: interval(c, v) for c, v in rows.items()}
+    lo = max(ci[0] for _, ci in out.values())
+    hi = min(ci[1] for _, ci in out.values())
+    return lo <= hi, out
 
 
 def grid_a0(d):
@@ -454,31 +481,42 @@ def grid_rows(d):
         for ref in refs:
             label = ref[0].strip("'") if ref else "no reference parameter (older results)"
             ratios = tables.get(table_id_of([("", "") + ref]), {}).get("ratios", {})
-            print(f"\n== grid rows across configurations: {benchmark.split('.')[0]}, {label} "
-                  "(medians over processes, 95 % bootstrap intervals"
+            spread = pooled_spread(groups, ref)
+            how = (f"means over processes, 95 % t intervals with the process spread pooled over its rows "
+                   f"(relative SD {100 * spread[0]:.2f} %, df {spread[1]})" if spread[0] is not None
+                   else "medians over processes, 95 % bootstrap intervals")
+            print(f"\n== grid rows across configurations: {benchmark.split('.')[0]}, {label} ({how}"
                   + (", widened by each row's rho interval" if ratios else "") + ")")
             agree = 0
             counts = [(n, rows) for (r, n), rows in groups.items() if r == ref and len(rows) > 1]
             for nargs, rows in counts:
                 rho = {c: ratios[f"{mode}|{nargs}|{c}"] for c in rows if f"{mode}|{nargs}|{c}" in ratios}
-                ok, stats = agreement(rows, rho)
+                ok, per_row = agreement(rows, rho, spread)
                 agree += ok
-                meds = [m for m, _ in stats.values()]
-                apart = 100 * (max(meds) - min(meds)) / statistics.median(meds)
-                print(f"  {nargs} args: {'agree' if ok else 'DO NOT agree'} (medians {min(meds):.2f}-{max(meds):.2f}"
-                      f" µs, {apart:.1f} % apart; processes per row {min(len(v) for v in rows.values())})")
-                for config, (med, ci) in stats.items():
-                    print(f"      {config:24s} {med:8.2f} {_ci(ci, '.2f')}")
-            print(f"  agree within their intervals at {agree} of {len(counts)} argument counts"
-                  + (" (with 2 processes or fewer a row's interval is at most their range)"
-                     if counts and min(len(v) for _, rows in counts for v in rows.values()) <= 2 else ""))
+                centres = [m for m, _ in per_row.values()]
+                apart = 100 * (max(centres) - min(centres)) / statistics.median(centres)
+                print(f"  {nargs} args: {'agree' if ok else 'DO NOT agree'} ({'means' if spread[0] is not None else 'medians'} "
+                      f"{min(centres):.2f}-{max(centres):.2f} µs, {apart:.1f} % apart; processes per row "
+                      f"{min(len(v) for v in rows.values())})")
+                for config, (centre, ci) in per_row.items():
+                    print(f"      {config:24s} {centre:8.2f} {_ci(ci, '.2f')}")
+            print(f"  agree within their intervals at {agree} of {len(counts)} argument counts")
     for name, doc in grid_a0(d):
         if isinstance(doc.get("a0"), dict):
             print(f"\n== A0 table {doc.get('id')} ({name}): one A0 per argument count, {doc['precision']['a0']}")
             for n, row in sorted(doc["a0"].items(), key=lambda kv: int(kv[0])):
+                if row.get("derived_from") is not None:  # format 3: A0(0) x q, q paired in the anchor server
+                    lo, hi = row["ci95"]
+                    half = 100 * max(row["ratio"] - lo, hi - row["ratio"]) / row["ratio"]
+                    print(f"  {n} args: A0 {row['a0_us']:.3f} µs = A0({row['derived_from']}) x q {row['ratio']:.4f} "
+                          f"[{lo:.4f}, {hi:.4f}] ({row['slots']} paired slots; up to {half:.1f} %)")
+                    continue
                 procs = ", ".join(f"{x:.2f}" for x in row["processes"])
+                lo, hi = bootstrap_ci(statistics.median, [row["processes"]])
+                half = 100 * max(row["a0_us"] - lo, hi - row["a0_us"]) / row["a0_us"]
                 print(f"  {n} args: A0 {row['a0_us']:.3f} µs, {len(row['processes'])} processes x {row['slots']} "
-                      f"slots ({procs}), spread {row['spread_pct']:.1f} %")
+                      f"slots ({procs}), spread {row['spread_pct']:.1f} %; 95 % interval of the median "
+                      f"[{lo:.2f}, {hi:.2f}] (up to {half:.1f} %)")
             rhos = [r for r in doc.get("ratios", {}).values() if not r.get("base") and r.get("slots")]
             if rhos:
                 widths = [100 * (r["ci95"][1] - r["ci95"][0]) / r["ratio"] for r in rhos]
@@ -499,6 +537,16 @@ def grid_rows(d):
     if spreads:
         print(f"  the launch rows' own process spread ((max - min) / median): median {100 * statistics.median(spreads):.1f} %"
               f", {100 * min(spreads):.1f}-{100 * max(spreads):.1f} %")
+    for bench in GRID_LAUNCH:  # what an A0's interval is up against: a row's own, from the pooled spread
+        groups = config_groups(samples, bench)
+        for ref in sorted({r for r, _ in groups}):
+            sd, df = pooled_spread(groups, ref)
+            if sd is not None:
+                k = min(len(v) for (r, _n), rows in groups.items() if r == ref for v in rows.values())
+                print(f"  {bench.split('.')[0]}: a row's own 95 % interval is +/- "
+                      f"{100 * stats.t_quantile(0.975, df) * sd / k ** 0.5:.1f} % ({k} processes, pooled SD "
+                      f"{100 * sd:.2f} %, df {df}): rows of different argument counts compare only as far as "
+                      "their A0 intervals are narrower than that (format 3 tables: q's intervals)")
 
 
 MECHANISM = "TimeMechanismLaunch.time_launch"

@@ -2,6 +2,7 @@
 (per-row asv ratio vs launchbench's paired %, flags, A/A, the delay read back, per-process cost). CPU only."""
 import importlib.util
 import json
+import math
 import re
 from pathlib import Path
 
@@ -299,9 +300,14 @@ def test_grid_rows_agree_across_configurations_when_they_cost_the_same(tmp_path,
     out = capsys.readouterr().out
     assert "TimeLaunchPreconfigured, normalized to anchor numba-cuda 0.29.0" in out
     assert "widened by each row's rho interval" in out
-    assert "0 args: agree (medians 10.98-11.02 µs, 0.4 % apart" in out
-    assert "4 args: DO NOT agree (medians 27.70-32.30 µs" in out
-    assert re.search(r"\[1, 128\] stream +32\.30 \[31\.93, 32\.67\]", out)  # [32.25, 32.35] x [0.99, 1.01]
+    assert "0 args: agree (means 10.98-11.02 µs, 0.4 % apart" in out
+    assert "4 args: DO NOT agree (means 27.70-32.30 µs" in out
+    # each row's t interval uses the spread pooled over all six rows (2 processes each, ±0.05 µs: df 6)
+    sd = math.sqrt(sum(2 * (0.05 / v) ** 2 for v in level.values()) / 6)
+    assert f"relative SD {100 * sd:.2f} %, df 6" in out
+    half = analyze.stats.t_quantile(0.975, 6) * sd * 32.3 / math.sqrt(2)
+    lo, hi = (32.3 - half) * 0.99, (32.3 + half) * 1.01  # widened by its rho interval [0.99, 1.01]
+    assert re.search(rf"\[1, 128\] stream +32\.30 \[{lo:.2f}, {hi:.2f}\]", out)
     assert "agree within their intervals at 1 of 2 argument counts" in out
     assert "0 args: A0 11.000 µs, 3 processes x 200 slots (10.90, 11.00, 11.10), spread 1.8 %" in out
     assert "rho: 1 kinds, 95 % interval widths 2.0-2.0 %" in out
@@ -323,3 +329,21 @@ def test_mechanism_and_argkind_rows_drop_the_reference_parameter(tmp_path, analy
         "bench_mechanisms.TimeMechanismLaunch.time_launch": [None, [["'stock'"], ["0"], [LABEL]], None, None, 3.0,
                                                              samples]})
     assert analyze.mechanism_rows(str(tmp_path / "asv-results-mech-anchor")) == {("stock", 0): pytest.approx([10.0, 10.2])}
+
+
+def test_a_format_3_table_derives_every_a0_from_one_and_prints_each_ratio(tmp_path, analyze, capsys):
+    """Format 3: A0(0) from fresh processes, A0(4) = A0(0) x q with q paired in the anchor server; the
+    analysis prints q and its interval, and how wide a row's own interval is, to compare them."""
+    level = {(n, c): v for n, v in ((0, 11.0), (4, 27.8)) for c in ("[1, 1]", "[1, 128]", "[1, 128] stream")}
+    _grid(tmp_path, level)
+    folder = tmp_path / "grid-results" / "anchor-a0"
+    folder.mkdir(parents=True)
+    doc = {"id": "9f8e7d6c", "format": 3, "precision": {"a0": "A0(0) and q"}, "ratios": {}, "a0_us": {},
+           "a0": {"0": {"a0_us": 11.0, "processes": [10.9, 11.0, 11.1], "slots": 200, "spread_pct": 1.8},
+                  "4": {"a0_us": 27.5, "ratio": 2.5, "ci95": [2.49, 2.52], "slots": 200, "derived_from": "0"}}}
+    (folder / "a0-host-1a2b3c4d5e6f-r0-3.70-9f8e7d6c.table").write_text(json.dumps(doc))
+    analyze.grid_rows(str(tmp_path))
+    out = capsys.readouterr().out
+    assert "4 args: A0 27.500 µs = A0(0) x q 2.5000 [2.4900, 2.5200] (200 paired slots; up to 0.8 %)" in out
+    assert "0 args: A0 11.000 µs, 3 processes x 200 slots" in out
+    assert re.search(r"TimeLaunchPreconfigured: a row's own 95 % interval is \+/- [0-9.]+ % \(2 processes", out)

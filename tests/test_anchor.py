@@ -140,12 +140,14 @@ def test_an_a0_table_is_made_once_and_its_a0_never_remeasured(tmp_path, monkeypa
     assert "R0 3.7" in json.loads(server.handle(_prepare_line(server, table=(path, table_id), r0=4.0)))["error"]
 
 
-def test_configurations_at_one_argument_count_share_one_a0_and_differ_by_their_own_ratios(tmp_path, monkeypatch):
-    """Issue 35 item 2: A0(nargs) is measured once per argument count (the anchor's k[1, 1] launch, in
-    fresh processes) and every kind with that count is scaled by it times its own rho, measured paired
-    against the anchor's k[1, 1] launch. A kind whose anchor launch costs the same as k[1, 1] (stream
-    here) reads exactly A0(nargs); one that costs 1.5x (sharedmem) reads 1.5 x A0(nargs) -- whatever
-    noise each fresh process had (12, 10, 11, ...), none of it is a row's own."""
+def test_every_row_shares_one_a0_and_differs_by_paired_ratios(tmp_path, monkeypatch):
+    """Issue 35 item 2: A0(0) is the only number measured in fresh processes (the anchor's k[1, 1] launch
+    with no arguments); A0(nargs) = A0(0) x q(nargs), q paired in the server against that launch, and every
+    kind is scaled by A0(nargs) times its own rho, paired against the anchor's k[1, 1] launch with as many
+    arguments. A kind whose anchor launch costs the same as k[1, 1] (stream here) reads exactly A0(0);
+    one that costs 1.5x (sharedmem) reads 1.5 x A0(0); 4 arguments cost the anchor 2x (q) and configuring
+    per launch 1.25x more (rho) -- whatever noise each fresh process had (12, 10, 11, ...), none of it is a
+    row's own, and none is an argument count's own."""
     draws = iter([12.0, 10.0, 11.0, 10.5, 11.5, 20.0, 22.0, 21.0, 20.5, 21.5])
     calls = []
     monkeypatch.setattr(anchor, "A0_PROCESSES", 5)
@@ -162,11 +164,12 @@ def test_configurations_at_one_argument_count_share_one_a0_and_differ_by_their_o
     monkeypatch.delenv("LAUNCHBENCH_SMOKE", raising=False)  # rho is measured (the simulator's is 1.0)
     replies = {anchor.kind_key(k): json.loads(server.handle(_prepare_line(server, k, (path, table_id))))
                for k in (stream, shared, base, cpl4)}
-    assert calls == [0] * 5 + [4] * 5  # one A0 per argument count, each the median of 5 fresh processes
+    assert calls == [0] * 5  # one A0 for the run, the median of 5 fresh processes
     assert {r["a0_args_us"] for k, r in replies.items() if k.split("|")[1] == "0"} == {11.0}
     assert replies[anchor.kind_key(stream)]["a0_us"] == replies[anchor.kind_key(base)]["a0_us"] == 11.0
     assert replies[anchor.kind_key(shared)]["a0_us"] == pytest.approx(1.5 * 11.0)
-    assert replies[anchor.kind_key(cpl4)]["a0_us"] == pytest.approx(1.25 * 21.0)
+    assert replies[anchor.kind_key(cpl4)]["a0_args_us"] == pytest.approx(2.0 * 11.0)
+    assert replies[anchor.kind_key(cpl4)]["a0_us"] == pytest.approx(1.25 * 2.0 * 11.0)
     # the base's rho is 1 by definition (never measured against itself), the others ran paired slots
     assert runs[anchor.kind_key(stream)].calls == [anchor.BATCH] * anchor.A0_SLOTS
     table = anchor.load_table(path)
@@ -213,6 +216,9 @@ def test_a_table_of_the_old_format_is_refused_in_one_line(tmp_path):
     with pytest.raises(anchor.AnchorError, match="format 1.*move it away") as info:
         anchor.load_table(str(path))
     assert "\n" not in str(info.value)
+    path.write_text(json.dumps({"id": "0123abcd", "format": 2, "a0_us": {"pre|0|[1, 1]": 9.0}}))
+    with pytest.raises(anchor.AnchorError, match="format 2 .one A0 per argument count.*move it away"):
+        anchor.load_table(str(path))
 
 
 def test_a_later_contact_with_another_server_fails_in_one_line(tmp_path):
@@ -412,9 +418,11 @@ def test_mechanism_rows_divide_by_the_anchors_launch_of_the_same_kind(short_dir,
         out = json.loads(proc.stdout.strip().splitlines()[-1])
         assert out["value"] > 0 and out["pid"] in pids
         assert out["kind"] == {"mode": "pre", "args": 2, "config": "[1, 1]"}
-        # A0(2) came from fresh anchor processes (the simulator's each read 1.0), recorded with its precision
+        # A0(0) came from fresh anchor processes (the simulator's each read 1.0), recorded with its precision;
+        # A0(2) is derived from it by a ratio paired in the server (the simulator's is 1)
         (table,) = [anchor.load_table(str(p)) for p in tmp_path.glob("*.table")]
-        assert table["a0"]["2"]["processes"] == [1.0] * anchor.SMOKE_A0_PROCESSES
+        assert table["a0"]["0"]["processes"] == [1.0] * anchor.SMOKE_A0_PROCESSES
+        assert table["a0"]["2"]["derived_from"] == "0" and table["a0"]["2"]["a0_us"] == 1.0
     finally:
         for pid in set(pids + _started_servers(short_dir)):
             try:

@@ -19,20 +19,24 @@ batch of the *same kind* of launch (the same call form, argument count and
 configuration), both pinned to the same CPU, in alternating order. The
 sample is ``median_s(n_s / a_s) * A0(kind)``, with
 
-    A0(kind) = A0(nargs) * rho(kind)
+    A0(kind) = A0(0) * q(nargs) * rho(kind)
 
-``A0(nargs)``: the anchor's ``k[1, 1]`` launch with that many arguments
-against the bindings reference (lever 1: ``median(a/r) * R0``), the median
-over ``A0_PROCESSES`` fresh anchor processes of ``A0_SLOTS`` slots each
-(the VM's state is per process, and one measurement carried it: A0s of one
-argument count read 22.9-31.1 µs across configurations). ``rho(kind)``: the
-anchor's launch of that kind over its ``k[1, 1]`` launch with as many
-arguments, slot by slot in the server (two numba-cuda launches paired on one
-CPU, which the state moves alike), 1 for ``k[1, 1]`` itself. So every
-configuration and call form at one argument count shares ONE A0, and rows
-there differ only by their own ratios, never by A0 noise of their own. Both
-are kept, with their precision (every process's value, the spread, the
-slots, an interval for rho), in an A0 table beside asv's results
+``A0(0)``: the anchor's ``k[1, 1]`` launch with no arguments against the
+bindings reference (lever 1: ``median(a/r) * R0``), the median over
+``A0_PROCESSES`` fresh anchor processes of ``A0_SLOTS`` slots each (the VM's
+state is per process, and one measurement carried it). It is the only number
+measured across processes, and every row of a run shares it: µs are derived
+once. ``q(nargs)``: the anchor's ``k[1, 1]`` launch with that many arguments
+over its launch with none, and ``rho(kind)``: the anchor's launch of that kind
+over its ``k[1, 1]`` launch with as many arguments -- both slot by slot in
+the server (two numba-cuda launches paired on one CPU, which the state moves
+alike; 1 where the kind is its own base). So rows differ only by their own
+ratios and these paired ones, across configurations AND argument counts:
+format 2 measured one A0 per argument count in fresh processes, and those
+spread up to 14 % (2 and 3 arguments on an H200,
+results/h200/2026-11-26-asv-native-grid), more than a row's own interval.
+All are kept, with their precision (every process's value, the spread, the
+slots, an interval for each ratio), in an A0 table beside asv's results
 (``LAUNCHBENCH_ASV_A0_DIR``, default ``RESULTS/anchor-a0``), one table per
 machine, anchor build and R0, never re-measured. The table's id,
 the anchor's version and build and R0 go into every value's ``reference``
@@ -44,7 +48,7 @@ One anchor per run: asv's discovery records the server it reached
 (one that died and was started again) fails the row in one line.
 
 Protocol (one line each way): ``identify`` -> ``{json}``; ``prepare {json kind, table}`` -> ``{json}``
-(``a0_us``: A0(kind); ``a0_args_us``: A0(nargs); ``rho``);
+(``a0_us``: A0(kind); ``a0_args_us``: A0(nargs) = A0(0) x q(nargs); ``rho``);
 ``run N`` -> seconds per launch; ``quit``. Standard library plus the anchor's
 numba-cuda; the client side runs inside asv's per-commit envs.
 """
@@ -72,20 +76,24 @@ REPLY_S = 120
 #: Slots of each one-time measurement: an A0 process (anchor batch vs bindings reference batch) and a
 #: rho (anchor batch of the kind vs its ``k[1, 1]`` batch).
 A0_SLOTS = 200
-#: Fresh anchor processes whose median is A0(nargs) (2 under the simulator: smoke runs prove plumbing).
+#: Fresh anchor processes whose median is A0(0) (2 under the simulator: smoke runs prove plumbing).
 A0_PROCESSES = 5
 SMOKE_A0_PROCESSES = 2
-#: A0 table format: 2 = one A0 per argument count and a rho per kind (format 1 had one A0 per kind).
-TABLE_FORMAT = 2
+#: A0 table format: 3 = one A0 (no arguments) from fresh processes, a paired ratio per argument count and
+#: per kind (format 2 had one A0 per argument count from fresh processes, format 1 one A0 per kind).
+TABLE_FORMAT = 3
 #: What the table's numbers are, written into every table.
 PRECISION = {
-    "a0": "A0(nargs): the anchor's k[1, 1] pre-configured launch with nargs arguments against the bindings "
+    "a0": "A0(nargs). For 0 arguments: the anchor's k[1, 1] pre-configured launch against the bindings "
           "reference, median(a/r) over 'slots' slots x R0 in each of 'processes' fresh anchor processes; "
-          "a0_us is their median, spread_pct (max - min) / median",
+          "a0_us is their median, spread_pct (max - min) / median. For nargs > 0 (derived_from 0): "
+          "A0(0) x q, where 'ratio' q is the anchor's k[1, 1] launch with nargs arguments over its launch "
+          "with none, median over 'slots' paired slots in the anchor server, 'ci95' the distribution-free "
+          "95 % interval of that median",
     "ratios": "rho(kind): the anchor's launch of the kind over its k[1, 1] launch with as many arguments, "
               "median over 'slots' paired slots in the anchor server; ci95: the distribution-free 95 % "
               "interval of that median (order statistics); 1 for k[1, 1] itself",
-    "a0_us": "A0(kind) = A0(nargs) x rho(kind): what an anchored sample of that kind is scaled by",
+    "a0_us": "A0(kind) = A0(0) x q(nargs) x rho(kind): what an anchored sample of that kind is scaled by",
 }
 #: Launches per anchor batch: numba-cuda's batch (slots.NUMBA_BATCH), the same kind of launch.
 BATCH = 100
@@ -256,8 +264,10 @@ def load_table(path) -> dict:
     if not isinstance(table, dict) or not isinstance(table.get("a0_us"), dict) or "id" not in table:
         raise AnchorError(f"{path} is not an A0 table (no id or a0_us)")
     if table.get("format") != TABLE_FORMAT:
-        raise AnchorError(f"{path} is an A0 table of format {table.get('format', 1)} (one A0 per kind, each "
-                          f"with its own noise), not {TABLE_FORMAT}: move it away and rerun (a new table, a new label)")
+        what = {1: "one A0 per kind", 2: "one A0 per argument count"}.get(table.get("format", 1), "another layout")
+        raise AnchorError(f"{path} is an A0 table of format {table.get('format', 1)} ({what}, each from fresh "
+                          f"processes with its own noise), not {TABLE_FORMAT}: move it away and rerun (a new "
+                          "table, a new label)")
     return table
 
 
@@ -337,19 +347,26 @@ class Server:
         return {**self.identity(), "a0_us": data["a0_us"][key], "table": data["id"],
                 "a0_args_us": data["a0"][str(kind["args"])]["a0_us"], "rho": data["ratios"][key]["ratio"]}
 
+    def _runner(self, kind):
+        return self.launchers.get(kind_key(kind)) or _kind_runner(kind, self.launchers)
+
     def _fill(self, data, path, kind, run, r0_us):
-        """A0(kind) = A0(nargs) x rho(kind) into the table: A0(nargs) measured once per argument count in
-        fresh processes (the first kind with that count pays it), rho once per kind; saved after each."""
+        """A0(kind) = A0(0) x q(nargs) x rho(kind) into the table: A0(0) once, in fresh processes (the first
+        kind pays it), q once per argument count and rho once per kind, paired in this server; saved after
+        each."""
         nargs = str(kind["args"])
+        if "0" not in data["a0"]:
+            data["a0"]["0"] = measure_a0_processes(0, r0_us)
+            save_table(path, data)
         if nargs not in data["a0"]:
-            data["a0"][nargs] = measure_a0_processes(int(kind["args"]), r0_us)
+            q = measure_ratio(self._runner(base_kind(kind)), self._runner(base_kind({"args": 0})))
+            data["a0"][nargs] = {**q, "a0_us": data["a0"]["0"]["a0_us"] * q["ratio"], "derived_from": "0"}
             save_table(path, data)
         key, base = kind_key(kind), base_kind(kind)
         if key == kind_key(base):
             rho = {"ratio": 1.0, "slots": 0, "ci95": [1.0, 1.0], "base": True}
         else:
-            base_run = self.launchers.get(kind_key(base)) or _kind_runner(base, self.launchers)
-            rho = measure_ratio(run, base_run)
+            rho = measure_ratio(run, self._runner(base))
         data["ratios"][key] = rho
         data["a0_us"][key] = data["a0"][nargs]["a0_us"] * rho["ratio"]
         data.setdefault("measured", {})[key] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
