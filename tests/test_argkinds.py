@@ -11,6 +11,7 @@ import types
 import pytest
 
 from launchbench import cli
+from launchbench.commands import common_args
 from launchbench.base.errors import UserError
 from launchbench.engine import analysis, stats
 from launchbench.output import argkinds as summary_mod
@@ -126,8 +127,8 @@ def test_simulator_kernels_of_every_numba_kind_launch():
 def test_options_reach_the_worker_setup():
     p = cli.build_parser()
     a = p.parse_args(["compare", "--arg-kind", "torch", "--dispatch", "eager", "--args", "0,26"])
-    assert argkinds.argument_setup(a) == {"arg_kind": "torch", "dispatch": "eager"}
-    assert argkinds.argument_setup(p.parse_args(["compare"])) == {}  # defaults: old workers see nothing new
+    assert common_args.arg_setup(a) == {"arg_kind": "torch", "dispatch": "eager"}
+    assert common_args.arg_setup(p.parse_args(["compare"])) == {}  # defaults: old workers see nothing new
     b = p.parse_args(["breakdown", "--arg-kind", "cupy", "--dispatch", "eager"])
     assert (b.arg_kind, b.dispatch) == ("cupy", "eager")
     with pytest.raises(SystemExit):
@@ -337,4 +338,4 @@ def test_peers_numba_launcher_takes_kind_and_dispatch_under_the_simulator():
     assert proc.returncode == 0 and proc.stdout.splitlines()[-1] == "ok", proc.stderr[-2000:]
     assert "refused: --arg-kind cupy needs cupy" in proc.stdout
     a = cli.build_parser().parse_args(["peers", "--arg-kind", "torch", "--dispatch", "eager"])
-    assert argkinds.argument_setup(a) == {"arg_kind": "torch", "dispatch": "eager"}
+    assert common_args.arg_setup(a) == {"arg_kind": "torch", "dispatch": "eager"}

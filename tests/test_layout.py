@@ -276,11 +276,19 @@ COMMAND_PAIRS = {
 }
 
 
+#: commands/ modules that are no command but a helper every command may import (they import no
+#: command, register nothing, and are not in cli.SUBCOMMAND_MODULES), with the reason.
+COMMAND_HELPERS = {
+    f"{PACKAGE}.commands.common_args": "the options more than one command takes, declared once (issue 36)",
+}
+
+
 def command_imports(graph: dict) -> list:
-    """(importer, imported, lines) for each commands/ module importing another commands/ module."""
+    """(importer, imported, lines) for each commands/ module importing another commands/ module
+    (a shared helper of COMMAND_HELPERS aside)."""
     cmd = f"{PACKAGE}.commands."
     return [(a, b, lines) for a, edges in sorted(graph.items()) for b, lines in sorted(edges.items())
-            if a.startswith(cmd) and b.startswith(cmd) and (a, b) not in COMMAND_PAIRS]
+            if a.startswith(cmd) and b.startswith(cmd) and (a, b) not in COMMAND_PAIRS and b not in COMMAND_HELPERS]
 
 
 def test_no_command_imports_another():
@@ -636,3 +644,151 @@ def test_suite_problems_are_reported(tmp_path):
     assert "import cycle: benchmarks.bench_a -> benchmarks.bench_b -> benchmarks.bench_a" in text
     assert "bench_a.py:3 common._hidden" in text and "bench_b.py:2 from launchbench.workloads.sampling import _PER_PROCESS" in text
     assert "bench_a.py:5 loads a file by path" in text
+
+
+# ---------------------------------------------------------------- options: declared once, no Namespace below commands/
+
+def test_command_helpers_are_no_commands():
+    """A COMMAND_HELPERS module imports no command, registers nothing and is not a subcommand."""
+    from launchbench.cli import SUBCOMMAND_MODULES
+
+    graph, mods = import_graph(), modules()
+    for helper in COMMAND_HELPERS:
+        assert helper in mods and helper not in SUBCOMMAND_MODULES, helper
+        assert not [b for b in graph[helper] if b.startswith(f"{PACKAGE}.commands.")], graph[helper]
+        assert not any(isinstance(n, ast.FunctionDef) and n.name == "register"
+                       for n in ast.parse(mods[helper].read_text()).body), helper
+
+
+#: Modules below commands/ that may name argparse, and what for: the attributes of argparse they
+#: may use, or "main": only inside their own ``main`` (a ``python -m`` entry point of its own,
+#: no launchbench subcommand).
+ARGPARSE_BELOW_COMMANDS = {
+    f"{PACKAGE}.base.options": {"ArgumentTypeError"},  # the numeric types' refusals, argparse's way
+    f"{PACKAGE}.workloads.lcs": "main",                # python -m launchbench.workloads.lcs --bench
+    f"{PACKAGE}.workloads.stages_mlir": "main",        # python -m launchbench.workloads.stages_mlir
+    f"{PACKAGE}.workloads.anchor": "main",             # python -m launchbench.workloads.anchor (the server)
+}
+#: Parameter names a parsed command line goes by.
+NAMESPACE_NAMES = ("ns", "args", "namespace", "parsed", "cli_args")
+
+
+def _below_commands(name: str) -> bool:
+    return name not in TOP and layer_of(name) < LAYERS.index("commands")
+
+
+def argparse_uses(name: str, tree: ast.AST) -> list:
+    """(line, text) for each use of argparse in module *name* that ARGPARSE_BELOW_COMMANDS does not
+    allow: an import of it, or an ``argparse.X`` outside what is allowed."""
+    allowed = ARGPARSE_BELOW_COMMANDS.get(name)
+    found = []
+
+    def visit(node, function):
+        for child in ast.iter_child_nodes(node):
+            inner = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else function
+            if isinstance(child, ast.Import) and any(a.name.split(".")[0] == "argparse" for a in child.names) \
+                    or isinstance(child, ast.ImportFrom) and (child.module or "").split(".")[0] == "argparse":
+                if allowed is None or (isinstance(child, ast.ImportFrom) and
+                                       not (allowed == "main" and function == "main" or
+                                            allowed != "main" and {a.name for a in child.names} <= allowed)):
+                    found.append((child.lineno, "imports argparse"))
+            elif isinstance(child, ast.Attribute) and isinstance(child.value, ast.Name) and child.value.id == "argparse":
+                ok = allowed == "main" and function == "main" or isinstance(allowed, set) and child.attr in allowed
+                if not ok:
+                    found.append((child.lineno, f"argparse.{child.attr}"))
+            visit(child, inner)
+
+    visit(tree, None)
+    return sorted(set(found))
+
+
+def namespace_reads(tree: ast.AST) -> list:
+    """(line, text) for each attribute read off a parameter named like a parsed command line
+    (NAMESPACE_NAMES): ``args.repeats``, ``getattr(ns, "x")``, ``vars(args)``. Calling a method of
+    it (``args.append(x)``: a list) is no read; a Namespace holds data, not methods."""
+    found = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs} & set(NAMESPACE_NAMES)
+        if not params:
+            continue
+        called = {id(n.func) for n in ast.walk(fn) if isinstance(n, ast.Call)}
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in params \
+                    and id(n) not in called:
+                found.append((n.lineno, f"{n.value.id}.{n.attr}"))
+            elif isinstance(n, ast.Call) and getattr(n.func, "id", None) in ("getattr", "setattr", "hasattr", "vars") \
+                    and n.args and isinstance(n.args[0], ast.Name) and n.args[0].id in params:
+                found.append((n.lineno, f"{n.func.id}({n.args[0].id}, ...)"))
+    return sorted(set(found))
+
+
+def test_namespace_checks_find_what_they_name():
+    tree = ast.parse("import argparse\n"
+                     "def f(args, n):\n    return args.repeats + n.x\n"
+                     "def g(ns):\n    return getattr(ns, 'target', None)\n"
+                     "def h(args):\n    args.append(1)\n    return len(args)\n"
+                     "def main(argv=None):\n    return argparse.ArgumentParser()\n"
+                     "def k():\n    raise argparse.ArgumentTypeError('x')\n")
+    assert namespace_reads(tree) == [(3, "args.repeats"), (5, "getattr(ns, ...)")]
+    assert argparse_uses(f"{PACKAGE}.engine.x", tree) == [
+        (1, "imports argparse"), (10, "argparse.ArgumentParser"), (12, "argparse.ArgumentTypeError")]
+    assert argparse_uses(f"{PACKAGE}.workloads.lcs", tree) == [(12, "argparse.ArgumentTypeError")]
+    assert argparse_uses(f"{PACKAGE}.base.options", tree) == [(10, "argparse.ArgumentParser")]
+
+
+def test_no_argparse_below_commands():
+    """Options are declared in commands/ (commands/common_args.py for the shared ones): below it,
+    argparse is named only where ARGPARSE_BELOW_COMMANDS says why."""
+    bad = [f"{path.relative_to(ROOT.parent)}:{line} {text}" for name, path in modules().items()
+           if _below_commands(name) for line, text in argparse_uses(name, ast.parse(path.read_text()))]
+    assert not bad, "argparse below commands/ (declare options in commands/common_args.py): " + "; ".join(bad)
+
+
+def test_no_namespace_below_commands():
+    """Nothing below commands/ reads a parsed command line: commands hand over keywords or a frozen
+    settings object (``EnvOptions``, ``CommitRun``), as asv's ``run(conf, **kw)``."""
+    bad = [f"{path.relative_to(ROOT.parent)}:{line} {text}" for name, path in modules().items()
+           if _below_commands(name) for line, text in namespace_reads(ast.parse(path.read_text()))]
+    assert not bad, "a parsed Namespace read below commands/ (pass keywords or a settings object): " + "; ".join(bad)
+
+
+#: The options more than one command takes: each is declared by commands/common_args.py alone.
+SHARED_OPTIONS = ("args", "repeats", "rounds", "affinity", "sample_time", "gpus", "prefetch", "warmup", "max_time",
+                  "fail_if_slower", "min_rounds", "threshold", "items", "reference", "env_dir", "python", "wheels",
+                  "system_site_packages", "constraints", "extras", "no_install", "wheel_cache", "arg_kind", "dispatch",
+                  "simulator", "target", "output", "markdown", "no_report", "clone")
+
+
+#: (command module, dest): a different option that shares a shared option's name, with the reason.
+OTHER_OPTIONS_OF_THE_SAME_NAME = {
+    ("asv", "output"): "asv config's: where its asv.local.json goes",
+    ("asv", "env_dir"): "asv config's: asv's own environments directory",
+    ("wheelhouse", "constraints"): "the pins whose wheels are fetched, not an environment's",
+    ("mechanisms_cli", "warmup"): "untimed launches before a block whose mechanism was switched",
+}
+
+
+def test_shared_options_are_declared_once():
+    """Every command takes the shared options from commands/common_args.py; below commands/ only a
+    module's own ``python -m`` main declares options (ARGPARSE_BELOW_COMMANDS)."""
+    from option_flow import declarations
+
+    helper = f"{PACKAGE}.commands.common_args:"
+    cmd = f"{PACKAGE}.commands."
+    bad = {dest: [d for d in declarations(dest) if not d.startswith(helper) and not (
+        not d.startswith(cmd) and d.endswith(":main")) and (d[len(cmd):].split(":")[0], dest)
+        not in OTHER_OPTIONS_OF_THE_SAME_NAME] for dest in SHARED_OPTIONS}
+    bad = {dest: where for dest, where in bad.items() if where}
+    assert not bad, f"options declared outside commands/common_args.py: {bad}"
+
+
+def test_compare_args_stays_below_commands():
+    """compare's --args, followed through the code (tests/option_flow.py), never climbs back up a
+    layer and no function below commands/ holds the Namespace it came in."""
+    from option_flow import trace
+
+    out = trace(f"{PACKAGE}.commands.compare", "run", "args")
+    assert f"{PACKAGE}.base.options:parse_counts" in out["stops"]  # the tracer follows it at all
+    assert out["climbs"] == [] and out["namespace_below_commands"] == [], out

@@ -9,7 +9,6 @@ per-argument slopes are ``engine.breakdown.analyze``'s, the text ``output.breakd
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -22,17 +21,18 @@ from ..base.outputs import check_outputs, check_writable
 from ..engine import breakdown as engine_breakdown
 from ..engine import countdiff, runner
 from ..environments import envs, variants
-from ..environments.variant_options import Ordered, add_env_arguments, check_env_options, resolve_variant_envs
+from ..environments.variant_options import check_env_options, resolve_variant_envs
+from . import common_args as ca
 from ..output import breakdown as render, documents
 from ..output.breakdown import format_breakdown
 from ..workloads import argkinds, stages
 from ..base import options as opt
-from ..base.options import counts_help, parse_counts
+from ..base.options import parse_counts
 from ..workloads.kernels import MAX_ARGS, check_counts
 
 #: The paired mode's defaults (``--variant``).
 PAIRED_DEFAULTS = {"rounds": 60, "repeats": 3}
-DEFAULT_SAMPLE_TIME = 0.002
+DEFAULT_SAMPLE_TIME = ca.SAMPLE_TIME_COMPARE  # compare's
 DEFAULT_MAX_TIME = 240.0
 DEFAULT_WARMUP = 200
 WRITE_EVERY_S = 10.0
@@ -50,12 +50,12 @@ def run_breakdown(counts, loops: int, repeats: int, rounds: int, affinity: str |
 def add_arguments(p) -> None:
     # None: the mode's own default (SINGLE_DEFAULTS here; PAIRED_DEFAULTS with --variant)
     p.add_argument("--loops", type=opt.LOOPS, default=None, help="calls per sample (default 10000; with --variant: calibrated)")
-    p.add_argument("--repeats", type=opt.REPEATS, default=None, help="samples per stage per round (default 5; with --variant: 3)")
-    p.add_argument("--rounds", type=opt.ROUNDS, default=None,
-                   help="interleaved rounds (default 3; with --variant: 60 rounds of fresh processes, capped by --max-time)")
-    p.add_argument("--args", default="0,1,2,3,4", help=counts_help(
-        32, what="kernel argument counts (at most 8 in the one-environment mode, without --variant/--simulator)"))
-    p.add_argument("--output", "-o", help="write the JSON document here (atomically)")
+    ca.add_repeats(p, None, "samples per stage per round", shown="5; with --variant: 3")
+    ca.add_rounds(p, None, "interleaved rounds (default 3; with --variant: 60 rounds of fresh processes, capped by "
+                           "--max-time)")
+    ca.add_args(p, argkinds.MAX_ARGS, what="kernel argument counts (at most 8 in the one-environment mode, "
+                                           "without --variant/--simulator)")
+    ca.add_output(p, None, "write the JSON document here (atomically)")
     add_paired_arguments(p)
 
 
@@ -64,7 +64,7 @@ SINGLE_DEFAULTS = {"loops": 10000, "repeats": 5, "rounds": 3}
 
 
 def run_cli(args) -> int:
-    check_env_options(args)  # both modes: a bad environment option is refused, not ignored
+    check_env_options(ca.env_options(args))  # both modes: a bad environment option is refused, not ignored
     if getattr(args, "items", None) or getattr(args, "simulator", False) or getattr(args, "target", None):
         return run_paired(args)  # paired stage deltas over variants, on the engine (runner.run)
     for name, value in SINGLE_DEFAULTS.items():
@@ -96,34 +96,29 @@ def register(sub) -> None:
 def add_paired_arguments(p) -> None:
     """The paired mode's options (the single-environment mode's are add_arguments')."""
     v = p.add_argument_group("paired mode: variants (any of compare's; two or more; the first is the reference)")
-    v.add_argument("--variant", dest="items", action=Ordered, metavar="NAME=SPEC",
-                   help="numba-cuda==X.Y.Z, repo:PATH, env:PATH or MECH@BASE (repeatable); with "
-                        "variants, stages are timed in interleaved rounds of fresh processes")
-    v.add_argument("--repo", dest="items", action=Ordered, metavar="NAME=PATH", help="a numba-cuda checkout")
-    v.add_argument("--reference", help="variant the deltas are taken against (default: the first)")
-    add_env_arguments(p.add_argument_group("paired mode: environments"))
+    ca.add_variant(v, "numba-cuda==X.Y.Z, repo:PATH, env:PATH or MECH@BASE (repeatable); with "
+                      "variants, stages are timed in interleaved rounds of fresh processes")
+    ca.add_repo(v, "a numba-cuda checkout")
+    ca.add_reference(v)
+    ca.add_env_options(p.add_argument_group("paired mode: environments"))
     m = p.add_argument_group("paired mode: measurement")
-    argkinds.add_argument_options(m)
+    ca.add_arg_kind(m)
     m.add_argument("--stages", help="comma-separated stages to time (default: all of launchbench.workloads.stages)")
     m.add_argument("--no-insitu", action="store_true", help="skip the X+launch (in-situ) stages")
-    m.add_argument("--sample-time", type=opt.SAMPLE_TIME, default=DEFAULT_SAMPLE_TIME,
-                   help=f"calibration target seconds per sample (default {DEFAULT_SAMPLE_TIME})")
-    m.add_argument("--max-time", type=opt.MAX_TIME, default=DEFAULT_MAX_TIME,
-                   help=f"seconds of measurement after which no new round starts (default {DEFAULT_MAX_TIME:g})")
-    m.add_argument("--warmup", type=opt.WARMUP, default=DEFAULT_WARMUP,
-                   help=f"launches per arg count before timing (default {DEFAULT_WARMUP}; each stage gets a tenth)")
-    m.add_argument("--prefetch", type=opt.PREFETCH, default="auto", help="rounds set up ahead (default auto, as compare)")
-    m.add_argument("--affinity", metavar="CPUS", default="auto", help="measuring CPU(s), as compare (default auto)")
-    m.add_argument("--simulator", action="store_true",
-                   help="smoke run on a stand-in launch path under NUMBA_ENABLE_CUDASIM=1; NOT a measurement")
+    ca.add_sample_time(m, DEFAULT_SAMPLE_TIME, "calibration target seconds per sample")
+    ca.add_max_time(m, DEFAULT_MAX_TIME, f"seconds of measurement after which no new round starts (default "
+                                         f"{DEFAULT_MAX_TIME:g})")
+    ca.add_warmup(m, DEFAULT_WARMUP, "; each stage gets a tenth")
+    ca.add_prefetch(m, "breakdown")
+    ca.add_affinity(m, "breakdown")
+    ca.add_simulator(m, "smoke run on a stand-in launch path under NUMBA_ENABLE_CUDASIM=1; NOT a measurement")
     m.add_argument("--counts", type=opt.COUNT_ROUNDS, default=DEFAULT_COUNT_ROUNDS, metavar="N",
                    help=f"the first N rounds' workers also count the full launch's Python bytecodes, calls and "
                         f"function entries, exactly, after their samples (default {DEFAULT_COUNT_ROUNDS}; 0: no "
                         f"counts; at most {MAX_COUNT_ROUNDS})")
-    m.add_argument("--markdown", metavar="FILE",
-                   help="also write a Markdown report here: the analysis and the exact counts tables")
-    m.add_argument("--quiet", action="store_true", help="no progress output")
-    m.add_argument("--target", metavar="MODULE:FUNC", help=argparse.SUPPRESS)
+    ca.add_markdown(m, "also write a Markdown report here: the analysis and the exact counts tables", metavar="FILE")
+    ca.add_quiet(m)
+    ca.add_target(m)
 
 
 def parse_stages(text: str | None, insitu: bool = True) -> list:
@@ -169,7 +164,7 @@ def run_paired(args) -> int:
         if not args.simulator:
             device.refuse_without_gpu()
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    resolved, pins = resolve_variant_envs(args, vlist, log)
+    resolved, pins = resolve_variant_envs(ca.env_options(args), vlist, log)
     output = os.path.abspath(output)
     run_dir = os.path.splitext(output)[0] + ".logs"
     os.makedirs(run_dir, exist_ok=True)
@@ -180,7 +175,7 @@ def run_paired(args) -> int:
         if args.loops < 1:
             raise UserError("--loops must be at least 1 per sample")
         loops = {runner.key_id(k): args.loops for k in keys}
-    setup = {"workload": "stages", "arg_kind": args.arg_kind, **argkinds.argument_setup(args)}
+    setup = {"workload": "stages", "arg_kind": args.arg_kind, **ca.arg_setup(args)}
     if args.target:
         setup["target"] = args.target
     rounds, repeats = args.rounds, args.repeats

@@ -20,17 +20,18 @@ import time
 from ..base import atomic, signals
 from ..base.errors import UserError
 from ..base import options as opt
-from ..base.options import counts_help, parse_counts, parse_ints
+from ..base.options import parse_counts, parse_ints
 from ..engine.analysis import analyze, apply_rule, gate_result, per_arg, peer_stats, round_series
 from ..engine import countdiff, lanes as lanes_mod, runner, sequential, stats
 from ..engine.runner import parse_prefetch, timing_json
-from ..environments.variant_options import Ordered, add_env_arguments, check_env_options, resolve_variant_envs
-from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS, add_argument_options, argument_setup
+from ..environments.variant_options import check_env_options, resolve_variant_envs
+from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
 from ..output import counts as counts_out, documents, report, tables
 from ..output.lanes import render as render_lanes
 from ..base import device
 from ..environments import envs, variants
 from ..base.outputs import check_outputs
+from . import common_args as ca
 
 ARG_COUNTS = [0, 1, 2, 3, 4]
 OLD_SCRIPT_LOOPS = {0: 100_000, 1: 100_000, 2: 100_000, 3: 100_000, 4: 10_000}
@@ -41,8 +42,8 @@ OLD_SCRIPT_LOOPS = {0: 100_000, 1: 100_000, 2: 100_000, 3: 100_000, 4: 10_000}
 # pair the reference's and the variant's samples closer in time (worst half-width 0.52% at
 # the cap in 107 rounds; 0.60-0.86% with 10 x 4 ms).
 # The old fixed default, 100 rounds x 20 repeats x 4 ms: 0.66% in 228 s (2026-11-22-compare-default).
-DEFAULT_SAMPLE_TIME = 0.002
-DEFAULT_REPEATS = 20
+DEFAULT_SAMPLE_TIME = ca.SAMPLE_TIME_COMPARE
+DEFAULT_REPEATS = ca.REPEATS_COMPARE
 DEFAULT_ROUNDS = 400  # a cap: --target-ci or --max-time ends the default run first
 DEFAULT_TARGET_CI = 0.5
 DEFAULT_MAX_TIME = 120.0
@@ -60,48 +61,35 @@ def register(sub) -> None:
         description=__doc__.split("\n\n")[0] + " Default: baseline (0.29.0), contextvar on it, v2 (0.30.4).",
     )
     v = p.add_argument_group("variants (the first is the reference)")
-    v.add_argument("--repo", dest="items", action=Ordered, metavar="NAME=PATH",
-                   help="a numba-cuda checkout, built into its own virtualenv (repeatable)")
-    v.add_argument("--variant", dest="items", action=Ordered, metavar="NAME=SPEC",
-                   help="numba-cuda==X.Y.Z, repo:PATH, env:PATH (existing env) or MECH@BASE, "
-                        "e.g. contextvar@numba-cuda==0.29.0 or delay:0.5us@baseline (repeatable)")
-    v.add_argument("--reference", help="variant the deltas are taken against (default: the first)")
-    add_env_arguments(p.add_argument_group("environments"))
+    ca.add_repo(v)
+    ca.add_variant(v, "numba-cuda==X.Y.Z, repo:PATH, env:PATH (existing env) or MECH@BASE, "
+                      "e.g. contextvar@numba-cuda==0.29.0 or delay:0.5us@baseline (repeatable)")
+    ca.add_reference(v)
+    ca.add_env_options(p.add_argument_group("environments"))
     m = p.add_argument_group("measurement")
-    m.add_argument("--args", default="0,1,2,3,4", help=counts_help(MAX_KERNEL_ARGS))
-    add_argument_options(m)
+    ca.add_args(m, MAX_KERNEL_ARGS)
+    ca.add_arg_kind(m)
     m.add_argument("--loops", help="launches per sample, one value or one per arg count "
                                    "(default: calibrated to --sample-time; the old script's: 100000,100000,100000,100000,10000)")
-    m.add_argument("--sample-time", type=opt.SAMPLE_TIME, default=DEFAULT_SAMPLE_TIME,
-                   help=f"calibration target seconds per sample (default {DEFAULT_SAMPLE_TIME}: short samples, "
-                        "so a variant's sample and the reference's sample of a repeat slot share the machine's state)")
-    m.add_argument("--repeats", type=opt.REPEATS, default=DEFAULT_REPEATS,
-                   help=f"samples per variant, arg count and round (default {DEFAULT_REPEATS})")
-    m.add_argument("--rounds", type=opt.ROUNDS, default=DEFAULT_ROUNDS,
-                   help=f"rounds of fresh worker processes; the CI is over rounds (default {DEFAULT_ROUNDS})")
-    m.add_argument("--prefetch", type=opt.PREFETCH, default="auto",
-                   help="rounds whose workers are set up ahead, on the CPUs that do not measure, while a "
-                        "round measures; 'auto' (default): up to 4, as many as those CPUs can host; 0: none "
-                        "(each worker needs a CUDA context, so lower it on a GPU with little memory)")
+    ca.add_sample_time(m, DEFAULT_SAMPLE_TIME, "calibration target seconds per sample",
+                       ": short samples, so a variant's sample and the reference's sample of a repeat slot "
+                       "share the machine's state")
+    ca.add_repeats(m, DEFAULT_REPEATS, "samples per variant, arg count and round")
+    ca.add_rounds(m, DEFAULT_ROUNDS, f"rounds of fresh worker processes; the CI is over rounds (default {DEFAULT_ROUNDS})")
+    ca.add_prefetch(m, "compare")
     opt.add_spawn_options(m)
-    m.add_argument("--warmup", type=opt.WARMUP, default=1000, help="launches per arg count before timing (default 1000)")
+    ca.add_warmup(m)
     m.add_argument("--pinned-warmup", type=opt.PINNED_WARMUP, default=DEFAULT_PINNED_WARMUP, metavar="N",
                    help="of the --warmup launches, the last N run on the measuring CPU just before the round "
                         f"(default {DEFAULT_PINNED_WARMUP}); the rest run during set-up on the other CPUs, "
                         "where they cost the round nothing (N >= --warmup: all on the measuring CPU)")
-    m.add_argument("--affinity", metavar="CPUS", default="auto",
-                   help="pin every worker to these CPUs while timing, e.g. 7 or 6,7; 'auto' (default): the "
-                        "highest-numbered CPU this process may use; 'none': no pinning")
-    m.add_argument("--gpus", metavar="IDS", default=None,
-                   help="spread the rounds over these GPUs, one lane each with its own share of the CPUs, "
-                        "e.g. 0,1, or 'all'; the rounds pool into one interval, with a per-lane check "
-                        "(engine/lanes.py). Default: one GPU, as before")
+    ca.add_affinity(m, "compare")
+    ca.add_gpus(m, "compare")
     m.add_argument("--spin", metavar="CPUS", default="none",
                    help="keep these CPUs busy for the whole run, e.g. 0; 'auto': the lowest set-up CPU; "
                         "'none' (default). A busy CPU holds a VM's CPUs in one speed state (runner.Spinners)")
     m.add_argument("--peers", action="store_true", help="also time CuPy, cuda.core and the C floor in the reference's workers")
-    m.add_argument("--simulator", action="store_true",
-                   help="smoke mode under NUMBA_ENABLE_CUDASIM=1 on CPU; labelled NOT a measurement")
+    ca.add_simulator(m, "smoke mode under NUMBA_ENABLE_CUDASIM=1 on CPU; labelled NOT a measurement")
     m.add_argument("--counts", type=opt.COUNT_ROUNDS, default=DEFAULT_COUNT_ROUNDS, metavar="N",
                    help=f"the first N rounds' workers also count each launch's Python bytecodes, calls and "
                         f"function entries, exactly, after their samples (default {DEFAULT_COUNT_ROUNDS}; "
@@ -111,21 +99,18 @@ def register(sub) -> None:
                    help=f"stop once every delta's 95%% half-width is <= PCT %% of the reference (default "
                         f"{DEFAULT_TARGET_CI}; precision mode: the interval reported is then the stopping-valid "
                         "one); --rounds and --max-time cap it; 0: no target, run every --rounds")
-    s.add_argument("--fail-if-slower", type=opt.FAIL_IF_SLOWER, default=None, metavar="PCT",
-                   help="CI gate: stop once every delta is decided against PCT %%; exit 1 when any delta's "
-                        "interval lies wholly above PCT, 0 when all lie below, 3 when undecided at the cap "
-                        "(intervals: a confidence sequence, valid at any stopping round)")
-    s.add_argument("--min-rounds", type=opt.MIN_ROUNDS, default=None,
-                   help=f"never stop before this many rounds (default {opt.DEFAULT_MIN_ROUNDS}, or --rounds when fewer)")
-    s.add_argument("--max-time", type=opt.MAX_TIME, default=DEFAULT_MAX_TIME, metavar="S",
-                   help=f"cap on seconds of measurement: no new round starts after it (default {DEFAULT_MAX_TIME:g}; "
-                        "0: no cap)")
+    ca.add_fail_if_slower(s, "CI gate: stop once every delta is decided against PCT %%; exit 1 when any delta's "
+                             "interval lies wholly above PCT, 0 when all lie below, 3 when undecided at the cap "
+                             "(intervals: a confidence sequence, valid at any stopping round)")
+    ca.add_min_rounds(s)
+    ca.add_max_time(s, DEFAULT_MAX_TIME, f"cap on seconds of measurement: no new round starts after it (default "
+                                         f"{DEFAULT_MAX_TIME:g}; 0: no cap)", metavar="S")
     o = p.add_argument_group("output")
-    o.add_argument("--output", "-o", default="launchbench-compare.json", help="JSON results (default launchbench-compare.json)")
-    o.add_argument("--markdown", help="Markdown report (default: next to --output, .md)")
+    ca.add_output(o, "launchbench-compare.json", "JSON results (default launchbench-compare.json)")
+    ca.add_markdown(o)
     o.add_argument("--plot", help="PNG plot (default: next to --output, .png)")
-    o.add_argument("--no-report", action="store_true", help="write only the JSON and the table")
-    o.add_argument("--quiet", action="store_true", help="no progress output")
+    ca.add_no_report(o)
+    ca.add_quiet(o)
     p.set_defaults(func=run)
 
 
@@ -310,12 +295,13 @@ def run(args) -> int:
     setup = runner.setup_cpus(affinity) or []
     spin = runner.parse_spin(args.spin, affinity, setup)
     check_outputs([(args.output, "--output"), (args.markdown, "--markdown"), (args.plot, "--plot")])
-    check_env_options(args)
+    env_opts = ca.env_options(args)
+    check_env_options(env_opts)
     if not args.simulator:
         device.refuse_without_gpu()
 
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    resolved, pins = resolve_variant_envs(args, vlist, log)
+    resolved, pins = resolve_variant_envs(env_opts, vlist, log)
 
     output = os.path.abspath(args.output)
     run_dir = os.path.splitext(output)[0] + ".logs"
@@ -327,7 +313,7 @@ def run(args) -> int:
         rounds=args.rounds, warmup=args.warmup, sample_target_s=args.sample_time,
         simulator=args.simulator, affinity=affinity, peers=args.peers, overlay=overlay, log_dir=run_dir,
         prefetch=prefetch, setup_cpus=[c for c in setup if c not in spin] or None, spin_cpus=spin,
-        setup=argument_setup(args),
+        setup=ca.arg_setup(args),
         modules={v.name: v.base.module for v in vlist if v.base.module != "numba-cuda"},
         max_time=args.max_time or None, pinned_warmup=min(args.pinned_warmup, args.warmup),
         count_rounds=args.counts, spawn=args.spawn, fork_rounds=args.fork_rounds,

@@ -18,14 +18,15 @@ from ..base import device
 from ..base.atomic import write_text_atomic
 from ..base.errors import UserError
 from ..base import options as opt
-from ..base.options import counts_help, parse_counts
+from ..base.options import parse_counts
 from ..base.outputs import check_outputs
 from ..engine import countdiff, countpass, runner
 from ..engine.runner import timing_json
 from ..environments import envs, variants
-from ..environments.variant_options import Ordered, add_env_arguments, check_env_options, resolve_variant_envs
+from ..environments.variant_options import check_env_options, resolve_variant_envs
 from ..output import counts as counts_out, documents
-from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS, add_argument_options, argument_setup
+from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
+from . import common_args as ca
 from ..workloads.counts import DEFAULT_LAUNCHES
 
 MAX_LAUNCHES = 10_000
@@ -37,30 +38,27 @@ def register(sub) -> None:
         description=__doc__.split("\n\n")[0] + " Default variants: compare's (0.29.0, contextvar on it, 0.30.4).",
     )
     v = p.add_argument_group("variants (the first is the reference)")
-    v.add_argument("--repo", dest="items", action=Ordered, metavar="NAME=PATH",
-                   help="a numba-cuda checkout, built into its own virtualenv (repeatable)")
-    v.add_argument("--variant", dest="items", action=Ordered, metavar="NAME=SPEC",
-                   help="numba-cuda==X.Y.Z, numba-cuda-mlir==X.Y.Z, repo:PATH, env:PATH or MECH@BASE, e.g. "
-                        "hoist-imports@numba-cuda==0.30.4 (repeatable; one variant is enough for the ranking)")
-    v.add_argument("--reference", help="variant the differences are taken against (default: the first)")
-    add_env_arguments(p.add_argument_group("environments"))
+    ca.add_repo(v)
+    ca.add_variant(v, "numba-cuda==X.Y.Z, numba-cuda-mlir==X.Y.Z, repo:PATH, env:PATH or MECH@BASE, e.g. "
+                      "hoist-imports@numba-cuda==0.30.4 (repeatable; one variant is enough for the ranking)")
+    ca.add_reference(v, "variant the differences are taken against (default: the first)")
+    ca.add_env_options(p.add_argument_group("environments"))
     m = p.add_argument_group("what is counted")
-    m.add_argument("--args", default="0,1,2,3,4", help=counts_help(MAX_KERNEL_ARGS))
-    add_argument_options(m)
+    ca.add_args(m, MAX_KERNEL_ARGS)
+    ca.add_arg_kind(m)
     m.add_argument("--processes", type=opt.COUNT_PROCESSES, default=countpass.DEFAULT_PROCESSES, metavar="N",
                    help=f"fresh processes per variant (default {countpass.DEFAULT_PROCESSES}: whether every "
                         f"process gives the same counts shows; 1: fastest; at most {countpass.MAX_PROCESSES})")
     m.add_argument("--launches", type=opt.COUNT_LAUNCHES, default=DEFAULT_LAUNCHES, metavar="N",
                    help=f"launches counted one by one per process and arg count (default {DEFAULT_LAUNCHES})")
-    m.add_argument("--simulator", action="store_true",
-                   help="count the CUDA simulator's launch path on CPU (NUMBA_ENABLE_CUDASIM=1), not numba-cuda's")
+    ca.add_simulator(m, "count the CUDA simulator's launch path on CPU (NUMBA_ENABLE_CUDASIM=1), not numba-cuda's")
     o = p.add_argument_group("output")
     o.add_argument("--top", type=opt.TOP_FUNCTIONS, default=counts_out.TOP_RANKED, metavar="N",
                    help=f"functions ranked per variant (default {counts_out.TOP_RANKED})")
-    o.add_argument("--output", "-o", default="launchbench-counts.json", help="JSON (default launchbench-counts.json)")
-    o.add_argument("--markdown", help="Markdown report (default: next to --output, .md)")
-    o.add_argument("--no-report", action="store_true", help="write only the JSON (and print the tables)")
-    o.add_argument("--quiet", action="store_true", help="no progress output")
+    ca.add_output(o, "launchbench-counts.json", "JSON (default launchbench-counts.json)")
+    ca.add_markdown(o)
+    ca.add_no_report(o, "write only the JSON (and print the tables)")
+    ca.add_quiet(o)
     p.set_defaults(func=run)
 
 
@@ -75,7 +73,7 @@ def check_options(args) -> tuple[list, list, str]:
     if args.top < 1:
         raise UserError(f"--top must be at least 1 function (got {args.top}), e.g. --top {counts_out.TOP_RANKED}")
     arg_counts = parse_counts(args.args, "--args", MAX_KERNEL_ARGS)
-    argument_setup(args)  # --arg-kind / --dispatch, checked
+    ca.arg_setup(args)  # --arg-kind / --dispatch, checked
     vlist, reference = variants.parse_variants(args.items or [], args.reference, minimum=1)
     return arg_counts, vlist, reference
 
@@ -115,11 +113,12 @@ def run(args) -> int:
     markdown = None if args.no_report else (
         args.markdown if args.markdown is not None else os.path.splitext(args.output)[0] + ".md")
     check_outputs([(args.output, "--output"), (markdown, "--markdown")])
-    check_env_options(args)  # the environment options, like every other option, before the GPU guard
+    env_opts = ca.env_options(args)
+    check_env_options(env_opts)  # the environment options, like every other option, before the GPU guard
     if not args.simulator:
         device.refuse_without_gpu()
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    resolved, _pins = resolve_variant_envs(args, vlist, log)
+    resolved, _pins = resolve_variant_envs(env_opts, vlist, log)
 
     output = os.path.abspath(args.output)
     run_dir = os.path.splitext(output)[0] + ".logs"
@@ -127,7 +126,7 @@ def run(args) -> int:
     plan = countpass.plan(
         [(v.name, resolved[v.base].python, v.mechanism) for v in vlist], reference, arg_counts,
         processes=args.processes, launches=args.launches, simulator=args.simulator,
-        overlay=envs.make_overlay(os.path.join(run_dir, "overlay")), log_dir=run_dir, setup=argument_setup(args),
+        overlay=envs.make_overlay(os.path.join(run_dir, "overlay")), log_dir=run_dir, setup=ca.arg_setup(args),
         modules={v.name: v.base.module for v in vlist if v.base.module != "numba-cuda"})
     progress = runner.Progress(args.processes * len(vlist), enabled=not args.quiet)
     if args.simulator:

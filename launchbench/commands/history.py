@@ -41,11 +41,11 @@ from ..engine import lanes as lanes_mod
 from ..engine.countdiff import NOT_VISIBLE
 from ..engine.runner import launch_keys
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
-from ..engine.history import (Session, add_clone_argument, add_common_arguments,
-                              add_counts_arguments, command_line)
+from ..engine.history import Session, command_line
 from ..environments import builds
 from ..environments.commits import CommitEnvs, check_clone, commit_records
 from ..environments.variant_options import check_env_options
+from . import common_args as ca
 from ..output import asvresults, documents
 from ..output.lanes import render as render_lanes
 from ..output.history import export, render, render_bisect
@@ -61,29 +61,29 @@ WRITE_EVERY_S = 3.0
 def register(sub) -> None:
     p = sub.add_parser("history", help="launch cost of every commit of a range, with each commit's step and CI",
                        description=__doc__.split("\n\n")[1].replace("\n", " "))
-    add_clone_argument(p)
+    ca.add_clone(p)
     p.add_argument("range", metavar="A..B", help="first-parent commits after A up to B; A is the reference")
-    p.add_argument("--rounds", type=opt.ROUNDS_FOR_CI, default=DEFAULT_ROUNDS, help=f"rounds of fresh processes (default {DEFAULT_ROUNDS})")
+    ca.add_rounds(p, DEFAULT_ROUNDS, f"rounds of fresh processes (default {DEFAULT_ROUNDS})", for_ci=True)
     p.add_argument("--aa", type=opt.AA_COMMITS, default=1, metavar="N",
                    help="also measure the first N commits whose code equals their predecessor's (A/A check; default 1)")
     p.add_argument("--asv-results", metavar="DIR", help="also write the per-commit values as asv results into DIR")
-    p.add_argument("--no-report", action="store_true", help="write only the JSON and the table")
-    add_common_arguments(p, "launchbench-history.json")
-    add_counts_arguments(p)
+    ca.add_no_report(p)
+    ca.add_commit_options(p, "launchbench-history.json")
+    ca.add_commit_counts(p)
     p.set_defaults(func=run_history)
     b = sub.add_parser("bisect", help="find the commit whose step in launch cost exceeds --threshold",
                        description=__doc__.split("\n\n")[3].replace("\n", " "))
-    add_clone_argument(b)
+    ca.add_clone(b)
     b.add_argument("good", help="a commit with the old cost")
     b.add_argument("bad", help="a later commit (first-parent descendant) with the new cost")
     b.add_argument("--points", type=opt.POINTS, default=DEFAULT_POINTS,
                    help=f"commits measured together per stage, at least 3 (default {DEFAULT_POINTS})")
-    b.add_argument("--rounds", type=opt.ROUNDS_FOR_CI, default=DEFAULT_STAGE_ROUNDS,
-                   help=f"rounds per timing stage (default {DEFAULT_STAGE_ROUNDS}): a stage ends once a step is "
-                        "established in the range's direction (or every one ruled out) and runs up to 3x this "
-                        "while undecided; --max-time caps all stages together")
-    add_common_arguments(b, "launchbench-bisect.json")
-    add_counts_arguments(b)
+    ca.add_rounds(b, DEFAULT_STAGE_ROUNDS, f"rounds per timing stage (default {DEFAULT_STAGE_ROUNDS}): a stage ends once "
+                                           "a step is established in the range's direction (or every one ruled out) "
+                                           "and runs up to 3x this while undecided; --max-time caps all stages together",
+                  for_ci=True)
+    ca.add_commit_options(b, "launchbench-bisect.json")
+    ca.add_commit_counts(b)
     b.set_defaults(func=run_bisect)
 
 
@@ -108,11 +108,13 @@ def _start(args):
     if args.rounds < 2:
         raise UserError("--rounds must be at least 2 (intervals are over rounds)")
     output = outputs.check_writable(args.output, "--output")
-    check_env_options(args)
+    env_opts = ca.env_options(args)
+    check_env_options(env_opts)
     if getattr(args, "asv_results", None) is not None:  # history's: refused now, not after the measuring
         outputs.check_folder(args.asv_results, "--asv-results")
     clone = check_clone(args.clone)
-    session = Session(args, clone, parse_counts(args.args, "--args", MAX_KERNEL_ARGS), CommitEnvs)
+    session = Session(ca.commit_settings(args), clone, parse_counts(args.args, "--args", MAX_KERNEL_ARGS),
+                      lambda say: CommitEnvs(env_opts, say, target=args.target))
     if not (args.simulator or args.target):  # no wheel built for numbers no GPU here can give
         device.refuse_without_gpu()
     return output, clone, session
@@ -282,7 +284,7 @@ def run_bisect(args) -> int:
                                use_counts=args.counts, say=session.say, on_stage=on_stage)
     except _Interrupted as exc:
         res = {"result": "interrupted", "reason": str(exc), "counts_steps": [], "counts_note": None}
-    _bisect_result(doc, res, distinct, stages, counted, session, arg_counts, log_root)
+    _bisect_result(doc, res, distinct, stages, counted, session, arg_counts, log_root, args.counts)
     doc["gpu_seconds"] = round(session.gpu_seconds, 1)
     doc["count_seconds"] = round(session.count_seconds, 1)
     write(doc, force=True)
@@ -308,7 +310,7 @@ def _timed_step(stages: list, prev: str, commit: str) -> tuple[list, dict | None
     return [], None
 
 
-def _bisect_result(doc, res, distinct, stages, counted, session, arg_counts, log_root) -> None:
+def _bisect_result(doc, res, distinct, stages, counted, session, arg_counts, log_root, counts: bool) -> None:
     """The search's answer in the document: culprit (with its counts step), the counts steps
     beside their timing, or 'undecided between A and B'."""
     doc["counts_note"] = res.get("counts_note")
@@ -316,14 +318,14 @@ def _bisect_result(doc, res, distinct, stages, counted, session, arg_counts, log
     result = res["result"]
     if result == "found":
         prev, cur = distinct[res["previous"]], distinct[res["culprit"]]
-        if session.args.counts and (prev["variant"] not in counted or cur["variant"] not in counted):
+        if counts and (prev["variant"] not in counted or cur["variant"] not in counted):
             # found by timing inside a counts-flat segment: count the pair, so 'not visible' is checked, not assumed
             counted.update(session.count([r for r in (prev, cur) if r["variant"] not in counted],
                                          os.path.join(log_root, "counts")))
             doc["counts"]["per_commit"] = commitcounts.per_launch(counted, arg_counts)
         steps, seg = _timed_step(stages, prev["sha"], cur["sha"])
         cstep = (commitcounts.step(counted.get(prev["variant"]), counted.get(cur["variant"]), arg_counts)
-                 if session.args.counts else None)
+                 if counts else None)
         doc["culprit"] = {"sha": cur["sha"], "short": cur["short"], "subject": cur["subject"],
                           "previous": prev["sha"], "steps": steps, "pooled": seg, "counts": cstep,
                           "reading": None if not cstep or "error" in cstep else

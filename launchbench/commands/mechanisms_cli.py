@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 
 from ..base.errors import UserError
 from ..base import options as opt
-from ..base.options import counts_help, parse_counts
+from ..base.options import parse_counts
 from ..workloads import mechanisms
 from ..workloads.kernels import MAX_ARGS
 from ..workloads.mechanism_rounds import (DEFAULT_LAUNCHES, DEFAULT_ROUNDS, DEFAULT_WARMUP, DEFAULT_WARMUP_CLASS_WRITE,
@@ -40,6 +40,7 @@ from ..engine.mechanism_stats import (SCOPE, TARGET_US, analyse, class_write_sum
                                       paired_rounds, target_summary, target_verdict)
 from ..output.mechanisms import format_table
 from ..base.device import device_info, host_info
+from . import common_args as ca
 
 DEFAULT_SPECS = ("stock", "passthrough", "contextvar", "tls", "delay:0.5us")
 DEFAULT_ARG_COUNTS = (0, 1, 2, 3, 4)
@@ -108,21 +109,18 @@ def add_parser(sub):
     p.add_argument("--mechanisms", default=",".join(DEFAULT_SPECS),
                    help="comma-separated specs (default: %(default)s); passthrough is always added, "
                         "and stock when contextvar is measured")
-    p.add_argument("--args", default="0-4", help=counts_help(MAX_ARGS, "0-4"))
+    ca.add_args(p, MAX_ARGS, default="0-4")
     p.add_argument("--processes", type=opt.PROCESSES, default=None,
                    help=f"fresh worker processes, measured one after another, each for its share of --max-time; "
                         f"the intervals are over processes (default {DEFAULT_PROCESSES}; 2 with --simulator); "
                         "1: measure in this process only (the intervals then leave out the process-to-process "
                         "spread)")
-    p.add_argument("--prefetch", type=opt.PREFETCH, default="auto",
-                   help="processes set up ahead on the CPUs that do not measure (default: auto, up to 4)")
-    p.add_argument("--rounds", type=opt.ROUNDS, default=None,
-                   help=f"most pair rounds per process (default {DEFAULT_ROUNDS}; 2 with --simulator); "
-                        "--max-time may end it sooner")
-    p.add_argument("--max-time", type=opt.MAX_TIME, default=None,
-                   help=f"seconds of measuring in all, shared out over the processes; a process stops after the "
-                        f"pair round that ends past its share (default {DEFAULT_MAX_TIME:g}; none with "
-                        "--simulator; 0: no limit)")
+    ca.add_prefetch(p, "mechanisms")
+    ca.add_rounds(p, None, f"most pair rounds per process (default {DEFAULT_ROUNDS}; 2 with --simulator); "
+                           "--max-time may end it sooner")
+    ca.add_max_time(p, None, f"seconds of measuring in all, shared out over the processes; a process stops after the "
+                             f"pair round that ends past its share (default {DEFAULT_MAX_TIME:g}; none with "
+                             "--simulator; 0: no limit)")
     p.add_argument("--samples", type=opt.SAMPLES, default=None, help="timed samples per block (default 1)")
     p.add_argument("--launches", type=opt.LAUNCHES, default=None,
                    help=f"launches per sample (default {DEFAULT_LAUNCHES}, a few ms; 3 with --simulator)")
@@ -132,17 +130,14 @@ def add_parser(sub):
     p.add_argument("--warmup-class-write", type=opt.WARMUP, default=DEFAULT_WARMUP_CLASS_WRITE,
                    help="untimed launches before a block whose switch wrote CUDADispatcher (to or from stock or "
                         "contextvar): enough for CPython to re-specialize the launch path (default %(default)s)")
-    p.add_argument("--affinity", default="auto",
-                   help="pin the measuring process to these CPUs, e.g. 7 or 6,7; 'auto' (default): "
-                        "the highest-numbered CPU it may use; 'none': no pinning")
+    ca.add_affinity(p, "mechanisms", metavar=None)
     p.add_argument("--seed", type=opt.SEED, default=None, help="shuffle seed (default: random, recorded)")
-    p.add_argument("--output", "-o", default="mechanisms.json", help="JSON path (default: %(default)s)")
+    ca.add_output(p, "mechanisms.json", "JSON path (default: %(default)s)")
     p.add_argument("--pool", nargs="+", metavar="JSON", default=None,
                    help="measure nothing: pool the processes of these earlier runs (same numba-cuda and "
                         "options) into one analysis, written to --output")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
-    p.add_argument("--simulator", action="store_true",
-                   help="smoke run under NUMBA_ENABLE_CUDASIM=1; its numbers are NOT launch costs")
+    ca.add_quiet(p, short=True, help="no progress lines on stderr")
+    ca.add_simulator(p, "smoke run under NUMBA_ENABLE_CUDASIM=1; its numbers are NOT launch costs")
     return p
 
 

@@ -15,9 +15,8 @@ from ..engine.breakdown import run_breakdown
 from ..environments import envs
 from ..output import documents
 from ..output.breakdown import format_breakdown
-from ..workloads import argkinds
 from ..base import options as opt
-from ..base.options import counts_help, parse_counts
+from ..base.options import parse_counts
 from ..workloads.kernels import MAX_ARGS, check_counts
 from ..workloads.peers import LABELS, LAUNCHERS
 from ..engine.analysis import concat_rounds
@@ -26,6 +25,7 @@ from ..base.device import device_info, host_info, require_gpu
 from ..base.outputs import check_writable
 from ..engine.peerstats import analyse, fit_line, summarize  # noqa: F401 - fit_line: for callers
 from ..output.peers import format_table
+from . import common_args as ca
 
 
 # -- the document ---------------------------------------------------------------
@@ -95,7 +95,7 @@ def measure_on_engine(args, names: list, counts: list) -> tuple[dict, dict]:
     built during set-up and its samples interleaved in the worker."""
     out = runner.rounds_here(
         {"workload": "peers", "launchers": names, "peer_warmup": max(10, min(args.loops, 2000)),
-         **argkinds.argument_setup(args)}, counts,
+         **ca.arg_setup(args)}, counts,
         {"cmd": "peers_round", "arg_counts": counts, "loops": args.loops, "repeats": args.repeats, "warmup": 100},
         args.rounds, getattr(args, "affinity", "auto"), "peers", envs.make_overlay)
     samples, reasons = merge_rounds(out.units, names, counts)
@@ -149,14 +149,12 @@ def run_peers(args) -> int:
 def register(sub) -> None:
     p = sub.add_parser("peers", help="numba-cuda's launch next to CuPy, cuda.core and a raw cuLaunchKernel loop")
     p.add_argument("--loops", type=opt.LOOPS, default=10000, help="launches per sample, same for every launcher (default 10000)")
-    p.add_argument("--repeats", type=opt.REPEATS, default=5, help="samples per launcher per round (default 5)")
-    p.add_argument("--rounds", type=opt.ROUNDS, default=3,
-                   help="rounds, each a fresh worker process with every launcher interleaved (default 3)")
-    p.add_argument("--affinity", metavar="CPUS", default="auto",
-                   help="CPU(s) the workers are pinned to while timing ('auto': the highest; 'none')")
-    p.add_argument("--args", default="0,1,2,3,4", help=counts_help(MAX_ARGS))
+    ca.add_repeats(p, ca.REPEATS_PEERS, "samples per launcher per round")
+    ca.add_rounds(p, 3, "rounds, each a fresh worker process with every launcher interleaved (default 3)")
+    ca.add_affinity(p, "peers")
+    ca.add_args(p, MAX_ARGS)
     p.add_argument("--only", help=f"comma-separated launchers (default all: {','.join(LAUNCHERS)})")
     p.add_argument("--breakdown", action="store_true", help="also time numba-cuda's launch stage by stage")
-    argkinds.add_argument_options(p)  # numba-cuda's launcher only: the peers launch raw pointers
-    p.add_argument("--output", "-o", help="write the JSON document here (atomically)")
+    ca.add_arg_kind(p)  # numba-cuda's launcher only: the peers launch raw pointers
+    ca.add_output(p, None, "write the JSON document here (atomically)")
     p.set_defaults(func=run_peers)

@@ -23,13 +23,14 @@ import time
 
 from ..base.errors import UserError
 from ..base import signals
-from ..engine.history import Session, add_clone_argument, add_common_arguments, command_line
+from ..engine.history import Session, command_line
 from ..base import options as opt
 from ..base.options import parse_counts
 from ..environments import builds, envs
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
 from ..environments.commits import CommitEnvs, check_clone, commit_records
 from ..environments.variant_options import check_env_options
+from . import common_args as ca
 from ..base import device, outputs
 from ..base.atomic import write_json_atomic, write_text_atomic
 from ..engine import analysis, conformance, countdiff, sequential
@@ -44,20 +45,16 @@ MAX_COUNT_ROUNDS = 10
 def register(sub) -> None:
     p = sub.add_parser("pr", help="a pull request's LC-S conformance vs its base, and its launch cost",
                        description=__doc__.split("\n\n")[1].replace("\n", " "))
-    add_clone_argument(p)
+    ca.add_clone(p)
     p.add_argument("ref", help="the pull request's head: a branch (e.g. pull-request/897), tag or SHA")
     p.add_argument("--base", metavar="REF", help="the commit to judge against (default: the merge base of REF "
                                                  "with --main)")
     p.add_argument("--main", metavar="REF", help="the main line for the merge base (default: the first of "
                                                  "main, origin/main, upstream/main, master, origin/master)")
-    p.add_argument("--fail-if-slower", type=opt.FAIL_IF_SLOWER, default=None, metavar="PCT",
-                   help="compare's gate: exit 1 (4 with broken conformance) when a delta's interval lies "
-                        "wholly above PCT %%; rounds stop once every delta is decided")
-    p.add_argument("--rounds", type=opt.ROUNDS_FOR_CI, default=DEFAULT_ROUNDS,
-                   help=f"rounds of fresh processes, a cap when gated (default {DEFAULT_ROUNDS})")
-    p.add_argument("--min-rounds", type=opt.MIN_ROUNDS, default=None,
-                   help=f"never stop the gate before this many rounds (default {opt.DEFAULT_MIN_ROUNDS}, or --rounds "
-                        "when fewer)")
+    ca.add_fail_if_slower(p, "compare's gate: exit 1 (4 with broken conformance) when a delta's interval lies "
+                             "wholly above PCT %%; rounds stop once every delta is decided")
+    ca.add_rounds(p, DEFAULT_ROUNDS, f"rounds of fresh processes, a cap when gated (default {DEFAULT_ROUNDS})", for_ci=True)
+    ca.add_min_rounds(p, "never stop the gate")
     p.add_argument("--counts", type=opt.COUNT_ROUNDS, default=DEFAULT_COUNT_ROUNDS, metavar="N",
                    help=f"the first N rounds' workers also count each side's launch (Python bytecodes, calls, "
                         f"function entries), exactly, after their samples (default {DEFAULT_COUNT_ROUNDS}; 0: no "
@@ -71,7 +68,7 @@ def register(sub) -> None:
     p.add_argument("--suite", help=argparse.SUPPRESS)  # another pytest file instead of the LC-S suite (tests on CPU)
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
                    help=f"folder for pr.md (the PR comment), pr.json and the logs (default {DEFAULT_OUT})")
-    add_common_arguments(p, None)
+    ca.add_commit_options(p, None)
     p.set_defaults(func=run)
 
 
@@ -98,7 +95,7 @@ def _check(args) -> tuple[str, str]:
     if os.path.exists(out) and not os.path.isdir(out):
         raise UserError(f"--out {args.out} is a file; give a folder, e.g. --out pr-results")
     outputs.check_writable(os.path.join(out, "pr.json"), "--out")
-    check_env_options(args)
+    check_env_options(ca.env_options(args))
     return check_clone(args.clone), out
 
 
@@ -106,7 +103,8 @@ def _check(args) -> tuple[str, str]:
 
 def run(args) -> int:
     clone, out_dir = _check(args)
-    session = Session(args, clone, parse_counts(args.args, "--args", MAX_KERNEL_ARGS), CommitEnvs)  # options first
+    session = Session(ca.commit_settings(args), clone, parse_counts(args.args, "--args", MAX_KERNEL_ARGS),  # options first
+                      lambda say: CommitEnvs(ca.env_options(args), say, target=args.target))
     head = builds.resolve(clone, args.ref)
     base = builds.resolve(clone, args.base) if args.base else builds.merge_base(clone, head, args.main)
     if base.sha == head.sha:

@@ -9,6 +9,7 @@ from ..output.report import default_outputs, export
 from ..base.atomic import write_text_atomic
 from ..base.errors import UserError
 from ..base.outputs import check_outputs, check_writable
+from . import common_args as ca
 
 
 def register(sub) -> None:
@@ -21,7 +22,7 @@ def register(sub) -> None:
         "one is re-analysed from its samples.",
     )
     p.add_argument("results", help="results JSON written by `launchbench compare --output` (or breakdown)")
-    p.add_argument("--markdown", metavar="FILE", help="write the Markdown report here")
+    ca.add_markdown(p, "write the Markdown report here", metavar="FILE")
     p.add_argument("--html", metavar="FILE", help="write the self-contained HTML report here")
     p.add_argument("--plot", metavar="FILE", help="write the PNG plot here")
     p.add_argument("--text", metavar="FILE", help="breakdown JSON: write the text analysis here (default: stdout)")

@@ -1,4 +1,4 @@
-"""What history, bisect and pr share: their options, one engine run over per-commit environments
+"""What history, bisect and pr share: their settings (``CommitRun``), one engine run over per-commit environments
 (``Session``), and the per-commit statistics (steps, levels, culprits).
 
 Each measured commit is a variant of the one engine (``runner.run``, or ``lanes.run`` with
@@ -9,7 +9,7 @@ environments come from ``environments.commits`` (the command hands them in).
 """
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import os
 import statistics
 import sys
@@ -17,71 +17,37 @@ import time
 
 from ..base import device
 from ..base.errors import UserError
-from ..base import options as opt
-from ..base.options import counts_help
-from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
+from ..base.options import DEFAULT_FORK_ROUNDS
 from . import analysis, commitcounts, runner, stats
 from . import lanes as lanes_mod
 from .countdiff import visibility
 from .runner import key_id, launch_keys, timing_json
 
-DEFAULT_THRESHOLD_US = 0.2
-DEFAULT_REPEATS = 10
 #: history's schema id and version (history, and the measurement inside bisect's and pr's documents);
 #: output/documents.py's "history" and "bisect" kinds read them from here (the engine sits below output/)
 SCHEMA = "launchbench.history"
 SCHEMA_VERSION = 1
 
 
-# ---------------------------------------------------------------- options
+# ---------------------------------------------------------------- settings
 
-def add_clone_argument(p) -> None:
-    p.add_argument("clone", help="a local numba-cuda clone (git)")
-
-
-def add_common_arguments(p, default_output: str | None) -> None:
-    """The build, env and measurement options history, bisect and pr share (no --output when
-    *default_output* is None: pr writes a folder)."""
-    e = p.add_argument_group("builds and environments")
-    e.add_argument("--wheel-cache", metavar="DIR",
-                   help="where per-commit wheels are cached by SHA (default ~/.cache/launchbench/wheels)")
-    e.add_argument("--env-dir", help="where per-commit envs are cached (default ~/.cache/launchbench/envs)")
-    e.add_argument("--python", help="interpreter that builds the wheels and the envs (default: this one)")
-    e.add_argument("--wheels", metavar="DIR", help="offline: build and install from DIR (pip --no-index --find-links DIR)")
-    e.add_argument("--system-site-packages", action="store_true",
-                   help="envs also see the site-packages of --python (after their own)")
-    e.add_argument("--constraints", metavar="FILE", help="pins for the envs (default: constraints.txt's)")
-    e.add_argument("--extras", default=None, help="numba-cuda extras (default cu13, none with --system-site-packages)")
-    m = p.add_argument_group("measurement (compare's method)")
-    m.add_argument("--args", default="0,1,2,3,4", help=counts_help(MAX_KERNEL_ARGS))
-    m.add_argument("--repeats", type=opt.REPEATS, default=DEFAULT_REPEATS,
-                   help=f"samples per commit, arg count and round (default {DEFAULT_REPEATS})")
-    m.add_argument("--sample-time", type=opt.SAMPLE_TIME, default=0.004, help="seconds per sample (default 0.004)")
-    m.add_argument("--warmup", type=opt.WARMUP, default=1000, help="launches per arg count before timing (default 1000)")
-    m.add_argument("--affinity", metavar="CPUS", default="auto", help="measuring CPU(s) (default: the highest)")
-    m.add_argument("--prefetch", type=opt.PREFETCH, default="auto", help="rounds set up ahead (default auto)")
-    opt.add_spawn_options(m)
-    m.add_argument("--gpus", metavar="IDS", default=None,
-                   help="spread the rounds over these GPUs (e.g. 0,1 or 'all'), one lane each with its own "
-                        "CPUs; rounds pool, lanes are checked against each other (default: one GPU)")
-    m.add_argument("--threshold", type=opt.THRESHOLD_US, default=DEFAULT_THRESHOLD_US,
-                   help=f"a step counts when its 95%% interval lies wholly beyond +/- this many us (default {DEFAULT_THRESHOLD_US})")
-    m.add_argument("--max-time", type=opt.MAX_TIME, default=None, help="cap on seconds of measurement (no new round after it)")
-    m.add_argument("--simulator", action="store_true", help="smoke mode under the CUDA simulator; NOT a measurement")
-    m.add_argument("--target", metavar="MODULE:FUNC", help=argparse.SUPPRESS)  # time a Python callable per commit (tests on CPU)
-    o = p.add_argument_group("output")
-    if default_output:
-        o.add_argument("--output", "-o", default=default_output, help=f"JSON results (default {default_output})")
-    o.add_argument("--quiet", action="store_true", help="no progress output")
-
-
-def add_counts_arguments(p) -> None:
-    """history's and bisect's counts pass (one short process per commit, before any timing)."""
-    c = p.add_argument_group("counts (exact Python-level counts per commit, before any timing)")
-    c.add_argument("--no-counts", dest="counts", action="store_false",
-                   help="skip the counts pass: timing only")
-    c.add_argument("--count-jobs", type=opt.COUNT_JOBS, default=None, metavar="N",
-                   help=f"counting processes at once (default: half the CPUs, 1 to {commitcounts.MAX_JOBS})")
+@dataclasses.dataclass(frozen=True)
+class CommitRun:
+    """The measurement options of history, bisect and pr (declared in ``commands/common_args``)."""
+    repeats: int
+    sample_time: float
+    warmup: int
+    affinity: str = "auto"
+    prefetch: str = "auto"
+    gpus: str | None = None
+    threshold: float = 0.2
+    max_time: float | None = None
+    simulator: bool = False
+    target: str | None = None     # time a Python callable per commit (tests on CPU)
+    quiet: bool = False
+    count_jobs: int | None = None
+    spawn: str = "fresh"          # --spawn: fresh workers, or forked from zygotes (engine/zygote.py)
+    fork_rounds: int = DEFAULT_FORK_ROUNDS
 
 
 # ---------------------------------------------------------------- statistics (pure)
@@ -133,47 +99,47 @@ def culprits(step_recs: list) -> list:
 
 # ---------------------------------------------------------------- measuring
 
-def settings(args, arg_counts, prefetch, affinity, rounds) -> dict:
-    return {"arg_counts": arg_counts, "repeats": args.repeats, "rounds": rounds, "warmup": args.warmup,
-            "sample_target_s": args.sample_time, "affinity": affinity, "prefetch": prefetch,
-            "threshold_us": args.threshold, "launch": "[1, 1]", "gc_disabled": True,
-            "target": args.target, "max_time": args.max_time, "spawn": args.spawn,
-            **({"fork_rounds": args.fork_rounds} if args.spawn == "fork" else {}),
-            "order": "compare's: " + ("fresh workers" if args.spawn == "fresh" else "workers forked from zygotes") +
+def settings(opts: CommitRun, arg_counts, prefetch, affinity, rounds) -> dict:
+    return {"arg_counts": arg_counts, "repeats": opts.repeats, "rounds": rounds, "warmup": opts.warmup,
+            "sample_target_s": opts.sample_time, "affinity": affinity, "prefetch": prefetch,
+            "threshold_us": opts.threshold, "launch": "[1, 1]", "gc_disabled": True,
+            "target": opts.target, "max_time": opts.max_time, "spawn": opts.spawn,
+            **({"fork_rounds": opts.fork_rounds} if opts.spawn == "fork" else {}),
+            "order": "compare's: " + ("fresh workers" if opts.spawn == "fresh" else "workers forked from zygotes") +
                      " per round, interleaved samples, paired by repeat slot"}
 
 
 class Session:
     """What history and bisect share: the clone, the wheel cache, the env manager, the engine."""
 
-    def __init__(self, args, clone: str, arg_counts: list, make_envs):
-        """*arg_counts*: the parsed --args; *make_envs*: (args, say) -> the per-commit wheels and
+    def __init__(self, run: CommitRun, clone: str, arg_counts: list, make_envs):
+        """*arg_counts*: the parsed --args; *make_envs*: say -> the per-commit wheels and
         environments (``environments.commits.CommitEnvs``: the command hands it in)."""
-        self.args = args
+        self.opts = run
         self.clone = clone
-        self.say = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+        self.say = (lambda msg: None) if run.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
         self.arg_counts = arg_counts
-        if args.repeats < 1:
+        if run.repeats < 1:
             raise UserError("--repeats must be at least 1")
-        if args.sample_time <= 0:
+        if run.sample_time <= 0:
             raise UserError("--sample-time must be positive, e.g. 0.004")
-        if args.threshold < 0:
+        if run.threshold < 0:
             raise UserError("--threshold must be >= 0 us, e.g. 0.2")
-        if args.warmup < 0:
-            raise UserError(f"--warmup must be >= 0 launches (got {args.warmup})")
-        if args.max_time is not None and not args.max_time >= 0:
+        if run.warmup < 0:
+            raise UserError(f"--warmup must be >= 0 launches (got {run.warmup})")
+        if run.max_time is not None and not run.max_time >= 0:
             raise UserError("--max-time must be a number of seconds >= 0, e.g. 600 (0: no cap)")
         visible = lanes_mod.visible_gpus()
-        device.check_gpu_lanes(args.gpus, visible, args.simulator or bool(args.target))
-        gpus = lanes_mod.parse_gpus(args.gpus, visible)
-        self.lanes = lanes_mod.plan_lanes(gpus, args.affinity) if gpus else None
-        self.affinity = self.lanes[0].affinity if self.lanes else runner.parse_affinity(args.affinity)
-        runner.parse_prefetch(args.prefetch, 2, self.affinity)  # its syntax now; the count once builds are known
-        self.envs = make_envs(args, self.say)
+        device.check_gpu_lanes(run.gpus, visible, run.simulator or bool(run.target))
+        gpus = lanes_mod.parse_gpus(run.gpus, visible)
+        self.lanes = lanes_mod.plan_lanes(gpus, run.affinity) if gpus else None
+        self.affinity = self.lanes[0].affinity if self.lanes else runner.parse_affinity(run.affinity)
+        runner.parse_prefetch(run.prefetch, 2, self.affinity)  # its syntax now; the count once builds are known
+        self.envs = make_envs(self.say)
         self.cache = self.envs.cache
         self.gpu_seconds = 0.0
         self.count_seconds = 0.0
-        jobs = getattr(args, "count_jobs", None)
+        jobs = run.count_jobs
         if jobs is not None and jobs < 1:
             raise UserError(f"--count-jobs must be at least 1 (got {jobs})")
         self.count_jobs = jobs or commitcounts.default_jobs()
@@ -188,9 +154,9 @@ class Session:
         if not todo:
             return {}
         t0 = time.monotonic()
-        setup = {"target": self.args.target} if self.args.target else {}
+        setup = {"target": self.opts.target} if self.opts.target else {}
         got = commitcounts.count_commits(todo, self.arg_counts, self.envs.make_overlay(os.path.join(log_dir, "overlay")),
-                                      log_dir, simulator=self.args.simulator, setup=setup, jobs=self.count_jobs)
+                                      log_dir, simulator=self.opts.simulator, setup=setup, jobs=self.count_jobs)
         spent = time.monotonic() - t0
         self.count_seconds += spent
         self.gpu_seconds += spent  # the counting processes hold the GPU too (their set-up)
@@ -205,20 +171,20 @@ class Session:
         if len(measured) < 2:
             raise UserError("fewer than two commits of the range could be built and measured; "
                             "see the build logs named above")
-        prefetch = runner.parse_prefetch(self.args.prefetch, len(measured), self.affinity)
+        prefetch = runner.parse_prefetch(self.opts.prefetch, len(measured), self.affinity)
         os.makedirs(log_dir, exist_ok=True)
-        setup = {"target": self.args.target} if self.args.target else {}
+        setup = {"target": self.opts.target} if self.opts.target else {}
         plan = runner.Plan(
             variants=[(r["variant"], r["python"], None) for r in measured], reference=measured[0]["variant"],
-            arg_counts=self.arg_counts, loops=None, repeats=self.args.repeats, rounds=rounds,
-            warmup=self.args.warmup, sample_target_s=self.args.sample_time, simulator=self.args.simulator,
+            arg_counts=self.arg_counts, loops=None, repeats=self.opts.repeats, rounds=rounds,
+            warmup=self.opts.warmup, sample_target_s=self.opts.sample_time, simulator=self.opts.simulator,
             affinity=self.affinity, peers=False, overlay=self.envs.make_overlay(os.path.join(log_dir, "overlay")),
             log_dir=log_dir, prefetch=prefetch, setup_cpus=runner.setup_cpus(self.affinity), setup=setup,
-            stop=stop, max_time=self.args.max_time if max_time is None else max_time, count_rounds=count_rounds,
-            spawn=self.args.spawn, fork_rounds=self.args.fork_rounds)
-        total = rounds * self.args.repeats * len(self.arg_counts) * len(measured)
-        progress = runner.Progress(total, enabled=not self.args.quiet)
-        if self.args.simulator:
+            stop=stop, max_time=self.opts.max_time if max_time is None else max_time, count_rounds=count_rounds,
+            spawn=self.opts.spawn, fork_rounds=self.opts.fork_rounds)
+        total = rounds * self.opts.repeats * len(self.arg_counts) * len(measured)
+        progress = runner.Progress(total, enabled=not self.opts.quiet)
+        if self.opts.simulator:
             progress.line("launchbench: CUDA SIMULATOR smoke run -- the numbers are NOT a measurement")
         if self.lanes:
             out = lanes_mod.run(plan, self.lanes, progress, on_round=on_round)
@@ -241,22 +207,22 @@ class Session:
         for d in delta_recs:  # asv's own test reads 99 % intervals
             ref_l, var_l = analysis.paired_rounds(by, reference, d["variant"], d["nargs"])
             d["ci99_us"] = stats.paired_median_delta(ref_l, var_l, 0.99)["ci_us"]
-        step_recs = steps(by, records, keys, self.args.threshold)
+        step_recs = steps(by, records, keys, self.opts.threshold)
         info = out.infos.get(reference, {})
         return {
             "schema": f"{SCHEMA}/{SCHEMA_VERSION}", "schema_version": SCHEMA_VERSION, "command": command_line(),
             "kind": command,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "simulator": bool(self.args.simulator), "measurement": not self.args.simulator,
-            "label": ("CUDA simulator smoke run: NOT A MEASUREMENT" if self.args.simulator
+            "simulator": bool(self.opts.simulator), "measurement": not self.opts.simulator,
+            "label": ("CUDA simulator smoke run: NOT A MEASUREMENT" if self.opts.simulator
                       else "per-commit launch overhead on a GPU"),
             "host": device.host_info(), "device": info.get("device") or {"name": None},
             "installed": info.get("installed"), "clone": self.clone, "range": rng,
-            "settings": settings(self.args, self.arg_counts, prefetch, self.affinity, rounds),
+            "settings": settings(self.opts, self.arg_counts, prefetch, self.affinity, rounds),
             "reference": reference, "commits": records, "samples": out.samples,
             "partial_samples": out.partial_samples, "stats": stat_recs, "deltas": delta_recs,
             "level": levels(by, reference, keys), "steps": step_recs,
-            "culprits": culprits(step_recs), "method": stats.method(self.args.spawn),
+            "culprits": culprits(step_recs), "method": stats.method(self.opts.spawn),
             "rounds_planned": rounds, "rounds_completed": out.rounds_completed,
             "interrupted": out.interrupted, "interrupt_reason": out.reason, "stopped": out.stopped,
             "timing": timing_json(out.timing),

@@ -9,6 +9,7 @@ import sys
 from ..base import outputs
 from ..base.errors import UserError
 from . import builds, envs, variants
+from .variant_options import EnvOptions
 from .variants import Base
 
 
@@ -49,21 +50,21 @@ def commit_records(clone: str, commits: list, aa: int = 0, identity=None) -> lis
 
 
 class CommitEnvs:
-    """The wheel cache and the env manager of a history, bisect or pr run (their options:
-    ``engine.history.add_common_arguments``)."""
+    """The wheel cache and the env manager of a history, bisect or pr run (*opts*: their
+    environment options; *target*: the hidden ``--target``, which needs no pins nor extras)."""
 
     make_overlay = staticmethod(envs.make_overlay)
 
-    def __init__(self, args, say):
+    def __init__(self, opts: EnvOptions, say, target: str | None = None):
         self.say = say
-        python = args.python or sys.executable
-        pins = {} if args.target else variants.parse_pins(args.constraints)
-        extras = args.extras if args.extras is not None else (
-            "" if (args.system_site_packages or args.target) else "cu13")
-        self.cache = builds.WheelCache(cache_dir=args.wheel_cache, python=python, wheels=args.wheels,
-                                       pins={} if args.target else pins, log=say)
-        self.manager = envs.EnvManager(env_dir=args.env_dir, python=python, pins=pins, wheels=args.wheels,
-                                       site_from=python if args.system_site_packages else None, extras=extras,
+        python = opts.python or sys.executable
+        pins = {} if target else variants.parse_pins(opts.constraints)
+        extras = opts.extras if opts.extras is not None else (
+            "" if (opts.system_site_packages or target) else "cu13")
+        self.cache = builds.WheelCache(cache_dir=opts.wheel_cache, python=python, wheels=opts.wheels,
+                                       pins={} if target else pins, log=say)
+        self.manager = envs.EnvManager(env_dir=opts.env_dir, python=python, pins=pins, wheels=opts.wheels,
+                                       site_from=python if opts.system_site_packages else None, extras=extras,
                                        log=say)
 
     def build(self, clone: str, records: list) -> None:

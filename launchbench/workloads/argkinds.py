@@ -119,21 +119,11 @@ def build_kernel(cuda, nargs: int, kind: str = "array", dispatch: str = "lazy"):
                                 else None)
 
 
-# -- command-line options (compare, breakdown) ----------------------------------
+# -- worker set-up (compare, counts, breakdown, peers) ----------------------------
 
-def add_argument_options(group) -> None:
-    """``--arg-kind`` and ``--dispatch``, the same for every command that launches kernels."""
-    group.add_argument("--arg-kind", default="array", choices=KINDS,
-                       help="kernel arguments: float32[1] device arrays (default), Python floats, both "
-                            "alternating (arrays first), CuPy arrays or torch CUDA tensors")
-    group.add_argument("--dispatch", default="lazy", choices=DISPATCHES,
-                       help="lazy: cuda.jit(k), typed at each launch (default); eager: "
-                            "cuda.jit('void(float32[::1], ...)')(k), one signature compiled up front")
-
-
-def argument_setup(args) -> dict:
+def argument_setup(kind: str | None = None, dispatch: str | None = None) -> dict:
     """The worker set-up fields of ``--arg-kind``/``--dispatch`` ({} for the defaults: older workers see nothing new)."""
-    kind, dispatch = check_kind(getattr(args, "arg_kind", None)), check_dispatch(getattr(args, "dispatch", None))
+    kind, dispatch = check_kind(kind), check_dispatch(dispatch)
     out = {}
     if kind != "array":
         out["arg_kind"] = kind
