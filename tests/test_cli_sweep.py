@@ -148,8 +148,8 @@ CASES = {
         (["mechanisms", "--simulator", "-o", UNWRITABLE], "--output"),
         (["mechanisms", "-o", "{tmp}"], "is a directory"),
         (["mechanisms", "--pool", "/no/such/a.json", "/no/such/b.json", "-o", "{tmp}/p.json"], "does not exist"),
-        (["mechanisms", "--pool", "{file}", "{file}", "-o", "{tmp}/p.json"], "not a readable JSON"),
-        (["mechanisms", "--pool", "{tmp}", "{tmp}", "-o", "{tmp}/p.json"], "not a readable JSON"),
+        (["mechanisms", "--pool", "{file}", "{file}", "-o", "{tmp}/p.json"], "not valid JSON"),
+        (["mechanisms", "--pool", "{tmp}", "{tmp}", "-o", "{tmp}/p.json"], "is a directory"),
         (["mechanisms", "--pool", "{file}", "-o", "{tmp}/p.json"], "two or more"),
         (["mechanisms", "--pool", "{file}", "{file}", "-o", UNWRITABLE], "--output"),
         (["mechanisms", "--pool", "{list}", "{mech}", "-o", "{tmp}/p.json"], "JSON list"),
@@ -368,8 +368,9 @@ def fixtures(tmp_path_factory):
     (root / "list.json").write_text("[1, 2]\n")
     (root / "empty.json").write_text("")
     (root / "other.json").write_text('{"schema": "launchbench.compare/3", "samples": []}\n')
-    (root / "mech.json").write_text('{"schema": "launchbench.mechanisms/2", "analysis_scope": "processes", '
-                                    '"processes": [], "params": {}}\n')
+    (root / "mech.json").write_text('{"schema": "launchbench.mechanisms/2", "tool": "launchbench mechanisms", '
+                                    '"command": ["launchbench"], "analysis": {}, "analysis_scope": "processes", '
+                                    '"processes": [], "params": {"mechanisms": [], "arg_counts": []}}\n')
     git = root / "git"
     subprocess.run(["git", "init", "-q", str(git)], check=True)
     subprocess.run(["git", "-C", str(git), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",

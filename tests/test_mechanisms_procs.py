@@ -172,7 +172,8 @@ def test_simulator_run_across_worker_processes(tmp_path):
 
 def _doc(deltas, numba_cuda="0.30.4", launches=100):
     processes = [{"index": i, "rounds": _rounds({0: d}), "rounds_complete": 9} for i, d in enumerate(deltas)]
-    return {"schema": "launchbench.mechanisms/4", "analysis_scope": "processes", "numba_cuda": numba_cuda,
+    return {"schema": "launchbench.mechanisms/4", "tool": "launchbench mechanisms", "analysis": {},
+            "analysis_scope": "processes", "numba_cuda": numba_cuda,
             "signature": "call(args, launch_config)", "simulator": False, "created": "x", "command": ["lb"],
             "params": {"mechanisms": SPECS, "arg_counts": [0], "samples": 1, "launches": launches, "warmup": 10,
                        "warmup_class_write": 120, "processes": len(deltas)},

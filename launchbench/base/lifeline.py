@@ -117,6 +117,22 @@ def kill_group(proc) -> None:
             pass
 
 
+def end(proc, grace: float = 0.0) -> None:
+    """Wait up to *grace* seconds for *proc* to exit by itself, then SIGKILL its group and wait up
+    to 5 s more; forget it once it has ended."""
+    for wait, kill in ((grace, False), (5.0, True)):
+        if proc.poll() is not None:
+            break
+        if kill:
+            kill_group(proc)
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            pass
+    if proc.poll() is not None:
+        forget(proc)
+
+
 def reap() -> int:
     """Kill every tracked child still running and wait for it; returns how many were killed."""
     with _lock:

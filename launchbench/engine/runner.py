@@ -189,23 +189,11 @@ class Worker:
     def close(self, timeout: float = 10.0) -> None:
         """Retire, wait up to *timeout* s for the exit (then kill), release the log."""
         self.retire()
-        try:
-            self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
-        if self.proc.poll() is not None:
-            lifeline.forget(self.proc)
+        lifeline.end(self.proc, grace=timeout)
         self._log.close()
 
     def kill(self) -> None:
-        if self.proc.poll() is None:
-            lifeline.kill_group(self.proc)
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
-        if self.proc.poll() is not None:
-            lifeline.forget(self.proc)
+        lifeline.end(self.proc)
         self._log.close()
 
 

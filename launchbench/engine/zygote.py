@@ -244,38 +244,18 @@ class Zygote:
         self.forks += 1
         return Forked(int(reply["pid"]), stdin_w, stdout_r)
 
-    def close(self) -> None:
-        """End the zygote (its forks die with it: call once they are done)."""
+    def close(self, grace: float = 5.0) -> None:
+        """End the zygote: its socket's end tells it to leave (after *grace* s it is killed; its forks
+        die with it: call once they are done)."""
         try:
             self.sock.close()
         except OSError:
             pass
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            lifeline.kill_group(self.proc)
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
-        if self.proc.poll() is not None:
-            lifeline.forget(self.proc)
+        lifeline.end(self.proc, grace=grace)
         self._log.close()
 
     def kill(self) -> None:
-        lifeline.kill_group(self.proc)
-        try:
-            self.sock.close()
-        except OSError:
-            pass
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
-        if self.proc.poll() is not None:
-            lifeline.forget(self.proc)
-        self._log.close()
-
+        self.close(grace=0.0)
 
 if __name__ == "__main__":
     sys.exit(main())
