@@ -93,7 +93,7 @@ def test_report_refuses_an_unwritable_output(tmp_path, capsys):
     assert cli.main(["report", results, "--markdown", UNWRITABLE]) == 2
     assert capsys.readouterr().err.startswith("launchbench: error: --markdown /proc/")
     assert cli.main(["report", str(tmp_path)]) == 2  # a folder, not a results file: no IsADirectoryError
-    assert "cannot read results file" in capsys.readouterr().err
+    assert "is a directory; pass the JSON file" in capsys.readouterr().err
 
 
 # ------------------------------------------------ a full disk after the checks: one line, old file kept
