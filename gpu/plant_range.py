@@ -96,6 +96,8 @@ def main(argv=None) -> int:
     p.add_argument("--python-steps", type=int, default=8)
     p.add_argument("--c-steps", type=int, default=2)
     p.add_argument("--bytecodes", default="6,50", help="range of a Python step's bytecodes (default 6,50)")
+    p.add_argument("--python-kind", choices=("mixed", "calls", "stores"), default="mixed",
+                   help="a Python step's statements: len(()) calls, local stores, or either at random (default)")
     p.add_argument("--spin", default="300,1500", help="range of a C step's loop iterations (default 300,1500)")
     p.add_argument("--code-share", type=float, default=0.35, help="share of filler commits that touch code comments")
     p.add_argument("--seed", type=int, default=1)
@@ -119,7 +121,7 @@ def main(argv=None) -> int:
     for i in range(1, a.commits + 1):
         rec = {"index": i, "kind": planted.get(i), "bytecodes": 0, "calls": 0, "spin": 0}
         if rec["kind"] == "python":
-            with_calls = rng.random() < 0.5
+            with_calls = rng.random() < 0.5 if a.python_kind == "mixed" else a.python_kind == "calls"
             unit = 4 if with_calls else 2
             n = max(1, rng.randint(lo_b, hi_b) // unit)
             rec["bytecodes"], rec["calls"] = plant_python(os.path.join(a.clone, DISPATCHER), i, n, with_calls)

@@ -113,6 +113,10 @@ def counted_standin(tmp_path_factory):
     for subject, change in steps:
         if change:
             _write(repo, *change)
+        if subject == "c-level step":  # its compiled source changes too: the commit bisect times first
+            _write(repo, "numba_cuda/_dispatch.c", "/* C_ITEMS */\n")
+        if subject == "tests only":  # a test's C source: not a hint
+            _write(repo, "numba_cuda/tests/_helper.c", "/* test */\n")
         _git(repo, "add", "-A")
         _git(repo, "commit", "-q", "-m", subject)
         shas.append(subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True,
@@ -265,6 +269,7 @@ def test_bisect_names_the_python_step_from_counts_and_finds_the_c_step_by_timing
     kinds = [st["kind"] for st in doc["stages"]]
     assert kinds == ["counts", "counts", "timing"], kinds
     assert doc["stages"][2]["points"] == [shas[0], shas[2], shas[3]]  # distinct builds: c1 ~ c0, c4 ~ c3
+    assert doc["hints"] == [shas[3]] and doc["settings"]["hints"] is True  # c1's C file is a test's
     (cstep,) = doc["counts"]["steps"]
     assert (cstep["previous"], cstep["commit"]) == (shas[0], shas[2]) and cstep["moved"]
     per = cstep["per_nargs"]["0"]
@@ -280,6 +285,7 @@ def test_bisect_names_the_python_step_from_counts_and_finds_the_c_step_by_timing
     assert (c["previous"], c["sha"]) in ((shas[0], shas[2]), (shas[2], shas[3]))
     if c["sha"] == shas[3]:
         assert c["reading"] == NOT_VISIBLE and c["counts"]["moved"] is False and "not visible to counts" in text
+        assert c["hinted"] is True and "a hint bisect timed first" in text
     else:
         assert c["reading"] == "counts moved" and not timing_checks
 

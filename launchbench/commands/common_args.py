@@ -253,7 +253,8 @@ def add_commit_options(p, default_output: str | None) -> None:
     opt.add_spawn_options(m)
     add_gpus(m, "commits")
     m.add_argument("--threshold", type=opt.THRESHOLD_US, default=THRESHOLD_US,
-                   help=f"a step counts when its 95%% interval lies wholly beyond +/- this many us (default {THRESHOLD_US})")
+                   help=f"history, pr: a step counts when its 95%% interval lies wholly beyond +/- this many us; "
+                        f"bisect: a segment whose step is surely smaller is ruled out (default {THRESHOLD_US})")
     add_max_time(m, None, "cap on seconds of measurement (no new round after it)")
     add_simulator(m, "smoke mode under the CUDA simulator; NOT a measurement")
     add_target(m)  # time a Python callable per commit (tests on CPU)

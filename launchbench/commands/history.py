@@ -19,10 +19,12 @@ measured again: their step is zero by construction, and the report says so.
 bisect: counts first (one short process per commit, several at once): where
 GOOD's and BAD's counts differ, the range is split on counts alone until each
 place they move lies between neighbours; timing then measures GOOD, those
-commits and BAD, and where counts are flat it searches k-ary. A stage follows
-only a segment whose pooled step is established beyond --threshold in the
-GOOD -> BAD direction, runs more rounds until one is, and says "undecided
-between A and B" when its rounds run out.
+commits, the commits whose compiled sources changed (beside their
+predecessors) and BAD, and where nothing points it searches k-ary. A stage
+follows only a segment whose pooled step is established (its interval beyond
+0, family-wise over the stage) in the GOOD -> BAD direction, rules out those
+wholly short of --threshold, runs more rounds until one is established, and
+says "undecided between A and B" when its rounds run out.
 """
 from __future__ import annotations
 
@@ -52,7 +54,7 @@ from ..output.history import export, render, render_bisect
 
 DEFAULT_ROUNDS = 30
 DEFAULT_POINTS = 5
-DEFAULT_STAGE_ROUNDS = 16
+DEFAULT_STAGE_ROUNDS = 32
 WRITE_EVERY_S = 3.0
 
 
@@ -71,13 +73,16 @@ def register(sub) -> None:
     ca.add_commit_options(p, "launchbench-history.json")
     ca.add_commit_counts(p)
     p.set_defaults(func=run_history)
-    b = sub.add_parser("bisect", help="find the commit whose step in launch cost exceeds --threshold",
+    b = sub.add_parser("bisect", help="find the commit where launch cost steps in the GOOD -> BAD direction",
                        description=__doc__.split("\n\n")[3].replace("\n", " "))
     ca.add_clone(b)
     b.add_argument("good", help="a commit with the old cost")
     b.add_argument("bad", help="a later commit (first-parent descendant) with the new cost")
     b.add_argument("--points", type=opt.POINTS, default=DEFAULT_POINTS,
                    help=f"commits measured together per stage, at least 3 (default {DEFAULT_POINTS})")
+    b.add_argument("--no-hints", dest="hints", action="store_false",
+                   help="do not time the commits whose compiled sources (C, C++, CUDA, setup.py) changed first: "
+                        "search by timing alone where counts are flat")
     ca.add_rounds(b, DEFAULT_STAGE_ROUNDS, f"rounds per timing stage (default {DEFAULT_STAGE_ROUNDS}): a stage ends once "
                                            "a step is established in the range's direction (or every one ruled out) "
                                            "and runs up to 3x this while undecided; --max-time caps all stages together",
@@ -199,6 +204,10 @@ def run_bisect(args) -> int:
         r["measured"] = False  # until a stage builds it
     session.say(f"launchbench: bisect over {len(records)} commits, {len(distinct)} distinct builds "
                 f"({good.short}..{bad.short})")
+    hints = builds.compiled_changes(clone, [r["sha"] for r in distinct]) if args.hints else []
+    if hints:
+        session.say(f"launchbench: compiled sources change at {len(hints)} commit(s): "
+                    + " ".join(distinct[i]["short"] for i in hints) + " (timed first, beside their predecessors)")
     write = _writer(output)
     log_root = os.path.splitext(output)[0] + ".logs"
     stages: list = []
@@ -208,9 +217,12 @@ def run_bisect(args) -> int:
            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "simulator": bool(args.simulator),
            "clone": clone, "good": good.sha, "bad": bad.sha, "threshold_us": args.threshold,
            "settings": {"arg_counts": arg_counts, "points": args.points, "rounds": args.rounds,
-                        "stage_rounds_cap": 3 * args.rounds, "counts": bool(args.counts),
+                        "stage_rounds_cap": 3 * args.rounds, "counts": bool(args.counts), "hints": bool(args.hints),
+                        "rule": "follow: interval beyond 0 in the range's direction, family-wise over the stage "
+                                "(99 % for neighbouring commits, else 95 %); ruled out: wholly short of the threshold",
                         "count_jobs": session.count_jobs, "max_time": args.max_time, "target": args.target},
-           "commits": records, "stages": stages, "culprit": None, "counts": {"per_commit": {}}}
+           "commits": records, "stages": stages, "culprit": None, "counts": {"per_commit": {}},
+           "hints": [distinct[i]["sha"] for i in hints]}
 
     def built(indices: list) -> list:
         """Build the commits at *indices* not built yet; returns those that failed."""
@@ -281,7 +293,7 @@ def run_bisect(args) -> int:
 
     try:
         res = bisection.search(len(distinct), count, measure, points=args.points, threshold=args.threshold,
-                               use_counts=args.counts, say=session.say, on_stage=on_stage)
+                               use_counts=args.counts, say=session.say, on_stage=on_stage, hints=hints)
     except _Interrupted as exc:
         res = {"result": "interrupted", "reason": str(exc), "counts_steps": [], "counts_note": None}
     _bisect_result(doc, res, distinct, stages, counted, session, arg_counts, log_root, args.counts)
@@ -328,6 +340,7 @@ def _bisect_result(doc, res, distinct, stages, counted, session, arg_counts, log
                  if counts else None)
         doc["culprit"] = {"sha": cur["sha"], "short": cur["short"], "subject": cur["subject"],
                           "previous": prev["sha"], "steps": steps, "pooled": seg, "counts": cstep,
+                          "hinted": bool(res.get("hinted")),
                           "reading": None if not cstep or "error" in cstep else
                           ("counts moved" if cstep["moved"] else NOT_VISIBLE)}
         doc["result"] = "found"

@@ -8,12 +8,23 @@ seconds of one short process per commit, not timing rounds.
 
 Then timing, under one rule (issue 34): a stage measures its points interleaved, as compare
 does; each segment between neighbouring points gets one value per round, the per-round paired
-delta pooled (mean) over the argument counts, and a confidence sequence over rounds
-(``sequential``: valid at whichever round the stage stops). The direction is that of the
-overall GOOD -> BAD change. A segment is followed only when its interval lies wholly beyond
-``threshold`` in that direction; until one does, the stage takes more rounds; when its rounds
-run out, the answer is "undecided between A and B", never a guess. A step against the
-direction, however clear, is never followed: it cannot explain the change being searched.
+delta pooled over the argument counts (weighted by each one's noise: ``pooled_rounds``), and a
+confidence sequence over rounds
+(``sequential``: valid at whichever round the stage stops), at a family-wise confidence over the
+stage's segments (Bonferroni), so that a stage of many segments is not more likely to follow a
+flat one; a segment of two neighbouring commits, which names the culprit, at 99 %. The direction is that of the overall GOOD -> BAD change. A segment is *established*
+when its interval lies wholly beyond 0 in that direction (it holds a real step that way, however
+small), *ruled out* when its interval lies wholly short of ``threshold`` (it cannot hold a step
+worth finding); the stage takes more rounds until one segment is established or every one is
+ruled out, follows the established segment whose bound lies furthest out, and when its rounds
+run out says "undecided between A and B", never a guess. A step against the direction, however
+clear, is never followed: it cannot explain the change being searched.
+
+Where counts cannot see a step (C code, a dependency), the commits whose compiled sources
+changed (``hints``) are timed beside their predecessors in the first timing stage, as the counts'
+change points are: a C-level step there is confirmed in one stage instead of searched for in
+several. Hints only choose where to look; every culprit is named by an established timed step
+between two neighbouring commits.
 
 The search itself (``search``) takes its counting and measuring as callables, so tests drive it
 with injected per-commit costs and counts, and the command with real processes.
@@ -26,28 +37,46 @@ import statistics
 from . import sequential, stats
 
 ESTABLISHED, OPEN, RULED_OUT = "established", "open", "ruled out"
+#: A segment of two neighbouring commits names the culprit when followed: it is judged at this
+#: confidence (family-wise over its stage), the wider segments that only choose where to look next
+#: at the stage's (95 %): a wrong turn there ends in "undecided" or "no-step", a wrong name would not
+NAME_CONFIDENCE = 0.99
 
 
 # ---------------------------------------------------------------- timing: one segment, one stage
 
 def pooled_rounds(by: dict, a: str, b: str, arg_counts: list) -> list:
-    """Per round both variants completed at every arg count: the mean over arg counts of the
-    round's median paired difference (us) of *b* vs *a* (*by*: ``analysis.group_rounds``)."""
-    per_n = []
+    """Per round both variants completed at every arg count: the round's median paired difference
+    (us) of *b* vs *a*, pooled over the arg counts as a mean weighted by 1 / level^2 (*by*:
+    ``analysis.group_rounds``).
+
+    A round's spread at an arg count grows with its launch's level (15 us at 0 args, 46 at 4 on
+    the H200), so the equal-weight mean let the noisiest arg counts dominate; inverse-variance
+    weights (the level is *a*'s median over the rounds, which no delta enters) halve the rounds a
+    step needs (0.76x the spread on the planted ranges' stages). A step that costs the same at
+    every arg count (C code) reads as itself; one that grows with the arg count reads as its
+    weighted mean, with its sign."""
+    per_n, weights = [], []
     for n in arg_counts:
         ra, rb = by.get((a, n), {}), by.get((b, n), {})
         per_n.append({r: statistics.median([y - x for x, y in zip(ra[r], rb[r])])
                       for r in set(ra) & set(rb) if ra[r] and rb[r]})
+        level = statistics.median([statistics.median(v) for v in ra.values() if v]) if any(ra.values()) else 0.0
+        weights.append(1.0 / level ** 2 if level > 0 else 0.0)
     if not per_n:
         return []
+    if not any(weights):
+        weights = [1.0] * len(per_n)
+    total = math.fsum(weights)
     common = sorted(set.intersection(*(set(d) for d in per_n)))
-    return [math.fsum(d[r] for d in per_n) / len(per_n) for r in common]
+    return [math.fsum(w * d[r] for w, d in zip(weights, per_n)) / total for r in common]
 
 
 def judge(values: list, threshold: float, direction: int | None, confidence: float = stats.CONFIDENCE) -> dict:
     """A segment's pooled step: mean and stopping-valid interval over rounds, and its state in
-    *direction* (+1 slower, -1 faster): established (wholly beyond +threshold that way), ruled
-    out (wholly short of it) or open. Without a direction the state is open."""
+    *direction* (+1 slower, -1 faster): established (wholly beyond 0 that way: a real step), ruled
+    out (wholly short of +threshold: no step worth finding) or open. Without a direction the
+    state is open."""
     rule = sequential.Rule(target_pct=None, threshold_pct=threshold, min_rounds=2, confidence=confidence)
     if values:
         mean, lo, hi = sequential.interval(list(values), rule)
@@ -56,8 +85,15 @@ def judge(values: list, threshold: float, direction: int | None, confidence: flo
     state = OPEN
     if direction:
         dlo, dhi = sorted((lo * direction, hi * direction))
-        state = ESTABLISHED if dlo > threshold else RULED_OUT if dhi < threshold else OPEN
-    return {"mean_us": mean, "ci_us": [lo, hi], "rounds": len(values), "state": state}
+        state = ESTABLISHED if dlo > 0 else RULED_OUT if dhi < threshold else OPEN
+    return {"mean_us": mean, "ci_us": [lo, hi], "rounds": len(values), "state": state,
+            "confidence": confidence}
+
+
+def family_confidence(confidence: float, segments: int) -> float:
+    """Each of a stage's *segments* judged at this confidence keeps *confidence* for the stage
+    as a whole (Bonferroni: a stage never follows a flat segment more often than 1 - confidence)."""
+    return 1.0 - (1.0 - confidence) / max(1, segments)
 
 
 def direction_of(overall: dict) -> int | None:
@@ -67,7 +103,7 @@ def direction_of(overall: dict) -> int | None:
 
 
 def decide(points: list, series: dict, threshold: float, direction: int | None = None,
-           final: bool = False) -> dict:
+           final: bool = False, confidence: float = stats.CONFIDENCE) -> dict:
     """What a stage says. *series*: (a, b) -> pooled per-round deltas, for each pair of
     neighbouring points and for (first, last). *direction*: the range's, once known (an earlier
     stage); else taken from (first, last). *final*: no more rounds for this stage.
@@ -76,7 +112,7 @@ def decide(points: list, series: dict, threshold: float, direction: int | None =
     which points the step must lie), ``no-step`` (every segment is short of the threshold in the
     direction: no single step explains the change), ``no-change`` (GOOD and BAD differ by less
     than the threshold)."""
-    overall = judge(series.get((points[0], points[-1]), []), threshold, None)
+    overall = judge(series.get((points[0], points[-1]), []), threshold, None, confidence)
     out = {"overall": overall, "direction": direction, "segments": []}
     if direction is None:
         direction = direction_of(overall)
@@ -91,14 +127,16 @@ def decide(points: list, series: dict, threshold: float, direction: int | None =
                         "reason": "the overall change is not established (its interval contains 0)"}
             return {**out, "action": "more", "reason": "the overall change's sign is not established yet"}
     segs = []
+    m = len(points) - 1
     for a, b in zip(points, points[1:]):
-        segs.append({"segment": (a, b), **judge(series.get((a, b), []), threshold, direction)})
+        level = family_confidence(max(confidence, NAME_CONFIDENCE) if b - a == 1 else confidence, m)
+        segs.append({"segment": (a, b), **judge(series.get((a, b), []), threshold, direction, level)})
     out["segments"] = segs
     est = [s for s in segs if s["state"] == ESTABLISHED]
     if est:
         best = max(est, key=lambda s: min(x * direction for x in s["ci_us"]))
         return {**out, "action": "follow", "segment": best["segment"],
-                "reason": "its step is established beyond the threshold in the range's direction"}
+                "reason": "its step is established (its interval lies beyond 0) in the range's direction"}
     open_ = [s for s in segs if s["state"] == OPEN]
     if open_:
         if final:
@@ -152,16 +190,18 @@ def count_stage(open_segments: list, k: int, skip: set = frozenset()) -> list:
 # ---------------------------------------------------------------- the search
 
 def search(n: int, count, measure, points: int = 5, threshold: float = 0.2, use_counts: bool = True,
-           say=lambda msg: None, on_stage=lambda stage: None) -> dict:
+           say=lambda msg: None, on_stage=lambda stage: None, hints: tuple = ()) -> dict:
     """Bisect *n* distinct builds (0: GOOD, n-1: BAD).
 
     *count(indices)* -> {index: fingerprint, or None where that commit cannot be counted};
     *measure(points, stop)* -> (series, exhausted, failed): runs one timing stage over *points*,
     asking ``stop(series)`` after each round; *series* as in ``decide``; *exhausted*: the stage's
     rounds or the run's time ran out; *failed*: points that could not be built or measured.
+    *hints*: indices whose compiled sources differ from the previous index's; the first timing
+    stage times each beside its predecessor.
     Returns the result (``result``, ``culprit`` and ``previous`` or ``span``, ``counts_steps``,
-    ``visible``: whether counts moved at the culprit) and the stages, for the report; each
-    stage is also handed to *on_stage* once decided."""
+    ``visible``: whether counts moved at the culprit, ``hinted``: whether it was a hint) and the
+    stages, for the report; each stage is also handed to *on_stage* once decided."""
     stages: list = []
     skip: set = set()
     known: dict = {}
@@ -195,12 +235,13 @@ def search(n: int, count, measure, points: int = 5, threshold: float = 0.2, use_
             counts_note = (f"counts move at {len(change)} place(s): located from counts alone; "
                            "timing confirms their steps")
             say(f"launchbench: {counts_note}")
-    if change:
-        pts = sorted({0, n - 1, *[i for seg in change for i in seg]})
+    hinted = sorted({i for i in hints if 0 < i < n})
+    if change or hinted:
+        pts = sorted({0, n - 1, *[i for seg in change for i in seg], *[j for i in hinted for j in (i - 1, i)]})
     else:
         pts = stage_points(0, n - 1, points, skip)
     direction = None
-    result: dict = {"counts_note": counts_note, "counts_steps": change}
+    result: dict = {"counts_note": counts_note, "counts_steps": change, "hints": hinted}
     while True:
         def stop(series, direction=direction):
             measured = sorted({i for pair in series for i in pair})  # without points that failed to build
@@ -228,7 +269,7 @@ def search(n: int, count, measure, points: int = 5, threshold: float = 0.2, use_
                 # counts were used (known): a step not among the counts' change points lies in a
                 # segment with identical counts at both ends, so counts do not see it
                 result.update(result="found", culprit=b, previous=a,
-                              visible=((a, b) in change) if known else None)
+                              visible=((a, b) in change) if known else None, hinted=b in hinted)
                 break
             if not [i for i in range(a + 1, b) if i not in skip]:
                 result.update(result="undecided", span=(a, b),

@@ -195,6 +195,27 @@ def code_identity(clone: str, sha: str) -> str:
     return h.hexdigest()[:16]
 
 
+#: Files whose change can change compiled code (and so a cost counts cannot see): C, C++ and CUDA
+#: sources and headers, Cython, and setup.py (compiler flags, which extensions are built)
+COMPILED_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".cu", ".cuh", ".pyx", ".pxd")
+
+
+def compiled_changes(clone: str, shas: list) -> list:
+    """Indices i >= 1 of *shas* (consecutive builds) whose compiled sources differ from those of
+    ``shas[i - 1]``: where a C-level step can be (bisect times these first; tests excluded)."""
+    _check_git_repo(clone)
+    out = []
+    for i in range(1, len(shas)):
+        diff = _git(clone, "diff", "--name-only", shas[i - 1], shas[i], "--", "numba_cuda", "setup.py", check=True)
+        for path in diff.stdout.splitlines():
+            if "tests" in path.split("/")[:-1]:
+                continue
+            if path == "setup.py" or path.endswith(COMPILED_SUFFIXES):
+                out.append(i)
+                break
+    return out
+
+
 # ---------------------------------------------------------------- building
 
 def default_cache_dir() -> str:

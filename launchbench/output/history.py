@@ -191,6 +191,9 @@ def render_bisect(doc: dict) -> str:
             lines.append(f"  g{seg['previous'][:8]}..g{seg['commit'][:8]}: {_pooled(seg)}{mark}")
     if doc.get("counts_note"):
         lines.append(f"counts: {doc['counts_note']}")
+    if doc.get("hints"):
+        lines.append("compiled sources changed at: " + " ".join("g" + h[:8] for h in doc["hints"])
+                     + " (timed first, beside their predecessors)")
     csteps = (doc.get("counts") or {}).get("steps") or []
     if csteps:
         timing = {c["commit"]: _pooled((c.get("timing") or {}).get("pooled")) for c in csteps}
@@ -206,6 +209,8 @@ def render_bisect(doc: dict) -> str:
                          ", ".join(f"{s['nargs']} args {_ci(s)} us" for s in c["steps"]))
         if c.get("pooled"):
             lines.append(f"  pooled over arg counts: {_pooled(c['pooled'])}")
+        if c.get("hinted"):
+            lines.append("  its compiled sources changed (a hint bisect timed first)")
         cs = c.get("counts")
         if cs and "error" not in cs:
             lines.append("  counts: " + (f"{counts_cell(cs)} per launch; {top_functions(cs)}" if cs["moved"]
