@@ -228,3 +228,10 @@ def test_same_version_and_newest():
     assert envs.same_version("0.30", "0.30.0") and not envs.same_version("0.30", "0.30.4")
     assert envs.same_version("0.31.0rc1", "0.31.0RC1") and not envs.same_version("0.31.0rc1", "0.31.0")
     assert envs.newest(["0.9.0", "0.30.4", "0.31.0rc1", "0.10.1"]) == "0.30.4"
+
+
+def test_commit_environments_are_built_several_at_once_within_the_cpus():
+    from launchbench.environments.commits import env_jobs
+
+    assert env_jobs(40, cpus=16) == 8 and env_jobs(3, cpus=16) == 3  # half the CPUs, at most 8, at most the envs
+    assert env_jobs(40, cpus=2) == 1 and env_jobs(0, cpus=16) == 1  # CI's two CPUs: one at a time
