@@ -1,6 +1,6 @@
 """Score a bisect JSON against gpu/plant_range.py's manifest: which planted Python-level steps the
-counts located exactly, any counts step that was not planted, and whether the culprit (or the
-'undecided' span) names a planted step. Prints one line per step and a summary line.
+counts located exactly, any counts step that was not planted, each planted step's timed size where
+a stage timed it alone, and whether the culprit (or the 'undecided' span) names a planted step. Prints one line per step and a summary line.
 
     python gpu/score_bisect.py BISECT.json[.gz] MANIFEST.json
 """
@@ -21,13 +21,25 @@ def main(argv) -> int:
     index = {c["sha"]: c["index"] for c in manifest["commits"]}
     found = {s["commit"]: s for s in (doc.get("counts") or {}).get("steps", [])}
     python_steps = [s for s in manifest["steps"] if s["kind"] == "python"]
+    index[manifest["base"]] = 0
+    timed = {}  # planted sha -> the last timed segment ending at it that holds no other planted step
+    for st in doc.get("stages", []):
+        for seg in (st.get("decision") or {}).get("segments", []):
+            inside = [x for x in manifest["steps"] if index.get(seg["previous"], -1) < x["index"] <= index.get(seg["commit"], -1)]
+            if len(inside) == 1 and inside[0]["sha"] == seg["commit"]:
+                timed[seg["commit"]] = seg
     hits = 0
     for s in manifest["steps"]:
         got = found.get(s["sha"])
         if s["kind"] == "python":
             hits += bool(got)
-        what = (f"counts step found, per launch {got.get('per_launch')}" if got else
+        per = got and (got.get("per_launch") or ((got.get("per_nargs") or {}).get("0") or {}).get("per_launch"))
+        what = (f"counts step found, per launch {per}" if got else
                 "no counts step" + (" (C level: as expected)" if s["kind"] == "c" else ": MISSED"))
+        seg = timed.get(s["sha"])
+        if seg:
+            lo, hi = seg["ci_us"]
+            what += f"; timed {seg['mean_us']:+.2f} us [{lo:+.2f}, {hi:+.2f}] over {seg['rounds']} rounds ({seg['state']})"
         print(f"commit {s['index']:3d} {s['sha'][:10]} {s['kind']:6s} planted +{s['bytecodes']} bytecodes "
               f"+{s['calls']} calls spin {s['spin']}: {what}")
     extra = [c for c in found if c not in planted]
