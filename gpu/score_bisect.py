@@ -39,7 +39,8 @@ def main(argv) -> int:
         seg = timed.get(s["sha"])
         if seg:
             lo, hi = seg["ci_us"]
-            what += f"; timed {seg['mean_us']:+.2f} us [{lo:+.2f}, {hi:+.2f}] over {seg['rounds']} rounds ({seg['state']})"
+            ci = "[unbounded]" if lo is None or hi is None else f"[{lo:+.2f}, {hi:+.2f}]"
+            what += f"; timed {seg['mean_us']:+.2f} us {ci} over {seg['rounds']} rounds ({seg['state']})"
         print(f"commit {s['index']:3d} {s['sha'][:10]} {s['kind']:6s} planted +{s['bytecodes']} bytecodes "
               f"+{s['calls']} calls spin {s['spin']}: {what}")
     extra = [c for c in found if c not in planted]

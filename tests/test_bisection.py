@@ -1,6 +1,7 @@
 """bisect's search and decision rule (launchbench.engine.bisection) with injected per-commit
 costs and counts: no processes, no clock. A fake stage draws each point's per-round value as
 its cost plus Gaussian noise (seeded), so segments add up as real paired deltas do."""
+import json
 import random
 
 import pytest
@@ -346,3 +347,22 @@ def test_planted_ranges_name_a_planted_step_or_say_undecided(seed):
         else:
             a, b = res["span"]
             assert any(a < i <= b for i in steps)
+
+
+def test_a_stage_of_many_segments_and_few_rounds_is_unbounded_and_written_as_null():
+    """Eleven rounds, twenty segments at 99 % family-wise: the confidence sequence is not bounded
+    yet. The report says so; the JSON holds null (an infinity is not JSON: planted range d's
+    bisect died writing one)."""
+    from launchbench.output.history import render_bisect
+
+    level = bisection.family_confidence(bisection.NAME_CONFIDENCE, 20)
+    judged = bisection.judge(_series(0.3, 0.4, 11, 1), THRESHOLD, 1, level)
+    assert judged["ci_us"] == [float("-inf"), float("inf")] and judged["state"] == "open"
+    seg = {**bisection.bounded(judged), "previous": "a" * 40, "commit": "b" * 40}
+    assert seg["ci_us"] == [None, None]
+    json.dumps(seg, allow_nan=False)  # what write_json_atomic asks of it
+    doc = {"stages": [{"kind": "timing", "points": ["a" * 40, "b" * 40], "rounds": 11, "timing": {"wall_s": 169},
+                       "decision": {"action": "undecided", "reason": "r", "segments": [seg]}}],
+           "result": "undecided between ga and gb: r", "culprit": None}
+    text = render_bisect(doc)
+    assert "interval not bounded yet (11 rounds)" in text and "inf" not in text

@@ -182,8 +182,8 @@ def _named(dec: dict, distinct: list) -> dict:
     """A stage decision with commit SHAs for the indices (the JSON)."""
     sha = lambda i: distinct[i]["sha"]  # noqa: E731
     out = {k: dec[k] for k in ("action", "reason", "direction") if k in dec}
-    out["overall"] = dec.get("overall")
-    out["segments"] = [{**{k: v for k, v in s.items() if k != "segment"}, "previous": sha(s["segment"][0]),
+    out["overall"] = bisection.bounded(dec.get("overall"))
+    out["segments"] = [{**bisection.bounded({k: v for k, v in s.items() if k != "segment"}), "previous": sha(s["segment"][0]),
                         "commit": sha(s["segment"][1])} for s in dec.get("segments", [])]
     if "segment" in dec:
         out["follow"] = [sha(i) for i in dec["segment"]]

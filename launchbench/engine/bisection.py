@@ -21,9 +21,10 @@ run out says "undecided between A and B", never a guess. A step against the dire
 clear, is never followed: it cannot explain the change being searched.
 
 Where counts cannot see a step (C code, a dependency), the commits whose compiled sources
-changed (``hints``) are timed beside their predecessors in the first timing stage, as the counts'
-change points are: a C-level step there is confirmed in one stage instead of searched for in
-several. Hints only choose where to look; every culprit is named by an established timed step
+changed (``hints``) are candidates, as the counts' change points are: a stage times up to two
+candidates beside their predecessors, those nearest the even split of its segment
+(``candidate_points``), so a C-level step there is confirmed in a stage instead of searched for
+in several, and a stage still halves the search when the candidate is not the culprit. Hints only choose where to look; every culprit is named by an established timed step
 between two neighbouring commits.
 
 The search itself (``search``) takes its counting and measuring as callables, so tests drive it
@@ -88,6 +89,15 @@ def judge(values: list, threshold: float, direction: int | None, confidence: flo
         state = ESTABLISHED if dlo > 0 else RULED_OUT if dhi < threshold else OPEN
     return {"mean_us": mean, "ci_us": [lo, hi], "rounds": len(values), "state": state,
             "confidence": confidence}
+
+
+def bounded(judged: dict | None) -> dict | None:
+    """A judged segment for the JSON: an interval not bounded yet (few rounds, many segments)
+    is written as null, not as an infinity JSON cannot hold."""
+    if judged is None:
+        return None
+    ci = [x if isinstance(x, (int, float)) and math.isfinite(x) else None for x in judged.get("ci_us", [])]
+    return {**judged, "ci_us": ci}
 
 
 def family_confidence(confidence: float, segments: int) -> float:
@@ -187,6 +197,28 @@ def count_stage(open_segments: list, k: int, skip: set = frozenset()) -> list:
     return sorted(want)
 
 
+def candidate_points(lo: int, hi: int, candidates: list, k: int, skip: set = frozenset()) -> list:
+    """A timing stage's points in (lo, hi): where *candidates* (pairs (p, q): the counts' change
+    points and the hints, each a commit q and its predecessor p) lie inside, up to (k - 1) // 2 of
+    them (at least one), those nearest the even split of the segment, each with its predecessor,
+    so that a stage both checks likely culprits and halves the search; else ``stage_points``.
+    Few points per stage: every point is a worker per round, and a stage of twenty took 15 s a
+    round on the H200 (planted range c), too slow to establish any step."""
+    inside = [(p, q) for p, q in candidates if lo <= p < q <= hi and (p, q) != (lo, hi)
+              and p not in skip and q not in skip]
+    if not inside:
+        return stage_points(lo, hi, k, skip)
+    want = max(1, (k - 1) // 2)
+    chosen: list = []
+    for j in range(1, want + 1):
+        target = lo + j * (hi - lo) / (want + 1)
+        left = [c for c in inside if c not in chosen]
+        if not left:
+            break
+        chosen.append(min(left, key=lambda c: (abs(c[1] - target), c[1])))
+    return sorted({lo, hi, *[i for c in chosen for i in c]})
+
+
 # ---------------------------------------------------------------- the search
 
 def search(n: int, count, measure, points: int = 5, threshold: float = 0.2, use_counts: bool = True,
@@ -236,10 +268,8 @@ def search(n: int, count, measure, points: int = 5, threshold: float = 0.2, use_
                            "timing confirms their steps")
             say(f"launchbench: {counts_note}")
     hinted = sorted({i for i in hints if 0 < i < n})
-    if change or hinted:
-        pts = sorted({0, n - 1, *[i for seg in change for i in seg], *[j for i in hinted for j in (i - 1, i)]})
-    else:
-        pts = stage_points(0, n - 1, points, skip)
+    candidates = sorted(set(change) | {(i - 1, i) for i in hinted}, key=lambda pq: (pq[1], pq[0]))
+    pts = candidate_points(0, n - 1, candidates, points, skip)
     direction = None
     result: dict = {"counts_note": counts_note, "counts_steps": change, "hints": hinted}
     while True:
@@ -275,7 +305,7 @@ def search(n: int, count, measure, points: int = 5, threshold: float = 0.2, use_
                 result.update(result="undecided", span=(a, b),
                               reason="the step lies between these two; the commits between them do not build")
                 break
-            pts = stage_points(a, b, points, skip)
+            pts = candidate_points(a, b, candidates, points, skip)
             continue
         result.update(result=action, reason=dec["reason"])
         if action == "undecided":

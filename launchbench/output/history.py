@@ -166,6 +166,8 @@ def _pooled(seg: dict | None) -> str:
     if not seg:
         return "-"
     lo, hi = seg["ci_us"]
+    if lo is None or hi is None:
+        return f"{seg['mean_us']:+.2f} us pooled, interval not bounded yet ({seg['rounds']} rounds), {seg['state']}"
     return f"{seg['mean_us']:+.2f} [{lo:+.2f}, {hi:+.2f}] us pooled, {seg['state']}"
 
 
