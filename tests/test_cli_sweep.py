@@ -535,7 +535,7 @@ def _number_values(t: Number) -> list:
 OPTION_KINDS = {
     "--help": None, "-h": None,
     "--no-install": "flag", "--system-site-packages": "flag", "--peers": "flag", "--simulator": "flag",
-    "--no-report": "flag", "--quiet": "flag", "--no-measure": "flag", "--no-counts": "flag", "--no-conformance": "flag",
+    "--no-report": "flag", "--quiet": "flag", "--no-measure": "flag", "--no-counts": "flag", "--no-hints": "flag", "--no-conformance": "flag",
     "--build-only": "flag", "--no-fetch": "flag", "--force": "flag", "--breakdown": "flag", "--no-insitu": "flag",
     "--no-pull": "flag", "--cdn": "flag", "--json": "flag", "--build-deps": "flag", "--asv-builds": "flag",
     "--allow-version-mismatch": "flag", "--asv-verbose": "flag",

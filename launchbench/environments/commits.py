@@ -99,7 +99,6 @@ class CommitEnvs:
             envs.check_python_matches(env, variant_name(commit))
             return env
 
-        self.manager.facts  # noqa: B018 - asked once, before the threads
         # each env is its own folder, venv and pip: several at once (bisect's counts pass asks for
         # dozens; one at a time they took ~20 s each on the H200 VM)
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=env_jobs(len(jobs)))
