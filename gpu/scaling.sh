@@ -10,6 +10,7 @@
 #   two-*: --gpus 0,1         four-*: --gpus 0,1,2,3 (a 4-GPU host)
 #   *-fresh: --spawn fresh (every worker a fresh interpreter, the default)
 #   *-fork:  --spawn fork  (workers forked from per-variant zygotes, engine/zygote.py)
+#   trust4-*: the trust run on --gpus 0,1,2,3
 #   trust-fork: A/A (ref, twin: passthrough on 0.29.0 under two names) and a 0.5 us delay (cal) with
 #      --gpus 0,1 --spawn fork, 45 s: each lane's A/A interval contains 0, cal reads 0.5 +/- 0.2 us
 # Needs `bash gpu/setup_env.sh stage envs`. Writes <run>.json.gz, .log, command.txt, status.txt and
@@ -37,11 +38,13 @@ for what in ${SCALING_RUNS:-one-fresh one-fork two-fresh two-fork trust-fork}; d
         two-*) gpus=0,1 ;;
         four-*) gpus=0,1,2,3 ;;
         trust-*) gpus=0,1 ;;
+        trust4-*) gpus=0,1,2,3 ;;
         *) echo "unknown run $what"; continue ;;
     esac
     spawn=${what##*-}
     start=$(date +%s)
-    if [ "${what%%-*}" = trust ]; then
+    case ${what%%-*} in trust|trust4) trust=1 ;; *) trust=0 ;; esac
+    if [ $trust = 1 ]; then
         run 90 "$RESULTS/$what.log" "$PY" -m launchbench compare --gpus "$gpus" --spawn "$spawn" $X --max-time 45 \
             --target-ci 0 --variant ref=passthrough@env:$E29 --variant twin=passthrough@env:$E29 \
             --variant cal=delay:0.5us@env:$E29 --no-report -o "$RESULTS/$what.json"

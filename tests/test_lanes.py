@@ -107,6 +107,29 @@ def test_lane_plan_splits_rounds_and_bounds_prefetch_by_its_share():
     assert [g.worker_env["CUDA_VISIBLE_DEVICES"] for g in got] == ["0", "1"]
 
 
+@pytest.mark.parametrize("setting, n, environ, env, record", [
+    ("auto", 1, {}, {}, {"value": None, "source": "the driver's default"}),
+    ("auto", 4, {}, {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}, {"value": 1, "source": "auto: several lanes"}),
+    ("auto", 4, {"CUDA_DEVICE_MAX_CONNECTIONS": "4"}, {},
+     {"value": "4", "source": "the environment's CUDA_DEVICE_MAX_CONNECTIONS"}),
+    (8, 1, {}, {"CUDA_DEVICE_MAX_CONNECTIONS": "8"}, {"value": 8, "source": "--cuda-connections"}),
+    (2, 4, {"CUDA_DEVICE_MAX_CONNECTIONS": "4"}, {"CUDA_DEVICE_MAX_CONNECTIONS": "2"},
+     {"value": 2, "source": "--cuda-connections"}),
+])
+def test_cuda_connections_one_per_worker_with_several_lanes_unless_told(setting, n, environ, env, record):
+    assert lanes.cuda_connections(setting, n, environ) == (env, record)
+
+
+def test_cuda_connections_reach_every_lane_beside_its_gpu():
+    env, _ = lanes.cuda_connections("auto", 2, {})
+    plan = runner.Plan(variants=[("a", "py", None)], reference="a", arg_counts=[0], loops=None, repeats=1,
+                       rounds=2, warmup=1, sample_target_s=0.001, simulator=True, affinity=None, peers=False,
+                       overlay="o", log_dir="d", prefetch=0, setup_cpus=None, worker_env=env)
+    got = [lanes.lane_plan(plan, lane, 2, no_smt) for lane in lanes.plan_lanes(["0", "1"], "none", range(4), no_smt)]
+    assert [g.worker_env for g in got] == [{"CUDA_DEVICE_MAX_CONNECTIONS": "1", "CUDA_VISIBLE_DEVICES": str(k)}
+                                           for k in (0, 1)]
+
+
 def test_worker_gets_the_lane_environment(monkeypatch, tmp_path):
     seen = {}
 
@@ -281,6 +304,7 @@ def launchbench(*args):
     env = dict(os.environ)
     env.pop("NUMBA_ENABLE_CUDASIM", None)
     env.pop("CUDA_VISIBLE_DEVICES", None)
+    env.pop("CUDA_DEVICE_MAX_CONNECTIONS", None)
     return subprocess.run([sys.executable, "-m", "launchbench", *args], capture_output=True, text=True,
                           cwd=ROOT, env=env, timeout=300)
 
@@ -292,7 +316,10 @@ def test_compare_on_two_lanes_under_the_simulator(tmp_path):
                        "--variant", f"a={HERE_ENV}", "--variant", "b=passthrough@a")
     assert proc.returncode == 0, proc.stderr
     assert "Lanes: 2" in proc.stdout and "Lane check" in proc.stdout
+    assert "workers' CUDA connections: 1 (auto: several lanes)" in proc.stdout
     doc = json.loads(out.read_text())
+    assert doc["settings"]["cuda_connections"] == doc["lanes"]["cuda_connections"] == {"value": 1,
+                                                                                       "source": "auto: several lanes"}
     assert doc["rounds_completed"] == 4 and doc["deltas"][0]["rounds"] == 4
     assert {(s["lane"], s["round"]) for s in doc["samples"]} == {(0, 0), (1, 1), (0, 2), (1, 3)}
     assert [lane["gpu"] for lane in doc["lanes"]["lanes"]] == ["0", "1"]

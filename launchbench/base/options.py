@@ -268,13 +268,16 @@ COUNT_JOBS = Number(int, 1, 64, "counting processes at once; each holds a CUDA c
 DEFAULT_MIN_ROUNDS = 10
 FORK_ROUNDS = Number(int, 1, 1000, "the rounds one set of zygotes serves form one unit of the intervals; "
                      "a thousand leaves too few units", example=4)
+CUDA_CONNECTIONS = Number(int, 1, 32, "CUDA takes 1 to 32 connections (hardware work queues) per context",
+                          words=("auto",), example=1)
 #: --spawn: how a round's workers start (fresh interpreters, or forked from per-variant zygotes)
 SPAWNS = ("fresh", "fork")
 DEFAULT_FORK_ROUNDS = 4
 
 
 def add_spawn_options(group) -> None:
-    """``--spawn`` and ``--fork-rounds``, the same for every command whose rounds are launches."""
+    """``--spawn``, ``--fork-rounds`` and ``--cuda-connections``: how a round's workers start, the same
+    for every command whose rounds are launches."""
     group.add_argument("--spawn", choices=SPAWNS, default="fresh",
                        help="fresh (default): every worker a fresh interpreter; fork: forked from a zygote per "
                             "variant that imported numba-cuda once (engine/zygote.py): set-up about halves, "
@@ -282,6 +285,11 @@ def add_spawn_options(group) -> None:
     group.add_argument("--fork-rounds", type=FORK_ROUNDS, default=DEFAULT_FORK_ROUNDS, metavar="N",
                        help=f"with --spawn fork: rounds one set of zygotes serves, one cluster of the "
                             f"intervals (default {DEFAULT_FORK_ROUNDS})")
+    group.add_argument("--cuda-connections", type=CUDA_CONNECTIONS, default="auto", metavar="N",
+                       help="CUDA_DEVICE_MAX_CONNECTIONS of every worker (1-32); auto (default): 1 with several "
+                            "--gpus lanes (the driver makes contexts one at a time host-wide, and a context of "
+                            "one connection is made ~3x faster: more rounds), else the environment's value or "
+                            "the driver's default (docs/scaling.md)")
 
 
 def min_rounds(given: int | None, rounds: int) -> int:

@@ -278,4 +278,5 @@ def commit_settings(ns) -> CommitRun:
     return CommitRun(repeats=ns.repeats, sample_time=ns.sample_time, warmup=ns.warmup, affinity=ns.affinity,
                      prefetch=ns.prefetch, gpus=ns.gpus, threshold=ns.threshold, max_time=ns.max_time,
                      simulator=ns.simulator, target=ns.target, quiet=ns.quiet,
-                     count_jobs=getattr(ns, "count_jobs", None), spawn=ns.spawn, fork_rounds=ns.fork_rounds)
+                     count_jobs=getattr(ns, "count_jobs", None), spawn=ns.spawn, fork_rounds=ns.fork_rounds,
+                     cuda_connections=ns.cuda_connections)

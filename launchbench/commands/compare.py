@@ -289,6 +289,7 @@ def run(args) -> int:
     device.check_gpu_lanes(args.gpus, visible, args.simulator)
     gpus = lanes_mod.parse_gpus(args.gpus, visible)
     lanes = lanes_mod.plan_lanes(gpus, args.affinity) if gpus else None
+    connections_env, connections = lanes_mod.cuda_connections(args.cuda_connections, len(lanes or [None]))
     affinity = lanes[0].affinity if lanes else runner.parse_affinity(args.affinity)
     vlist, reference = variants.parse_variants(args.items or [], args.reference)
     prefetch = parse_prefetch(args.prefetch, len(vlist), affinity)
@@ -316,7 +317,7 @@ def run(args) -> int:
         setup=ca.arg_setup(args),
         modules={v.name: v.base.module for v in vlist if v.base.module != "numba-cuda"},
         max_time=args.max_time or None, pinned_warmup=min(args.pinned_warmup, args.warmup),
-        count_rounds=args.counts, spawn=args.spawn, fork_rounds=args.fork_rounds,
+        count_rounds=args.counts, spawn=args.spawn, fork_rounds=args.fork_rounds, worker_env=connections_env,
     )
     rule = stop_rule(args)
     if rule is not None:
@@ -347,6 +348,7 @@ def run(args) -> int:
 
     def document(outcome):
         settings = _settings(args, arg_counts, outcome.loops, loops is None, affinity, prefetch, spin)
+        settings["cuda_connections"] = connections
         doc = build_document(argv=argv, simulator=args.simulator, host=host, settings=settings,
                              reference=reference, variants=variant_records(outcome), outcome=outcome, rule=rule)
         doc["stopped"] = outcome.stopped
@@ -357,7 +359,7 @@ def run(args) -> int:
         if args.fail_if_slower is not None:
             doc["gate"] = gate_result(doc["deltas"], args.fail_if_slower)
         if lanes:
-            doc["lanes"] = lanes_mod.report(outcome, [v.name for v in vlist], reference, arg_counts)
+            doc["lanes"] = lanes_mod.report(outcome, [v.name for v in vlist], reference, arg_counts, connections)
         return doc
 
     last_write = [0.0]

@@ -48,6 +48,7 @@ class CommitRun:
     count_jobs: int | None = None
     spawn: str = "fresh"          # --spawn: fresh workers, or forked from zygotes (engine/zygote.py)
     fork_rounds: int = DEFAULT_FORK_ROUNDS
+    cuda_connections: str | int = "auto"  # --cuda-connections (lanes.cuda_connections)
 
 
 # ---------------------------------------------------------------- statistics (pure)
@@ -133,6 +134,8 @@ class Session:
         device.check_gpu_lanes(run.gpus, visible, run.simulator or bool(run.target))
         gpus = lanes_mod.parse_gpus(run.gpus, visible)
         self.lanes = lanes_mod.plan_lanes(gpus, run.affinity) if gpus else None
+        self.connections_env, self.connections = lanes_mod.cuda_connections(run.cuda_connections,
+                                                                            len(self.lanes or [None]))
         self.affinity = self.lanes[0].affinity if self.lanes else runner.parse_affinity(run.affinity)
         runner.parse_prefetch(run.prefetch, 2, self.affinity)  # its syntax now; the count once builds are known
         self.envs = make_envs(self.say)
@@ -181,7 +184,7 @@ class Session:
             affinity=self.affinity, peers=False, overlay=self.envs.make_overlay(os.path.join(log_dir, "overlay")),
             log_dir=log_dir, prefetch=prefetch, setup_cpus=runner.setup_cpus(self.affinity), setup=setup,
             stop=stop, max_time=self.opts.max_time if max_time is None else max_time, count_rounds=count_rounds,
-            spawn=self.opts.spawn, fork_rounds=self.opts.fork_rounds)
+            spawn=self.opts.spawn, fork_rounds=self.opts.fork_rounds, worker_env=self.connections_env)
         total = rounds * self.opts.repeats * len(self.arg_counts) * len(measured)
         progress = runner.Progress(total, enabled=not self.opts.quiet)
         if self.opts.simulator:
@@ -218,7 +221,8 @@ class Session:
                       else "per-commit launch overhead on a GPU"),
             "host": device.host_info(), "device": info.get("device") or {"name": None},
             "installed": info.get("installed"), "clone": self.clone, "range": rng,
-            "settings": settings(self.opts, self.arg_counts, prefetch, self.affinity, rounds),
+            "settings": {**settings(self.opts, self.arg_counts, prefetch, self.affinity, rounds),
+                         "cuda_connections": self.connections},
             "reference": reference, "commits": records, "samples": out.samples,
             "partial_samples": out.partial_samples, "stats": stat_recs, "deltas": delta_recs,
             "level": levels(by, reference, keys), "steps": step_recs,
@@ -226,7 +230,8 @@ class Session:
             "rounds_planned": rounds, "rounds_completed": out.rounds_completed,
             "interrupted": out.interrupted, "interrupt_reason": out.reason, "stopped": out.stopped,
             "timing": timing_json(out.timing),
-            **({"lanes": lanes_mod.report(out, names, reference, self.arg_counts)} if self.lanes else {}),
+            **({"lanes": lanes_mod.report(out, names, reference, self.arg_counts, self.connections)}
+               if self.lanes else {}),
             **({"counts": counts_section(records, counts, self.arg_counts, step_recs, self.count_seconds)}
                if counts is not None else {}),
         }

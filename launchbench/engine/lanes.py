@@ -34,6 +34,27 @@ from . import runner, stats
 from .analysis import analyze, round_series
 
 PROC_GPUS = "/proc/driver/nvidia/gpus"  # one folder per GPU (its PCI bus id), no CUDA needed
+CONNECTIONS_ENV = "CUDA_DEVICE_MAX_CONNECTIONS"
+
+
+def cuda_connections(setting, n_lanes: int, environ=None) -> tuple[dict, dict]:
+    """Workers' environment for ``--cuda-connections`` *setting* ("auto" or 1-32) with *n_lanes*
+    lanes, and what the JSON records of it.
+
+    Why: the driver creates CUDA contexts largely one at a time across the host (about 3.5 fresh
+    contexts a second on 4x H200, whatever the number of GPUs: ``gpu/ctx_probe.py``), and every
+    round needs a fresh context per variant, so several lanes wait on each other there. A context
+    of one connection is made about 3x faster (6.2 a second), and a worker launches on one stream,
+    which needs one. "auto" keeps a single lane, and a value the environment sets, as before, so
+    one-GPU results stay comparable with earlier ones."""
+    environ = os.environ if environ is None else environ
+    if setting != "auto":
+        return {CONNECTIONS_ENV: str(int(setting))}, {"value": int(setting), "source": "--cuda-connections"}
+    if environ.get(CONNECTIONS_ENV):
+        return {}, {"value": environ[CONNECTIONS_ENV], "source": f"the environment's {CONNECTIONS_ENV}"}
+    if n_lanes > 1:
+        return {CONNECTIONS_ENV: "1"}, {"value": 1, "source": "auto: several lanes"}
+    return {}, {"value": None, "source": "the driver's default"}
 
 
 @dataclasses.dataclass
@@ -418,8 +439,10 @@ def lane_deltas(samples: list, names: list, reference: str, arg_counts: list, n_
     return out
 
 
-def report(outcome: runner.Outcome, names: list, reference: str, arg_counts: list) -> dict | None:
-    """The JSON's ``lanes`` section: the lanes, each lane's deltas and the check; None without lanes."""
+def report(outcome: runner.Outcome, names: list, reference: str, arg_counts: list,
+           connections: dict | None = None) -> dict | None:
+    """The JSON's ``lanes`` section: the lanes, each lane's deltas and the check, and the workers'
+    CUDA connections (*connections*: ``cuda_connections``' record); None without lanes."""
     if not outcome.lanes:
         return None
     n = len(outcome.lanes)
@@ -428,6 +451,7 @@ def report(outcome: runner.Outcome, names: list, reference: str, arg_counts: lis
             "deltas": lane_deltas(outcome.samples, names, reference, arg_counts, n),
             "check": check, "check_method": "Welch t of each lane's per-round % deltas vs the other lanes', "
                                             "Holm over lanes, alpha 0.05",
-            "lanes_differ": [f"{c['variant']}/{c['nargs']}" for c in check if c["differs"]]}
+            "lanes_differ": [f"{c['variant']}/{c['nargs']}" for c in check if c["differs"]],
+            **({"cuda_connections": connections} if connections else {})}
 
 

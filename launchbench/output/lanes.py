@@ -7,7 +7,9 @@ def render(section: dict | None) -> str:
     """Plain text / Markdown lines for the ``lanes`` section (empty without lanes)."""
     if not section:
         return ""
-    lines = ["", f"Lanes: {section['n']} (rounds pooled into every interval)", ""]
+    conn = section.get("cuda_connections")
+    conn = f"; workers' CUDA connections: {conn['value'] or 'driver default'} ({conn['source']})" if conn else ""
+    lines = ["", f"Lanes: {section['n']} (rounds pooled into every interval{conn})", ""]
     lines.append("| lane | GPU | measuring CPU | rounds | wall s |")
     lines.append("|---|---|---|---|---|")
     for lane in section["lanes"]:
