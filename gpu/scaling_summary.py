@@ -11,7 +11,7 @@ import sys
 
 RUNS = ["one-fresh", "one-fork", "two-fresh", "two-fork", "four-fresh", "four-fork",
         "r10-one-fresh", "r10-one-fork"]  # r10-: the same with --repeats 10
-TRUST = ["trust-fresh", "trust-fork"]
+TRUST = ["trust-fresh", "trust-fork", "trust4-fresh", "trust4-fork"]
 PHASES = ["worker_setup_s", "worker_imported_s", "worker_context_s", "worker_kernels_s"]
 
 

@@ -46,7 +46,7 @@ NAME_CONFIDENCE = 0.99
 
 # ---------------------------------------------------------------- timing: one segment, one stage
 
-def pooled_rounds(by: dict, a: str, b: str, arg_counts: list) -> list:
+def pooled_rounds(by: dict, a: str, b: str, arg_counts: list, weighted: bool = True) -> list:
     """Per round both variants completed at every arg count: the round's median paired difference
     (us) of *b* vs *a*, pooled over the arg counts as a mean weighted by 1 / level^2 (*by*:
     ``analysis.group_rounds``).
@@ -54,9 +54,10 @@ def pooled_rounds(by: dict, a: str, b: str, arg_counts: list) -> list:
     A round's spread at an arg count grows with its launch's level (15 us at 0 args, 46 at 4 on
     the H200), so the equal-weight mean let the noisiest arg counts dominate; inverse-variance
     weights (the level is *a*'s median over the rounds, which no delta enters) halve the rounds a
-    step needs (0.76x the spread on the planted ranges' stages). A step that costs the same at
+    step needs (0.76x the spread on the planted ranges' stages: ``gpu/pooling_weights.py``). A step that costs the same at
     every arg count (C code) reads as itself; one that grows with the arg count reads as its
-    weighted mean, with its sign."""
+    weighted mean, with its sign. *weighted* False: the plain mean (``gpu/pooling_weights.py``
+    compares the two)."""
     per_n, weights = [], []
     for n in arg_counts:
         ra, rb = by.get((a, n), {}), by.get((b, n), {})
@@ -64,6 +65,8 @@ def pooled_rounds(by: dict, a: str, b: str, arg_counts: list) -> list:
                       for r in set(ra) & set(rb) if ra[r] and rb[r]})
         level = statistics.median([statistics.median(v) for v in ra.values() if v]) if any(ra.values()) else 0.0
         weights.append(1.0 / level ** 2 if level > 0 else 0.0)
+    if not weighted:
+        weights = [1.0] * len(per_n)
     if not per_n:
         return []
     if not any(weights):
