@@ -366,3 +366,28 @@ def test_a_stage_of_many_segments_and_few_rounds_is_unbounded_and_written_as_nul
            "result": "undecided between ga and gb: r", "culprit": None}
     text = render_bisect(doc)
     assert "interval not bounded yet (11 rounds)" in text and "inf" not in text
+
+
+# ---------------------------------------------------------------- pooling over arg counts
+
+def _by(level_a: dict, step: dict) -> dict:
+    """group_rounds-shaped samples: two rounds of one repeat; b = a + step[n] (+/- 0.1 per round)."""
+    by = {}
+    for n, level in level_a.items():
+        by[("a", n)] = {0: [level], 1: [level]}
+        by[("b", n)] = {0: [level + step[n] + 0.1], 1: [level + step[n] - 0.1]}
+    return by
+
+
+def test_pooling_reads_a_constant_step_as_itself_with_either_weighting():
+    by = _by({0: 15.0, 4: 45.0}, {0: 0.3, 4: 0.3})
+    assert bisection.pooled_rounds(by, "a", "b", [0, 4]) == pytest.approx([0.4, 0.2])
+    assert bisection.pooled_rounds(by, "a", "b", [0, 4], weighted=False) == pytest.approx([0.4, 0.2])
+
+
+def test_pooling_weights_each_arg_count_by_one_over_its_level_squared():
+    by = _by({0: 10.0, 4: 30.0}, {0: 0.0, 4: 1.0})  # the step only at the noisier, higher level
+    w0, w4 = 1 / 10.0 ** 2, 1 / 30.0 ** 2
+    weighted = (w0 * 0.1 + w4 * 1.1) / (w0 + w4)
+    assert bisection.pooled_rounds(by, "a", "b", [0, 4])[0] == pytest.approx(weighted)
+    assert bisection.pooled_rounds(by, "a", "b", [0, 4], weighted=False)[0] == pytest.approx(0.6)
