@@ -1,6 +1,7 @@
 """Lanes (engine/lanes.py): GPU and CPU planning, pooling of the lanes' rounds, the per-lane check,
 and compare --gpus end to end under the CUDA simulator."""
 import json
+import random
 import re
 import os
 import subprocess
@@ -286,6 +287,32 @@ def test_lane_check_passes_lanes_that_agree_and_flags_a_lane_that_differs():
     off = lanes.lane_check(pooled(0.3).samples, ["ref", "v"], "ref", [0], 2)
     assert off[0]["differs"] and min(off[0]["p_holm"]) < 0.05
     assert off[0]["lane_mean_pct"][1] - off[0]["lane_mean_pct"][0] == pytest.approx(3.0)
+
+
+def _null_run(rng, n_lanes=4, rounds=30, shift=None):
+    """Samples of a three-way-like run: 2 variants x 5 arg counts vs ref, every lane measuring the
+    same deltas (round noise 1 %), except *shift*: (lane, percent) added to one lane's variants."""
+    out = []
+    for lane in range(n_lanes):
+        for r in range(rounds):
+            level = 10.0 * (1 + rng.gauss(0, 0.1))  # the VM's speed state moves every variant
+            for n in range(5):
+                out.append({"variant": "ref", "nargs": n, "round": r * n_lanes + lane, "repeat": 0,
+                            "us": level, "lane": lane})
+                for v, true in (("a", 0.3), ("b", 0.1)):
+                    extra = shift[1] / 100 if shift and shift[0] == lane else 0.0
+                    out.append({"variant": v, "nargs": n, "round": r * n_lanes + lane, "repeat": 0,
+                                "us": level * (1 + true + extra + rng.gauss(0, 0.01)), "lane": lane})
+    return out
+
+
+def test_lane_check_is_family_wise_over_the_run_yet_finds_a_lane_that_differs():
+    rng = random.Random(7)
+    flagged = sum(bool([c for c in lanes.lane_check(_null_run(rng), ["ref", "a", "b"], "ref", list(range(5)), 4)
+                        if c["differs"]]) for _ in range(100))
+    assert flagged <= 10  # family-wise 5 % over 10 deltas x 4 lanes: 3-7 of 100 (adjusted per delta: 28-33)
+    off = lanes.lane_check(_null_run(rng, shift=(2, 1.5)), ["ref", "a", "b"], "ref", list(range(5)), 4)
+    assert all(c["differs"] for c in off) and all(min(c["p_holm"]) == c["p_holm"][2] for c in off)
 
 
 def test_report_gives_each_lane_its_deltas_and_names_differing_deltas():
