@@ -70,6 +70,22 @@ def test_apply_rule_widens_to_the_stopping_valid_interval():
     assert s["ci_pct"][0] < p["ci_pct"][0] and s["ci_pct"][1] > p["ci_pct"][1]
 
 
+def test_a_precision_run_at_its_cap_keeps_the_plain_t_and_one_the_rule_stopped_widens():
+    samples = _samples({"b": 1.0}, rounds=20)
+    names, rule = ["a", "b"], sequential.Rule(target_pct=0.5)
+    series = analysis.round_series(samples, names, "a", [0])
+    (plain,) = analysis.analyze(samples, names, "a", [0])[1]
+    (capped,) = analysis.analyze(samples, names, "a", [0])[1]
+    (stopped,) = analysis.analyze(samples, names, "a", [0])[1]
+    analysis.apply_rule([capped], series, rule, "a", chosen=False)
+    analysis.apply_rule([stopped], series, rule, "a", chosen=True)
+    assert capped["ci_pct"] == plain["ci_pct"] and "ended at its cap" in capped["interval"]
+    assert stopped["ci_pct"][0] < plain["ci_pct"][0] and stopped["interval"] == "sequential (precision mode)"
+    decision = sequential.Rule(target_pct=None, threshold_pct=2.0)  # a confidence sequence, whatever ended it
+    analysis.apply_rule([capped], series, decision, "a", chosen=False)
+    assert capped["interval"].startswith("sequential (decision")
+
+
 def test_gate_result_sides_and_exit_codes():
     recs = [{"variant": "b", "nargs": 0, "ci_pct": [5.0, 9.0]}, {"variant": "b", "nargs": 1, "ci_pct": [-1.0, 1.0]}]
     g = analysis.gate_result(recs, 2.0)

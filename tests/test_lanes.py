@@ -168,7 +168,7 @@ def outcome(samples, rounds, wall, stopped=None):
 def test_merge_pools_rounds_with_distinct_ids_and_keeps_lanes_apart():
     plan = lanes.plan_lanes(["0", "1"], "auto", range(4), no_smt)
     merged = lanes.merge([outcome(samples_for(0, 3), 3, 9.0), outcome(samples_for(0, 2), 2, 7.0, "cap")], plan)
-    assert merged.rounds_completed == 5 and merged.stopped == "cap"
+    assert merged.rounds_completed == 5 and merged.stopped == "cap" and not merged.stopped_by_rule
     assert merged.timing["wall_s"] == 9.0 and merged.timing["measure_s"] == 8.0
     assert sorted({s["round"] for s in merged.samples}) == [0, 1, 2, 3, 4]  # r * 2 + lane
     assert {s["round"] for s in merged.samples if s["lane"] == 1} == {1, 3}
@@ -246,6 +246,7 @@ def test_a_pooled_stop_rule_ends_every_lane(lane_workers):
     two = lanes.plan_lanes(["0", "1"], "none", range(4), no_smt)
     out = lanes.run(plan, two, runner.Progress(1, enabled=False), on_round=lambda o: seen.append(o.rounds_completed))
     assert 6 <= out.rounds_completed <= 8 and out.stopped == "enough" and not out.interrupted
+    assert out.stopped_by_rule  # the rule chose the last round: precision mode keeps its corrected interval
     assert all(lane["stopped"] == "enough" for lane in out.lanes)
     assert {e["CUDA_VISIBLE_DEVICES"] for e in LaneWorker.envs} == {"0", "1"}
     assert seen == sorted(seen) and seen[-1] <= out.rounds_completed

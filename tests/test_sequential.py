@@ -14,6 +14,8 @@ import pytest
 from launchbench.engine import sequential as sq
 from launchbench.engine import stats
 
+import sim_sequential
+
 SD = 2.7
 RUNS = 2000
 
@@ -60,6 +62,19 @@ def test_decision_mode_covers_at_the_stopping_round(mu, max_rounds):
     rule = sq.Rule(target_pct=None, threshold_pct=2.0)
     coverage, _, _ = _simulate(rule, mu=mu, max_rounds=max_rounds, seed=2)
     assert coverage >= 0.93, coverage
+
+
+def test_precision_mode_covers_with_the_plain_t_where_the_run_ends_at_its_cap():
+    """Runs the rule stops report the corrected interval, runs that reach their cap the plain 95 %
+    t (sequential.chosen_stop): each kind of run covers, and so do both together."""
+    got = sim_sequential.capped_coverage(target=0.9, n_series=3, max_rounds=60, runs=RUNS, seed=4)
+    assert 0.2 < got["at_cap_share"] < 0.9  # both kinds of run occur (about 70 % reach the cap)
+    assert got["at_cap"] >= 0.94 and got["by_rule"] >= 0.93 and got["both"] >= 0.94, got
+
+
+def test_only_a_cap_fixed_in_advance_ends_a_run_unchosen():
+    assert not sq.chosen_stop(False, False)
+    assert sq.chosen_stop(True, False) and sq.chosen_stop(False, True)
 
 
 @functools.lru_cache(maxsize=None)

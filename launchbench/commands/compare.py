@@ -134,7 +134,7 @@ def build_document(*, argv, simulator, host, settings, reference, variants, outc
     stat_recs, delta_recs = analyze(outcome.samples, names, reference, settings["arg_counts"])
     if rule is not None:
         apply_rule(delta_recs, round_series(outcome.samples, names, reference, settings["arg_counts"]),
-                   rule, reference)
+                   rule, reference, sequential.chosen_stop(outcome.stopped_by_rule, outcome.interrupted))
     label = ("CUDA simulator smoke run: NOT A MEASUREMENT" if simulator
              else "launch overhead measurement on a GPU")
     device = {"name": None}

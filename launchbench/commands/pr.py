@@ -176,7 +176,7 @@ def _measure(args, session, records, out_dir, doc):
     mdoc["counts"] = countdiff.section(out.counts, names[0], names)
     if rule is not None:
         analysis.apply_rule(mdoc["deltas"], analysis.round_series(out.samples, names, names[0], session.arg_counts),
-                            rule, names[0])
+                            rule, names[0], sequential.chosen_stop(out.stopped_by_rule, out.interrupted))
         doc["gate"] = analysis.gate_result(mdoc["deltas"], args.fail_if_slower)
     doc["measurement"] = mdoc
     return out

@@ -159,8 +159,17 @@ def round_series(samples: list, names: list, reference: str, arg_counts: list) -
     return out
 
 
-def apply_rule(delta_recs: list, series: dict, rule, reference: str) -> None:
-    """Replace each delta's interval by the one valid under *rule*'s data-dependent stopping."""
+def apply_rule(delta_recs: list, series: dict, rule, reference: str, chosen: bool = True) -> None:
+    """Replace each delta's interval by the one valid under *rule*'s data-dependent stopping;
+    *chosen* False (``sequential.chosen_stop``: the run ended at its cap) keeps precision mode's
+    plain t interval, whose last round no spread chose."""
+    if rule.mode == "precision" and not chosen:
+        for rec in delta_recs:
+            if rec.get("units") in ("rounds", "clusters"):
+                rec["interval"] = (f"t over {rec['units']} (precision mode, ended at its cap: no spread chose "
+                                   "the stop)")
+                rec["gate_ci_pct"] = rec["ci_pct"]
+        return
     for rec in delta_recs:
         got = series.get((rec["variant"], rec["nargs"]))
         if not got or len(got[0]) < 2:

@@ -243,6 +243,7 @@ def merge(outcomes: list, lanes: list, pool: Pool | None = None) -> runner.Outco
         out.write_error = out.write_error or o.write_error
         if o.stopped and not out.stopped:
             out.stopped = o.stopped
+        out.stopped_by_rule = out.stopped_by_rule or o.stopped_by_rule
         ref_info = next(iter(o.infos.values()), {}) if o.infos else {}
         out.lanes.append({**lane.record(), "rounds_completed": o.rounds_completed, "stopped": o.stopped,
                           "interrupted": o.interrupted, "wall_s": round(o.timing.get("wall_s", 0.0), 3),

@@ -321,6 +321,7 @@ class Outcome:
     interrupted: bool = False
     reason: str | None = None
     stopped: str | None = None  # why the run ended before its planned rounds (stop rule, time cap)
+    stopped_by_rule: bool = False  # the stop rule chose the last round (not a cap: sequential.chosen_stop)
     error: WorkerError | None = None
     write_error: OSError | None = None  # on_round's write the file system refused (atomic.OutputError)
     lanes: list = field(default_factory=list)  # one record per lane (lanes.merge); empty without lanes
@@ -765,7 +766,7 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
             if plan.stop is not None and rnd + 1 < plan.rounds:
                 reason = plan.stop(out)
                 if reason:
-                    out.stopped = reason
+                    out.stopped, out.stopped_by_rule = reason, True
                     break
     except KeyboardInterrupt as exc:
         out.interrupted, out.reason = True, signals.reason(exc)

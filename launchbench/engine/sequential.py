@@ -13,6 +13,11 @@ stopping picks rounds where the spread happens to be small, though, and in
 simulation that cost about 1.5 points (93.5% for a nominal 95%). The interval
 is therefore a t interval at the smaller error rate ``PRECISION_ALPHA_FACTOR``
 x alpha (a 96.5% t interval, stated as 95%), which simulated at >= 95%.
+A run the rule did not stop (it reached its time or rounds cap, fixed before
+it started) keeps the plain 95% t interval (``chosen_stop``): no small spread
+chose its last round; if anything, the rule's not stopping earlier selects
+larger spreads, and the runs that stop early keep their wider interval, so
+the two kinds of run together still cover (tests/test_sequential.py).
 
 decision (``Rule.threshold_pct``): stop when every series' interval lies wholly
 above or wholly below the threshold. That stops on the mean itself, which
@@ -140,6 +145,13 @@ def interval(values: list[float], rule: Rule, n_looks_so_far: int | None = None)
     """
     mean, half = _half(values, rule)
     return mean, mean - half, mean + half
+
+
+def chosen_stop(stopped_by_rule: bool, interrupted: bool) -> bool:
+    """Whether the data may have chosen a run's last round: the rule stopped it, or someone did
+    (an interruption: a person watching the numbers may stop when they look good). A run that
+    reached a cap fixed before it started was not chosen."""
+    return bool(stopped_by_rule or interrupted)
 
 
 def _label(key) -> str:
