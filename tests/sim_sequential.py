@@ -22,19 +22,25 @@ def stream(rng, mu, sd=SD, p_spell=0.03):
         yield mu + rng.gauss(0.0, 4.0 * sd if rng.random() < p_spell else sd)
 
 
+def run_once(gens: dict, rule, max_rounds: int) -> tuple[dict, bool, int]:
+    """One run as compare drives it: a round of every series, then the rule; (series, stopped by
+    the rule, rounds)."""
+    series = {key: [] for key in gens}
+    stop, rounds = False, 0
+    for rounds in range(1, max_rounds + 1):
+        for key in series:
+            series[key].append(next(gens[key]))
+        stop, _ = sq.should_stop(series, rule, rounds)
+        if stop:
+            break
+    return series, stop, rounds
+
+
 def capped_coverage(target: float, n_series: int, max_rounds: int, runs: int, seed: int, mu: float = 0.4) -> dict:
     rule, rng = sq.Rule(target_pct=target), random.Random(seed)
     cover = {True: [0, 0], False: [0, 0]}
     for _ in range(runs):
-        gens = {k: stream(rng, mu) for k in range(n_series)}
-        series = {key: [] for key in gens}
-        stop = False
-        for rounds in range(1, max_rounds + 1):
-            for key in series:
-                series[key].append(next(gens[key]))
-            stop, _ = sq.should_stop(series, rule, rounds)
-            if stop:
-                break
+        series, stop, _rounds = run_once({k: stream(rng, mu) for k in range(n_series)}, rule, max_rounds)
         chosen = sq.chosen_stop(stop, interrupted=False)
         for values in series.values():
             _, lo, hi = sq.interval(values, rule) if chosen else stats.mean_ci(values, 0.95)

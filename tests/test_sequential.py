@@ -16,13 +16,11 @@ from launchbench.engine import stats
 
 import sim_sequential
 
-SD = 2.7
+SD = sim_sequential.SD
 RUNS = 2000
 
 
-def _stream(rng, mu, sd=SD, p_spell=0.03):
-    while True:
-        yield mu + rng.gauss(0.0, 4.0 * sd if rng.random() < p_spell else sd)
+_stream = sim_sequential.stream
 
 
 def _simulate(rule, mu, runs=RUNS, max_rounds=100, sd=SD, n_series=1, seed=1):
@@ -31,13 +29,7 @@ def _simulate(rule, mu, runs=RUNS, max_rounds=100, sd=SD, n_series=1, seed=1):
     covered = counted = total_rounds = stopped = 0
     for _ in range(runs):
         gens = {("v", k): _stream(rng, mu, sd) for k in range(n_series)}
-        series = {key: [] for key in gens}
-        for rounds in range(1, max_rounds + 1):
-            for key in series:
-                series[key].append(next(gens[key]))
-            stop, _ = sq.should_stop(series, rule, rounds)
-            if stop:
-                break
+        series, stop, rounds = sim_sequential.run_once(gens, rule, max_rounds)
         total_rounds += rounds
         stopped += stop
         for values in series.values():
