@@ -7,16 +7,10 @@ Recomputed from each run's samples: ``analysis.analyze`` (t over rounds), then `
 the run's stop rule and whether the rule (or an interruption) chose its last round, read from the
 JSON's ``stopped`` and ``interrupted``.
 """
-import gzip
-import json
 import sys
 
+from launchbench.base.atomic import read_json
 from launchbench.engine import analysis, sequential
-
-
-def load(path):
-    with (gzip.open if path.endswith(".gz") else open)(path, "rt") as fh:
-        return json.load(fh)
 
 
 def worst(deltas) -> float:
@@ -26,7 +20,7 @@ def worst(deltas) -> float:
 def main(paths):
     print(f"{'run':<64} {'rounds':>6} {'stopped by':>10} {'reported':>8} {'now':>6}")
     for path in paths:
-        doc = load(path)
+        doc = read_json(path)
         rule_doc = (doc.get("settings") or {}).get("stop_rule")
         if not rule_doc or rule_doc.get("mode") != "precision":
             continue

@@ -7,18 +7,13 @@ For every timing stage of every bisect document given, and every segment between
 points, the spread (standard deviation over rounds) of the weighted per-round step is divided by
 that of the plain mean; prints each document's segments and the median ratio over all of them.
 """
-import gzip
-import json
 import statistics
 import sys
 
+from launchbench.base.atomic import read_json
 from launchbench.engine import bisection
 from launchbench.engine.analysis import group_rounds
 
-
-def load(path):
-    with (gzip.open if path.endswith(".gz") else open)(path, "rt") as fh:
-        return json.load(fh)
 
 
 def ratios(doc) -> list:
@@ -42,7 +37,7 @@ def ratios(doc) -> list:
 def main(paths):
     every = []
     for path in paths:
-        got = ratios(load(path))
+        got = ratios(read_json(path))
         every += got
         med = f"{statistics.median(got):.2f}" if got else "n/a"
         print(f"{path}: {len(got)} segments, median spread ratio weighted/plain {med}")
