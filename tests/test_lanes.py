@@ -309,9 +309,12 @@ def _null_run(rng, n_lanes=4, rounds=30, shift=None):
 
 def test_lane_check_is_family_wise_over_the_run_yet_finds_a_lane_that_differs():
     rng = random.Random(7)
-    flagged = sum(bool([c for c in lanes.lane_check(_null_run(rng), ["ref", "a", "b"], "ref", list(range(5)), 4)
-                        if c["differs"]]) for _ in range(100))
-    assert flagged <= 10  # family-wise 5 % over 10 deltas x 4 lanes: 3-7 of 100 (adjusted per delta: 28-33)
+    checks = [lanes.lane_check(_null_run(rng), ["ref", "a", "b"], "ref", list(range(5)), 4) for _ in range(100)]
+    flagged = sum(any(c["differs"] for c in check) for check in checks)
+    assert flagged <= 10  # family-wise 5 % over 10 deltas x 4 lanes: 3-7 of 100
+    # the control: Holm over each delta's lanes alone flags lanes that agree in about 30 runs of 100
+    per_delta = sum(any(p is not None and p < 0.05 for c in check for p in lanes.holm(c["p"])) for check in checks)
+    assert per_delta >= 20, per_delta
     off = lanes.lane_check(_null_run(rng, shift=(2, 1.5)), ["ref", "a", "b"], "ref", list(range(5)), 4)
     assert all(c["differs"] for c in off) and all(min(c["p_holm"]) == c["p_holm"][2] for c in off)
 
