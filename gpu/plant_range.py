@@ -12,7 +12,14 @@ CLONE is a numba-cuda clone of your own (it gets BRANCH; nothing else changes). 
 - ``c``: a busy loop of SPIN iterations at the top of the C dispatcher's ``Dispatcher_cuda_call``
   (``_dispatcher.cpp``): a step only the clock can see;
 - ``code``: a comment added to a launch-path module: a new build whose bytecodes are unchanged;
-- ``docs``: a line added to a file outside the package (grouped with its predecessor's build).
+- ``docs``: a line added to a file outside the package (grouped with its predecessor's build);
+- ``decoy-c``: an unused inline function and a comment added to ``_dispatcher.cpp``: a compiled-source
+  change (bisect's hints time it first) that costs nothing;
+- ``decoy-py``: one local store at the top of ``CUDADispatcher.call``: +2 bytecodes that counts see and
+  that cost a few nanoseconds, far below any step the clock resolves.
+
+A bisect on such a range must name a planted ``python`` or ``c`` step or say undecided; naming a decoy
+is a wrong answer (``score_bisect.py`` says so).
 
 The manifest lists every commit (sha, kind, bytecodes and calls added per launch, spin) and the
 steps, so a history or bisect run can be scored against it. Seeded: the same arguments give the
@@ -87,6 +94,15 @@ def plant_c(path: str, tag: int, spin: int) -> None:
         fh.write(source.replace(C_ANCHOR, C_ANCHOR + loop, 1))
 
 
+def plant_c_decoy(path: str, tag: int) -> None:
+    """A compiled-source edit that changes no instruction on the launch path."""
+    with open(path) as fh:
+        source = fh.read()
+    with open(path, "w") as fh:
+        fh.write(source + f"\n/* launchbench decoy {tag}: not called */\n"
+                 f"static inline int lb_decoy_{tag}(void) {{ return {tag}; }}\n")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("clone")
@@ -99,18 +115,21 @@ def main(argv=None) -> int:
     p.add_argument("--python-kind", choices=("mixed", "calls", "stores"), default="mixed",
                    help="a Python step's statements: len(()) calls, local stores, or either at random (default)")
     p.add_argument("--spin", default="300,1500", help="range of a C step's loop iterations (default 300,1500)")
+    p.add_argument("--c-decoys", type=int, default=0, help="compiled-source edits that cost nothing")
+    p.add_argument("--py-decoys", type=int, default=0, help="2-bytecode Python edits counts see, the clock cannot")
     p.add_argument("--code-share", type=float, default=0.35, help="share of filler commits that touch code comments")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--manifest", required=True)
     a = p.parse_args(argv)
     steps = a.python_steps + a.c_steps
-    if not 0 < steps < a.commits:
-        sys.exit("plant_range: need 0 < --python-steps + --c-steps < --commits")
+    decoys = a.c_decoys + a.py_decoys
+    if not (0 < steps and steps + decoys < a.commits):
+        sys.exit("plant_range: need 0 < --python-steps + --c-steps and steps + decoys < --commits")
     lo_b, hi_b = (int(x) for x in a.bytecodes.split(","))
     lo_s, hi_s = (int(x) for x in a.spin.split(","))
     rng = random.Random(a.seed)
-    positions = sorted(rng.sample(range(1, a.commits + 1), steps))
-    kinds = ["python"] * a.python_steps + ["c"] * a.c_steps
+    positions = sorted(rng.sample(range(1, a.commits + 1), steps + decoys))
+    kinds = ["python"] * a.python_steps + ["c"] * a.c_steps + ["decoy-c"] * a.c_decoys + ["decoy-py"] * a.py_decoys
     rng.shuffle(kinds)
     planted = dict(zip(positions, kinds))
     base_sha = git(a.clone, "rev-parse", a.base + "^{commit}")
@@ -130,6 +149,12 @@ def main(argv=None) -> int:
             rec["spin"] = rng.randint(lo_s, hi_s)
             plant_c(os.path.join(a.clone, CEXT), i, rec["spin"])
             path = CEXT
+        elif rec["kind"] == "decoy-c":
+            plant_c_decoy(os.path.join(a.clone, CEXT), i)
+            path = CEXT
+        elif rec["kind"] == "decoy-py":
+            rec["bytecodes"], rec["calls"] = plant_python(os.path.join(a.clone, DISPATCHER), i, 1, False)
+            path = DISPATCHER
         elif rng.random() < a.code_share:
             rec["kind"] = "code"
             path = rng.choice(COMMENT_TARGETS)
@@ -147,13 +172,15 @@ def main(argv=None) -> int:
         rec["sha"] = git(a.clone, "rev-parse", "HEAD")
         commits.append(rec)
     steps_out = [c for c in commits if c["kind"] in ("python", "c")]
+    decoys_out = [c for c in commits if c["kind"].startswith("decoy")]
     manifest = {"base": base_sha, "branch": a.branch, "tip": commits[-1]["sha"], "seed": a.seed,
-                "arguments": vars(a), "commits": commits, "steps": steps_out,
+                "arguments": vars(a), "commits": commits, "steps": steps_out, "decoys": decoys_out,
                 "code_distinct": 1 + sum(c["kind"] != "docs" for c in commits)}
     with open(a.manifest, "w") as fh:
         json.dump(manifest, fh, indent=1)
     print(f"{a.branch}: {a.commits} commits on {base_sha[:10]}, {manifest['code_distinct']} code-distinct; steps at "
-          + ", ".join(f"{c['index']} ({c['kind']}: {c['bytecodes'] or c['spin']})" for c in steps_out))
+          + ", ".join(f"{c['index']} ({c['kind']}: {c['bytecodes'] or c['spin']})" for c in steps_out)
+          + "; decoys at " + (", ".join(f"{c['index']} ({c['kind']})" for c in decoys_out) or "none"))
     return 0
 
 

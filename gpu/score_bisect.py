@@ -18,6 +18,7 @@ def load(path):
 def main(argv) -> int:
     doc, manifest = load(argv[0]), load(argv[1])
     planted = {s["sha"]: s for s in manifest["steps"]}
+    decoys = {d["sha"]: d for d in manifest.get("decoys", [])}
     index = {c["sha"]: c["index"] for c in manifest["commits"]}
     found = {s["commit"]: s for s in (doc.get("counts") or {}).get("steps", [])}
     python_steps = [s for s in manifest["steps"] if s["kind"] == "python"]
@@ -43,22 +44,27 @@ def main(argv) -> int:
             what += f"; timed {seg['mean_us']:+.2f} us {ci} over {seg['rounds']} rounds ({seg['state']})"
         print(f"commit {s['index']:3d} {s['sha'][:10]} {s['kind']:6s} planted +{s['bytecodes']} bytecodes "
               f"+{s['calls']} calls spin {s['spin']}: {what}")
-    extra = [c for c in found if c not in planted]
+    for d in manifest.get("decoys", []):
+        print(f"commit {d['index']:3d} {d['sha'][:10]} {d['kind']:8s} decoy: "
+              + ("counts step found (+2 bytecodes: expected)" if d["sha"] in found else "no counts step"))
+    extra = [c for c in found if c not in planted and c not in decoys]
     for c in extra:
         print(f"counts step at {c[:10]} (commit {index.get(c)}) was NOT planted")
     culprit = (doc.get("culprit") or {}).get("sha")
     verdict = "none"
     if culprit:
         s = planted.get(culprit)
+        d = decoys.get(culprit)
         verdict = (f"culprit commit {index.get(culprit)} = planted {s['kind']} step" if s else
+                   f"culprit commit {index.get(culprit)} is a {d['kind']} DECOY (WRONG)" if d else
                    f"culprit commit {index.get(culprit)} is NOT a planted step (WRONG)")
     elif doc.get("undecided"):
         a, b = doc["undecided"]["between"]
         inside = [s for s in manifest["steps"] if index.get(a, -1) < s["index"] <= index.get(b, 10**9)]
         verdict = (f"undecided between commits {index.get(a)} and {index.get(b)}, holding "
-                   f"{len(inside)} planted step(s)")
+                   f"{len(inside)} planted step(s)" + ("" if inside else " (WRONG: no step inside)"))
     print(f"SUMMARY: {hits}/{len(python_steps)} Python-level steps located by counts, {len(extra)} unplanted counts "
-          f"steps; {verdict}; result: {doc.get('result')}; gpu_seconds {doc.get('gpu_seconds')}, count_seconds "
+          f"steps, {len(decoys)} decoys; {verdict}; result: {doc.get('result')}; gpu_seconds {doc.get('gpu_seconds')}, count_seconds "
           f"{doc.get('count_seconds')}")
     return 0
 
