@@ -1,6 +1,6 @@
-"""Summarize a gpu/asv_native.sh run against issue 20's acceptance.
+"""Summarize a lab/recipes/asv_native.sh run against issue 20's acceptance.
 
-    python gpu/analyze_asv_native.py DIR
+    python lab/recipes/analyze_asv_native.py DIR
 
 Reads DIR/verdict-compare.txt, DIR/builds-compare.txt (asv compare tables), DIR/lbcompare.json
 (launchbench compare the same hour), DIR/aa-compare.txt (A/A and delay) and DIR/walls.txt, and prints:
@@ -12,7 +12,7 @@ tables' precision),
 the mechanism rows per reference (DIR/asv-results-mech-REF) against launchbench mechanisms the same hour
 (DIR/lbmechanisms), the argument-kind rows per reference (DIR/asv-results-ak-REF) and the walls.
 
-Where asv's per-sample result files exist (DIR/asv-builds, or the tar.gz gpu/asv_native.sh packs them into),
+Where asv's per-sample result files exist (DIR/asv-builds, or the tar.gz lab/recipes/asv_native.sh packs them into),
 every number comes from the samples, not from asv's rounded printout: medians over processes, and 95 %
 percentile-bootstrap intervals (processes resampled with replacement, ``BOOTSTRAP`` draws, fixed seed) for
 changes, calibrations and per-argument slopes.
@@ -276,7 +276,7 @@ def _table_a0(doc):
 
 
 def a0_tables(d, part):
-    """[(name, document)] of the anchor's A0 tables copied by gpu/asv_native.sh: DIR/anchor-PART/*.table
+    """[(name, document)] of the anchor's A0 tables copied by lab/recipes/asv_native.sh: DIR/anchor-PART/*.table
     (and its older DIR/anchor-PART/a0.json)."""
     out = []
     for path in sorted(glob.glob(os.path.join(d, f"anchor-{part}", "*.table"))) + \

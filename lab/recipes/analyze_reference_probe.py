@@ -1,6 +1,6 @@
 """Summarise asv_reference_probe.py's spawn.jsonl: which reference cancels the speed state best.
 
-    python gpu/analyze_reference_probe.py results/h200/2026-11-24-design-probes/spawn.jsonl.gz
+    python lab/recipes/analyze_reference_probe.py lab/results/h200/2026-11-24-design-probes/spawn.jsonl.gz
 
 Per process, the value is the median over slots of numba-cuda's µs/launch (raw) or of its ratio
 to the adjacent reference sample. Across processes of each release: the coefficient of

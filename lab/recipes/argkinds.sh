@@ -4,18 +4,19 @@
 # (cuda.jit("void(float32[::1], ...)")(k)), at 0,1,2,4,8,16,26 arguments; then a paired
 # breakdown per kind (lazy) for which stage of the launch makes the difference.
 #
-#   bash gpu/argkinds.sh "$RESULTS"          # about 6 min wall in all (AK_TOTAL_S, default 345)
+#   bash lab/recipes/argkinds.sh "$RESULTS"          # about 6 min wall in all (AK_TOTAL_S, default 345)
 #
 # Six compares of AK_COMPARE_S seconds of measurement each (default 22) and three breakdowns of
 # AK_BREAKDOWN_S (default 25) at 0,8,26 args over a dozen stages; each run's cap shrinks to what
 # is left of AK_TOTAL_S, and a run that cannot get AK_MIN_S (12) is skipped and says so.
-# Variants are the prepared envs (AK_V029=/tmp/env029, AK_V030=/tmp/env030): their .pth appends
+# Variants are the prepared envs (AK_V029=$LB_ENV029, AK_V030=$LB_ENV030): their .pth appends
 # the host's site-packages after their own pins, which is how they see the host's CuPy and torch
-# (gpu/setup_env.sh). A kind whose package is missing fails its runs with a one-line error.
+# (lab/recipes/setup_env.sh). A kind whose package is missing fails its runs with a one-line error.
 # Writes <run>.json.gz, <run>.log/.err, command.txt, summary.txt, argkinds-summary.json and
 # results-section.md into $RESULTS; prints per kind/dispatch the slope in µs per argument with
 # its 95% interval per release and for 0.30.4 - 0.29.0, and the stages that differ most.
 # Never exits non-zero on a failed run.
+. "$(dirname "${BASH_SOURCE[0]}")/settings.sh"
 set -u
 export PYTHONUNBUFFERED=1 NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
 unset NUMBA_ENABLE_CUDASIM
@@ -23,12 +24,12 @@ unset NUMBA_ENABLE_CUDASIM
 # is the CPU dry run of the script's plumbing, not a measurement
 EXTRA=${AK_EXTRA:-}
 case " $EXTRA " in *" --simulator "*) export NUMBA_ENABLE_CUDASIM=1 ;; esac
-RESULTS=${1:-results/gpu/argkinds}
+RESULTS=${1:-$LB_STEPS_DIR/argkinds}
 mkdir -p "$RESULTS"
 RESULTS=$(cd "$RESULTS" && pwd)
-PY=${AK_PY:-${LB_PY:-/tmp/env030/bin/python}}
-V029=${AK_V029:-/tmp/env029}
-V030=${AK_V030:-/tmp/env030}
+PY=${AK_PY:-${LB_PY:-$LB_ENV030/bin/python}}
+V029=${AK_V029:-$LB_ENV029}
+V030=${AK_V030:-$LB_ENV030}
 ARGS=${AK_ARGS:-0,1,2,4,8,16,26}
 BD_ARGS=${AK_BD_ARGS:-0,8,26}
 BD_STAGES=${AK_BD_STAGES:-full,configured_call,type_dispatch,typeof,cufunc_lookup,marshal_args,marshal_wrap,marshal_view,marshal_to_device,marshal_pack,launch_config,driver_launch,param_pack}

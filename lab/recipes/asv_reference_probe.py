@@ -15,9 +15,9 @@ and the phases of each process (spawn, import, CUDA context, kernel compile or c
 warm-up). ``fork`` mode measures the per-process cost when numba-cuda is imported once in a
 parent and children are forked (asv's forkserver), kernels loaded from numba's disk cache.
 
-    python gpu/asv_reference_probe.py spawn --env A=/tmp/env029/bin/python --env B=/tmp/env030/bin/python \
+    python lab/recipes/asv_reference_probe.py spawn --env A=$LB_ENV029/bin/python --env B=$LB_ENV030/bin/python \
         --processes 16 --out DIR
-    /tmp/env030/bin/python gpu/asv_reference_probe.py fork --children 8 --out DIR
+    $LB_ENV030/bin/python lab/recipes/asv_reference_probe.py fork --children 8 --out DIR
 
 Each child prints one JSON line; the parent writes ``spawn.jsonl`` / ``fork-<tag>.jsonl``.
 """

@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # GPU step: the asv launch suite on released numba-cuda 0.29.0 (baseline) and
-# 0.30.4 (v2), in the ready venvs /tmp/env029 and /tmp/env030 (no network,
+# 0.30.4 (v2), in the ready venvs $LB_ENV029 and $LB_ENV030 (no network,
 # no clone: launchbench asv-releases keys each release to a commit of a tiny
 # release ledger), then `asv compare baseline v2`.
 #
-#   bash gpu/asv_releases.sh "$RESULTS"
+#   bash lab/recipes/asv_releases.sh "$RESULTS"
 #
 # Writes into $RESULTS: asv-results/ (commit it as results/asv/), compare.txt,
 # summary.txt, device.json, pip-freeze-*.txt, command.txt, asv_releases.log
 # (timestamped, asv --verbose), preflight.log + preflight/ (one parameter set
 # through asv run first, 90 s limit). About 2-3 minutes. CPU rehearsal:
-# ASV_RELEASES_CPU_SMOKE=1 ENV029=/work/venv ENV030=/work/venv bash gpu/asv_releases.sh /tmp/x
+# ASV_RELEASES_CPU_SMOKE=1 ENV029=/work/venv ENV030=/work/venv bash lab/recipes/asv_releases.sh $LB_TMP/x
 # Never exits non-zero (the lead runs steps one after another).
+. "$(dirname "${BASH_SOURCE[0]}")/settings.sh"
 set -u
-RESULTS=${1:?usage: bash gpu/asv_releases.sh RESULTS_DIR}
+RESULTS=${1:?usage: bash lab/recipes/asv_releases.sh RESULTS_DIR}
 mkdir -p "$RESULTS"
 RESULTS=$(cd "$RESULTS" && pwd)
 export PYTHONUNBUFFERED=1
@@ -23,12 +24,12 @@ if [ "${ASV_RELEASES_CPU_SMOKE:-0}" = 1 ]; then  # rehearse this script on a CPU
   export NUMBA_ENABLE_CUDASIM=1 LAUNCHBENCH_SMOKE=1 LAUNCHBENCH_MACHINE=SIMULATOR-SMOKE
   EXTRA=(--allow-version-mismatch)
 fi
-ENV029=${ENV029:-/tmp/env029}
-ENV030=${ENV030:-/tmp/env030}
+ENV029=${ENV029:-$LB_ENV029}
+ENV030=${ENV030:-$LB_ENV030}
 PY=$ENV030/bin/python
 MACHINE=${LAUNCHBENCH_MACHINE:-h200}
-LEDGER=/tmp/launchbench-release-ledger
-PRE_LEDGER=/tmp/launchbench-preflight-ledger
+LEDGER=$LB_TMP/launchbench-release-ledger
+PRE_LEDGER=$LB_TMP/launchbench-preflight-ledger
 PREFLIGHT_LIMIT=${ASV_PREFLIGHT_TIME_LIMIT:-90}
 TIME_LIMIT=${ASV_RELEASES_TIME_LIMIT:-190}
 rm -rf "$LEDGER" "$LEDGER".* "$PRE_LEDGER" "$PRE_LEDGER".* "$RESULTS/asv-results" "$RESULTS/preflight"
@@ -76,12 +77,7 @@ if [ $prc -eq 124 ] || [ $prc -eq 137 ]; then
   PREFLIGHT="HUNG: one benchmark parameter through asv run did not finish in ${PREFLIGHT_LIMIT}s (see preflight.log: the last [+s] line is where it stopped)"
 elif [ $prc -ne 0 ]; then
   PREFLIGHT="FAILED: exit $prc after ${pre_s}s (see preflight.log)"
-elif "$PY" - "$RESULTS/preflight/asv-results" <<'CHECK'
-import glob, json, sys
-vals = [v for p in glob.glob(sys.argv[1] + "/*/*.json") if not p.endswith("machine.json")
-        for v in json.load(open(p))["results"].get("bench_launch.TimeLaunchPreconfigured.time_launch", [[]])[0]]
-sys.exit(0 if any(v is not None and v == v and v > 0 for v in vals) else 1)
-CHECK
+elif "$PY" "$LAB_RECIPES/steps.py" preflight_measured "$RESULTS/preflight/asv-results"
 then
   PREFLIGHT="ok: one parameter measured in ${pre_s}s"
 else
@@ -103,36 +99,7 @@ esac
 [ -f "$RESULTS/asv-commands.txt" ] && { echo "# asv commands run:"; cat "$RESULTS/asv-commands.txt"; } >> "$RESULTS/command.txt"
 
 # Compact summary: µs per launch, preconfigured [1, 1], by argument count.
-"$PY" - "$RESULTS/asv-results" "$MACHINE" "$LEDGER" > "$RESULTS/summary.txt" 2>&1 <<'EOF'
-import glob, itertools, json, os, subprocess, sys
-root, machine, ledger = sys.argv[1:4]
-rows = {}
-
-
-def version(sha):
-    out = subprocess.run(["git", "-C", ledger, "show", f"{sha}:VERSION"], capture_output=True, text=True)
-    return out.stdout.strip() or sha[:8]
-
-
-for path in glob.glob(os.path.join(root, machine, "*.json")):
-    if path.endswith("machine.json"):
-        continue
-    data = json.load(open(path))
-    res = data["results"].get("bench_launch.TimeLaunchPreconfigured.time_launch")
-    if not res:
-        continue
-    values, params = res[0], res[1]
-    label = version(data["commit_hash"])
-    for (a, c), v in zip(itertools.product(*params), values):
-        if v is not None and v == v:  # parameter sets not run are null/NaN
-            rows.setdefault((a, c), {})[label] = v
-hashes = sorted({h for r in rows.values() for h in r}, key=lambda v: [int(x) if x.isdigit() else x for x in v.split(".")])
-print("preconfigured launch cfg(*args), median us/launch by numba-cuda release")
-print("args  config                     " + "  ".join(f"{h:>10}" for h in hashes))
-for (a, c), r in sorted(rows.items()):
-    cells = ["%10.2f" % (r[h] * 1e6) if r.get(h) is not None and r[h] == r[h] else "%10s" % "n/a" for h in hashes]
-    print(f"{a:<5} {c:<26} " + "  ".join(cells))
-EOF
+"$PY" "$LAB_RECIPES/steps.py" asv_releases_summary "$RESULTS/asv-results" "$MACHINE" "$LEDGER" > "$RESULTS/summary.txt" 2>&1
 
 echo "== preflight: $PREFLIGHT"
 echo "== asv compare baseline (0.29.0) v2 (0.30.4), machine $MACHINE"

@@ -1,10 +1,10 @@
 """Build the wheels of a range for launchbench history/bisect ahead of time (WheelCache, keyed by SHA), one per
 code-distinct commit (the first of each run of identical code, as history measures them), for an offline GPU machine.
 
-    python gpu/build_range_wheels.py CLONE GOOD BAD [CACHE_DIR [PYTHON]]
+    python lab/recipes/build_range_wheels.py CLONE GOOD BAD [CACHE_DIR [PYTHON]]
 
 Defaults: ~/.cache/launchbench/wheels and the Python 3.12 of pyenv (the GPU machine runs 3.12). Carry the cache as
-.whl3/wcache.tar.xz; `bash gpu/setup_env.sh stage` unpacks it into /tmp/wcache.
+.whl3/wcache.tar.xz; `bash lab/recipes/setup_env.sh stage` unpacks it into $LB_WCACHE (lab/recipes/settings.sh).
 """
 import os
 import sys

@@ -1,7 +1,7 @@
 """Each compare run's worst 95 % half-width as reported, and as the engine reports it since a run
 that ends at its cap keeps the plain t interval (``sequential.chosen_stop``, docs/methodology.md).
 
-    python gpu/cap_intervals.py RUN.json[.gz] ...
+    python lab/recipes/cap_intervals.py RUN.json[.gz] ...
 
 Recomputed from each run's samples: ``analysis.analyze`` (t over rounds), then ``apply_rule`` with
 the run's stop rule and whether the rule (or an interruption) chose its last round, read from the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # launchbench compare on the GPU machine: the three trust targets of issue 3.
 #
-#   COMPARE_RUNS="default trust" bash gpu/compare.sh "$RESULTS"
+#   COMPARE_RUNS="default trust" bash lab/recipes/compare.sh "$RESULTS"
 #
 # default: the embedded three-way run (baseline 0.29.0 / contextvar on it / v2 0.30.4)
 #    target: every delta's 95% CI half-width <= 1% of the baseline, in <= 5 min.
@@ -12,20 +12,21 @@
 # Measurement: launchbench defaults (100 rounds x 20 repeats, 4 ms samples, rounds set up
 # ahead on the other CPUs, workers pinned to the highest CPU, per-round median of paired
 # differences, t over rounds). About 4.5 min per run once the envs exist.
-# Envs are built once, offline, from /tmp/wheels into /tmp/lbenvs (they see the
+# Envs are built once, offline, from $LB_WHEELS into $LB_ENV_DIR (they see the
 # host python3's site-packages for cuda-bindings/NVVM); if that fails the
-# prepared /tmp/env029 and /tmp/env030 are used instead (env:PATH variants).
+# prepared $LB_ENV029 and $LB_ENV030 are used instead (env:PATH variants).
 # Writes <name>.json/.md/.png, <name>.log and command.txt into $RESULTS and
 # prints a summary (also summary.txt). Never exits non-zero on a failed run.
+. "$(dirname "${BASH_SOURCE[0]}")/settings.sh"
 set -u
 export PYTHONUNBUFFERED=1 NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
 unset NUMBA_ENABLE_CUDASIM
-RESULTS=${1:-results/gpu/compare}
+RESULTS=${1:-$LB_STEPS_DIR/compare}
 mkdir -p "$RESULTS"
 RESULTS=$(cd "$RESULTS" && pwd)
-PY=${LB_PY:-/tmp/env030/bin/python}      # runs launchbench (3.12, numba-cuda importable)
+PY=${LB_PY:-$LB_ENV030/bin/python}      # runs launchbench (3.12, numba-cuda importable)
 HOST_PY=${LB_HOST_PY:-python3}           # base of the variant envs (has cuda-bindings)
-ENVS="--wheels ${LB_WHEELS:-/tmp/wheels} --system-site-packages --env-dir ${LB_ENV_DIR:-/tmp/lbenvs} --python $HOST_PY"
+ENVS="--wheels $LB_WHEELS --system-site-packages --env-dir $LB_ENV_DIR --python $HOST_PY"
 RUNS=${COMPARE_RUNS:-default trust}
 touch "$RESULTS/command.txt"
 
@@ -41,12 +42,12 @@ run() {  # run NAME ARGS... : one compare, logged; falls back to the prepared en
     "${cmd[@]}" > "$RESULTS/$name.log" 2> "$RESULTS/$name.err"
     local rc=$?
     if [ $rc -eq 2 ] && grep -qE "building variant|creating a virtualenv" "$RESULTS/$name.err"; then
-        echo "env build failed ($(tail -n1 "$RESULTS/$name.err")); using /tmp/env029 and /tmp/env030"
+        echo "env build failed ($(tail -n1 "$RESULTS/$name.err")); using $LB_ENV029 and $LB_ENV030"
         local fb=()
         local a
         for a in "$@"; do
-            a=${a//numba-cuda==0.29.0/env:\/tmp\/env029}
-            a=${a//numba-cuda==0.30.4/env:\/tmp\/env030}
+            a=${a//numba-cuda==0.29.0/env:$LB_ENV029}
+            a=${a//numba-cuda==0.30.4/env:$LB_ENV030}
             fb+=("$a")
         done
         cmd=("$PY" -m launchbench compare "${fb[@]}" -o "$RESULTS/$name.json")
@@ -69,42 +70,5 @@ for what in $RUNS; do
     esac
 done
 
-"$PY" - "$RESULTS" <<'PY' | tee "$RESULTS/summary.txt"
-import json, os, sys
-res = sys.argv[1]
-def load(name):
-    try:
-        return json.load(open(os.path.join(res, name + ".json")))
-    except Exception as exc:  # noqa: BLE001
-        print(f"{name}: no results ({exc})")
-        return None
-def rows(doc):
-    return [(d["variant"], d["nargs"], d) for d in doc["deltas"]]
-print("== launchbench compare trust targets ==")
-doc = load("default")
-if doc:
-    print(f"settings: pinned to CPUs {doc['settings']['affinity']}; {doc['settings']['repeats']} repeats x "
-          f"loops {doc['settings']['loops']} per sample; method: median of paired repeat-slot differences, t over rounds")
-    worst = max((d["ci_pct"][1] - d["ci_pct"][0]) / 2 for _, _, d in rows(doc))
-    print(f"wall time of the measurement: {doc.get('timing', {}).get('wall_s')} s ({doc.get('timing')})")
-    print(f"precision: {doc['rounds_completed']} rounds; worst CI half-width {worst:.2f}% of baseline "
-          f"(target <= 1%): {'MET' if worst <= 1.0 else 'NOT MET'}")
-    for v, n, d in rows(doc):
-        print(f"  {n} args  {d['summary']}   ({d['delta_us']:+.2f} us)")
-doc = load("trust")
-if doc:
-    d = {(r["variant"], r["nargs"]): r for r in doc["deltas"]}
-    n = sorted({k[1] for k in d})
-    print(f"trust run: {doc['rounds_completed']} rounds, wall {doc.get('timing', {}).get('wall_s')} s")
-    aa = [d[("twin", k)] for k in n if ("twin", k) in d]
-    ok = bool(aa) and all(r["ci_us"][0] <= 0 <= r["ci_us"][1] for r in aa)
-    print(f"A/A (twin vs ref): CI contains 0 at all arg counts: {'MET' if ok else 'NOT MET'}")
-    for r in aa:
-        print(f"  {r['nargs']} args  {r['summary']}   ({r['delta_us']:+.3f} us [{r['ci_us'][0]:+.3f}, {r['ci_us'][1]:+.3f}])")
-    cal = [d[("cal", k)] for k in n if ("cal", k) in d]
-    ok = bool(cal) and all(abs(r["delta_us"] - 0.5) <= 0.2 for r in cal)
-    print(f"sensitivity (cal vs ref): delay 0.5 us reported within +/-0.2 us at all arg counts: {'MET' if ok else 'NOT MET'}")
-    for r in cal:
-        print(f"  {r['nargs']} args  {r['delta_us']:+.3f} us [{r['ci_us'][0]:+.3f}, {r['ci_us'][1]:+.3f}]")
-PY
+"$PY" "$LAB_RECIPES/steps.py" compare_summary "$RESULTS" | tee "$RESULTS/summary.txt"
 exit 0

@@ -2,7 +2,7 @@
 # The real contextvar branch (upstream PR #288, based on v0.14.0) against its merge base,
 # with launchbench's Python replay of the mechanism on the base as a third variant.
 #
-#   bash gpu/contextvar.sh "$RESULTS"
+#   bash lab/recipes/contextvar.sh "$RESULTS"
 #
 # numba-cuda 0.14 cannot use today's cuda-bindings 13 (it imports the legacy `cuda.cuda`
 # module) nor find libNVVM in the CUDA 13 wheel layout, so both envs use its ctypes driver
@@ -10,37 +10,27 @@
 # wheels (nvidia-cuda-nvcc-cu12, nvidia-cuda-runtime-cu12), and today's numba 0.65.1 /
 # llvmlite 0.47.0 / numpy 2.3.5. No host site-packages: nothing of 0.30 leaks in.
 # The wheels (pure Python: 0.14 has no C extensions) were built on the CPU machine.
+. "$(dirname "${BASH_SOURCE[0]}")/settings.sh"
 set -u
 export PYTHONUNBUFFERED=1 NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0 NUMBA_CUDA_USE_NVIDIA_BINDING=0
 unset NUMBA_ENABLE_CUDASIM
-RESULTS=${1:-results/gpu/contextvar}
+RESULTS=${1:-$LB_STEPS_DIR/contextvar}
 mkdir -p "$RESULTS"
-WHEELS=${WHEELS:-/tmp/wheels}
+WHEELS=${WHEELS:-$LB_WHEELS}
 BASE=5625de86
 PR=019d60d4
 for sha in $BASE $PR; do
-    d=/tmp/envcv-$sha
+    d=$LB_TMP/envcv-$sha
     rm -rf "$d"
     python3 -m venv "$d" || exit 1
     "$d/bin/python" -m pip install -q --no-index --no-deps --find-links "$WHEELS" numba==0.65.1 llvmlite==0.47.0 \
         numpy==2.3.5 nvidia-cuda-nvcc-cu12 nvidia-cuda-runtime-cu12 "$WHEELS/numba_cuda-0.14.0+g$sha-py3-none-any.whl" \
         > "$RESULTS/install-$sha.log" 2>&1 || { echo "install failed for $sha"; tail -3 "$RESULTS/install-$sha.log"; }
-    "$d/bin/python" - <<'PY' 2>&1 | tee -a "$RESULTS/check.txt"
-import numba, numba_cuda, numpy
-from numba import cuda
-print("numba-cuda", numba_cuda.__version__, "implementation", cuda.implementation, "numba", numba.__version__,
-      "numpy", numpy.__version__)
-print("device:", cuda.get_current_device().name, "cc", cuda.get_current_device().compute_capability,
-      "driver", cuda.cudadrv.driver.driver.get_version(), "runtime", cuda.runtime.get_version())
-@cuda.jit
-def k(a):
-    a[0] += 1
-x = cuda.to_device(numpy.zeros(1, numpy.float32)); k[1, 1](x); print("kernel ran:", x.copy_to_host())
-PY
+    "$d/bin/python" "$LAB_RECIPES/steps.py" contextvar_check 2>&1 | tee -a "$RESULTS/check.txt"
 done
-PY=/tmp/envcv-$BASE/bin/python
+PY=$LB_TMP/envcv-$BASE/bin/python
 "$PY" setup.py -q build_ext --inplace > "$RESULTS/build_ext.log" 2>&1 || echo "WARNING: build_ext failed"
-cmd=("$PY" -m launchbench compare --variant base=env:/tmp/envcv-$BASE --variant pr288=env:/tmp/envcv-$PR
+cmd=("$PY" -m launchbench compare --variant base=env:$LB_TMP/envcv-$BASE --variant pr288=env:$LB_TMP/envcv-$PR
      --variant replay=contextvar@base ${CV_ARGS:---rounds 40 --repeats 10} --quiet -o "$RESULTS/contextvar.json")
 echo "NUMBA_CUDA_USE_NVIDIA_BINDING=0 ${cmd[*]}" > "$RESULTS/command.txt"
 start=$(date +%s)

@@ -2,7 +2,7 @@
 
 A VM may hide SMT siblings (lscpu: one thread per core) and its host may switch a lone busy
 vCPU between speed states; this prints the loop time with a busy loop on each other CPU,
-relative to none. Usage: python3 gpu/cpu_probe.py [MEASURING_CPU]
+relative to none. Usage: python3 lab/recipes/cpu_probe.py [MEASURING_CPU]
 """
 import os, subprocess, sys, time
 M = int(sys.argv[1]) if len(sys.argv) > 1 else max(os.sched_getaffinity(0))

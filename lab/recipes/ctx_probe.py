@@ -6,7 +6,7 @@ all lanes together, however many GPUs there are. This probe measures it without 
 child is a bare interpreter (``python -S``) that calls libcuda through ctypes (cuInit, primary
 context, one 1 MiB allocation) and exits; N streams each start children back to back for T seconds.
 
-    python gpu/ctx_probe.py OUT.json [T_SECONDS]
+    python lab/recipes/ctx_probe.py OUT.json [T_SECONDS]
 
 Every configuration reports children per second (host-wide), and the medians of each phase:
 init (cuInit), context (cuDevicePrimaryCtxRetain + cuCtxSetCurrent), alloc (first cuMemAlloc),
@@ -131,7 +131,7 @@ def main(argv):
     rows = [config(name, min(n, 64), spread, gpus, seconds, env, keep) for name, n, spread, env, keep in plan]
     smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,persistence_mode",
                           "--format=csv,noheader"], capture_output=True, text=True).stdout.strip().splitlines()
-    doc = {"what": "fresh processes per second that get a CUDA context (gpu/ctx_probe.py)", "gpus": smi,
+    doc = {"what": "fresh processes per second that get a CUDA context (lab/recipes/ctx_probe.py)", "gpus": smi,
            "cpus": os.cpu_count(), "seconds_per_config": seconds, "configs": rows}
     tmp = path + ".tmp"
     with open(tmp, "w") as f:

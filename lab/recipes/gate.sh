@@ -3,17 +3,18 @@
 # target precision or a time cap, the --fail-if-slower gate on a known regression and
 # on an A/A pair, and the trust run (A/A twin + delay:0.5us) at the same settings.
 #
-#   GATE_RUNS="adaptive gate-v2 gate-aa trust1 trust2 trust3" bash gpu/gate.sh "$RESULTS"
+#   GATE_RUNS="adaptive gate-v2 gate-aa trust1 trust2 trust3" bash lab/recipes/gate.sh "$RESULTS"
 #
-# Uses the prepared /tmp/env029 and /tmp/env030 (bash gpu/setup_env.sh envs).
+# Uses the prepared $LB_ENV029 and $LB_ENV030 (bash lab/recipes/setup_env.sh envs).
+. "$(dirname "${BASH_SOURCE[0]}")/settings.sh"
 set -u
 export PYTHONUNBUFFERED=1 NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
 unset NUMBA_ENABLE_CUDASIM
-RESULTS=${1:-results/gpu/gate}
+RESULTS=${1:-$LB_STEPS_DIR/gate}
 mkdir -p "$RESULTS"
-PY=${LB_PY:-/tmp/env030/bin/python}
-B=env:/tmp/env029
-V2=env:/tmp/env030
+PY=${LB_PY:-$LB_ENV030/bin/python}
+B=env:$LB_ENV029
+V2=env:$LB_ENV030
 STOP=${GATE_STOP:-}  # compare's defaults: --target-ci 0.5 --max-time 120 (20 repeats of 2 ms samples)
 touch "$RESULTS/command.txt"
 

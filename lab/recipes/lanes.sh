@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Lanes (issue 25) on a 2-GPU machine: rounds spread over the GPUs of one host.
 #
-#   bash gpu/run_steps.sh lanes:480          (or: LANES_RUNS="default trust" bash gpu/lanes.sh DIR)
+#   bash lab/recipes/run_steps.sh lanes:480          (or: LANES_RUNS="default trust" bash lab/recipes/lanes.sh DIR)
 #
 # default: the three-way compare (baseline 0.29.0 / contextvar on it / v2 0.30.4) with --gpus 0,1
 #    at the default stopping rule (0.5 % or the 120 s cap). Target: worst 95 % half-width <= 0.5 %.
@@ -9,27 +9,28 @@
 # trust: A/A (ref and twin: passthrough on 0.29.0 under two names) and sensitivity (cal: a 0.5 us
 #    delay on 0.29.0) with --gpus 0,1 and a short cap: every lane's own intervals (A/A contains 0,
 #    cal - ref within 0.5 +/- 0.2 us) and the check that the lanes agree.
-# hist1, hist2: launchbench history v0.29.0..v0.30.4 (8 builds from /tmp/wcache, envs from
-#    /tmp/env-base) with the same fixed number of rounds on 1 lane (--gpus 0) and on 2 lanes
+# hist1, hist2: launchbench history v0.29.0..v0.30.4 (8 builds from $LB_WCACHE, envs from
+#    $LB_ENV_BASE) with the same fixed number of rounds on 1 lane (--gpus 0) and on 2 lanes
 #    (--gpus 0,1): the measurement's wall time (timing.wall_s) of each.
-# Needs `bash gpu/setup_env.sh stage envs base` (/tmp/env029, /tmp/env030, /tmp/env-base, /tmp/wheels,
-# /tmp/wcache, /tmp/nc). The compare runs use the prepared envs directly (env:PATH variants), so
+# Needs `bash lab/recipes/setup_env.sh stage envs base` ($LB_ENV029, $LB_ENV030, $LB_ENV_BASE, $LB_WHEELS,
+# $LB_WCACHE, $LB_CLONE). The compare runs use the prepared envs directly (env:PATH variants), so
 # nothing is built for them. hist1 builds the per-commit envs (from the cached wheels) before it
 # measures; hist2 reuses them. Limits 160 + 80 + 150 + 80 s (<= 8 min with set-up; typically about
 # 5.5 min); every run has its own time limit
 # (SIGINT first: the finished rounds are written). Writes <run>.json(.gz), .log, .err, command.txt,
 # status.txt and summary.txt into DIR; prints the summary. Never exits non-zero on a failed run.
+. "$(dirname "${BASH_SOURCE[0]}")/settings.sh"
 set -u
 export PYTHONUNBUFFERED=1 NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
 unset NUMBA_ENABLE_CUDASIM
-RESULTS=${1:-results/gpu/lanes}
+RESULTS=${1:-$LB_STEPS_DIR/lanes}
 mkdir -p "$RESULTS"
 RESULTS=$(cd "$RESULTS" && pwd)
 . "$(dirname "$0")/lib.sh"
-PY=${LB_PY:-/tmp/env030/bin/python}          # runs launchbench compare (3.12, numba-cuda importable)
-HPY=${LB_HIST_PY:-/tmp/env-base/bin/python}  # runs launchbench history (base of the per-commit envs)
-E29=${LB_ENV029:-/tmp/env029}
-E30=${LB_ENV030:-/tmp/env030}
+PY=${LB_PY:-$LB_ENV030/bin/python}          # runs launchbench compare (3.12, numba-cuda importable)
+HPY=${LB_HIST_PY:-$LB_ENV_BASE/bin/python}  # runs launchbench history (base of the per-commit envs)
+E29=$LB_ENV029
+E30=$LB_ENV030
 GPUS=${LANES_GPUS:-0,1}
 X=${LANES_EXTRA:-}  # e.g. "--simulator --args 0,1" for a dry run on a CPU machine
 HIST_ROUNDS=${LANES_HIST_ROUNDS:-10}
@@ -40,7 +41,7 @@ nproc > "$RESULTS/nproc.txt"
 # launchbench's C extensions (_tls: the delay mechanism) for this Python, in place.
 "$PY" setup.py build_ext --inplace -q > "$RESULTS/build_ext.log" 2>&1 || echo "WARNING: build_ext failed (see build_ext.log)"
 
-HIST_ENVS="--python $HPY --system-site-packages --wheels /tmp/wheels --wheel-cache /tmp/wcache --env-dir /tmp/lbenvs"
+HIST_ENVS="--python $HPY --system-site-packages --wheels $LB_WHEELS --wheel-cache $LB_WCACHE --env-dir $LB_ENV_DIR"
 for what in ${LANES_RUNS:-default trust hist1 hist2}; do
     start=$(date +%s)
     case $what in
@@ -51,9 +52,9 @@ for what in ${LANES_RUNS:-default trust hist1 hist2}; do
                    --target-ci 0 --variant ref=passthrough@env:$E29 \
                    --variant twin=passthrough@env:$E29 --variant cal=delay:0.5us@env:$E29 \
                    --no-report -o "$RESULTS/trust.json" ;;
-        hist1) run 150 "$RESULTS/hist1.log" "$HPY" -m launchbench history /tmp/nc v0.29.0..v0.30.4 $HIST_ENVS \
+        hist1) run 150 "$RESULTS/hist1.log" "$HPY" -m launchbench history $LB_CLONE v0.29.0..v0.30.4 $HIST_ENVS \
                    --gpus 0 --rounds "$HIST_ROUNDS" --warmup 300 --max-time 60 --no-report -o "$RESULTS/hist1.json" ;;
-        hist2) run 80 "$RESULTS/hist2.log" "$HPY" -m launchbench history /tmp/nc v0.29.0..v0.30.4 $HIST_ENVS \
+        hist2) run 80 "$RESULTS/hist2.log" "$HPY" -m launchbench history $LB_CLONE v0.29.0..v0.30.4 $HIST_ENVS \
                    --gpus "$GPUS" --rounds "$HIST_ROUNDS" --warmup 300 --max-time 60 --no-report -o "$RESULTS/hist2.json" ;;
         *) echo "unknown run $what (default, trust, hist1, hist2)"; continue ;;
     esac
@@ -61,67 +62,7 @@ for what in ${LANES_RUNS:-default trust hist1 hist2}; do
     grep -v "round .* done" "$RESULTS/$what.log" | tail -n 8
 done
 
-"$PY" - "$RESULTS" <<'PY' | tee "$RESULTS/summary.txt"
-import json, os, sys
-res = sys.argv[1]
-
-def load(name):
-    try:
-        with open(os.path.join(res, name + ".json")) as fh:
-            return json.load(fh)
-    except Exception as exc:  # noqa: BLE001
-        print(f"{name}: no results ({exc})")
-        return None
-
-def lanes_line(doc):
-    sec = doc.get("lanes") or {}
-    per = ", ".join(f"lane {l['lane']} gpu {l['gpu']} cpu {l['affinity']}: {l['rounds_completed']} rounds"
-                    for l in sec.get("lanes", []))
-    differ = sec.get("lanes_differ")
-    return f"  lanes: {per}; lane check: " + ("agree" if not differ else "DIFFER on " + ", ".join(differ))
-
-print("== lanes (issue 25) ==")
-doc = load("default")
-if doc:
-    worst = max((d["ci_pct"][1] - d["ci_pct"][0]) / 2 for d in doc["deltas"])
-    print(f"default three-way, 2 GPUs: {doc['rounds_completed']} rounds in {doc['timing']['wall_s']} s "
-          f"(stopped: {doc.get('stopped')}); worst 95% half-width {worst:.2f}% (target <= 0.5%): "
-          f"{'MET' if worst <= 0.5 else 'NOT MET'}")
-    for d in doc["deltas"]:
-        print(f"  {d['nargs']} args  {d['summary']}   ({d['delta_us']:+.2f} us)")
-    print(lanes_line(doc))
-doc = load("trust")
-if doc:
-    sec = doc.get("lanes") or {}
-    print(f"trust, 2 GPUs: {doc['rounds_completed']} rounds in {doc['timing']['wall_s']} s")
-    for lane in sec.get("lanes", []):
-        mine = [d for d in sec.get("deltas", []) if d["lane"] == lane["lane"]]
-        aa = [d for d in mine if d["variant"] == "twin"]
-        cal = [d for d in mine if d["variant"] == "cal"]
-        aa_ok = bool(aa) and all(d["ci_us"][0] <= 0 <= d["ci_us"][1] for d in aa)
-        cal_ok = bool(cal) and all(abs(d["delta_us"] - 0.5) <= 0.2 for d in cal)
-        print(f"  lane {lane['lane']} ({lane['rounds_completed']} rounds): A/A CIs contain 0: "
-              f"{'MET' if aa_ok else 'NOT MET'}; delay 0.5 us within +/-0.2: {'MET' if cal_ok else 'NOT MET'}")
-        for d in aa + cal:
-            print(f"    {d['variant']} {d['nargs']} args {d['delta_us']:+.3f} us "
-                  f"[{d['ci_us'][0]:+.3f}, {d['ci_us'][1]:+.3f}]")
-    pooled = [d for d in doc["deltas"] if d["variant"] == "twin"]
-    print("  pooled A/A CIs contain 0: " + ("MET" if pooled and all(
-        d["ci_us"][0] <= 0 <= d["ci_us"][1] for d in pooled) else "NOT MET"))
-    print(lanes_line(doc))
-walls = {}
-for name in ("hist1", "hist2"):
-    doc = load(name)
-    if doc:
-        per = walls[name] = doc["timing"]["wall_s"] / max(1, doc["rounds_completed"])
-        print(f"history v0.29.0..v0.30.4 {name[-1]} lane(s): {doc['rounds_completed']} rounds, measurement wall "
-              f"{doc['timing']['wall_s']} s ({per:.2f} s per round; stopped: {doc.get('stopped')}), "
-              f"culprits {doc.get('culprits')}")
-        if doc.get("lanes"):
-            print(lanes_line(doc))
-if len(walls) == 2 and all(walls.values()):
-    print(f"history speed-up 1 -> 2 lanes (seconds per round): {walls['hist1'] / walls['hist2']:.2f}x")
-PY
+"$PY" "$LAB_RECIPES/steps.py" lanes_summary "$RESULTS" | tee "$RESULTS/summary.txt"
 gzip -kf "$RESULTS"/*.json 2>/dev/null
 rm -f "$RESULTS"/*.json  # the .gz copies come back; logs stay
 rm -rf "$RESULTS"/*.logs/overlay "$RESULTS"/*.logs/*/overlay  # copies of launchbench itself

@@ -1,23 +1,24 @@
 #!/usr/bin/env bash
 # GPU step (issue 5): LC-S conformance, LC-S launch costs, and the skip check.
 #
-#   bash gpu/lcs.sh RESULTS_DIR
+#   bash lab/recipes/lcs.sh RESULTS_DIR
 #
-# 1. /tmp/env030 (numba-cuda 0.30.4): pytest tests/test_lcs_conformance.py -v
+# 1. $LB_ENV030 (numba-cuda 0.30.4): pytest tests/test_lcs_conformance.py -v
 #    -> conformance-030.xml (junit) + conformance-030.log. One test is a strict
 #    xfail: the reproducer of a first-launch race predicted from the source.
-# 2. /tmp/env030: python -m launchbench.workloads.lcs --bench -> lcs-bench.json: us/launch
+# 2. $LB_ENV030: python -m launchbench.workloads.lcs --bench -> lcs-bench.json: us/launch
 #    for the LC-S kernel (default config, second already-specialized config)
 #    and its non-LC-S twin, 0..4 args, plus 0/1/4 pre_launch_callbacks.
-# 3. /tmp/env030: asv-runner smoke of benchmarks/bench_lcs.py (every
+# 3. $LB_ENV030: asv-runner smoke of benchmarks/bench_lcs.py (every
 #    benchmark, first params, few samples) -> asv-smoke-030.json (runs, not skips).
-# 4. /tmp/env029 (numba-cuda 0.29.0): the same asv-runner pass must skip every
+# 4. $LB_ENV029 (numba-cuda 0.29.0): the same asv-runner pass must skip every
 #    LC-S benchmark, and the conformance tests must all skip -> *-029.*
 # About 2-4 minutes; each part has its own time limit; never exits non-zero.
+. "$(dirname "${BASH_SOURCE[0]}")/settings.sh"
 set -u
 export PYTHONUNBUFFERED=1 NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
 unset NUMBA_ENABLE_CUDASIM
-RESULTS=${1:?usage: bash gpu/lcs.sh RESULTS_DIR}
+RESULTS=${1:?usage: bash lab/recipes/lcs.sh RESULTS_DIR}
 mkdir -p "$RESULTS"
 RESULTS=$(cd "$RESULTS" && pwd)
 CMDS="$RESULTS/command.txt"
@@ -68,9 +69,9 @@ os.replace(sys.argv[1] + ".tmp", sys.argv[1])
 printf '%s\n' "$ASV_SMOKE" > "$RESULTS/asv_smoke.py"
 
 for ver in 030 029; do
-    py=${LCS_ENV_PREFIX:-/tmp/env}$ver/bin/python
+    py=${LCS_ENV_PREFIX:-$LB_TMP/env}$ver/bin/python
     if [ ! -x "$py" ]; then
-        echo "SKIP numba-cuda $ver: $py missing (run gpu/setup_env.sh envs)" | tee -a "$STATUS"
+        echo "SKIP numba-cuda $ver: $py missing (run lab/recipes/setup_env.sh envs)" | tee -a "$STATUS"
         continue
     fi
     run 240 "$RESULTS/conformance-$ver.log" "$py" -m pytest tests/test_lcs_conformance.py -v -rsxX \

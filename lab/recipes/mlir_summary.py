@@ -1,7 +1,7 @@
-"""Summarize a gpu/mlir.sh run (issue 21): the compare table with each argument's cost, the conformance
+"""Summarize a lab/recipes/mlir.sh run (issue 21): the compare table with each argument's cost, the conformance
 counts and the mlir breakdown, printed and written as DIR/results-section.md and DIR/summary.json.
 
-    python gpu/mlir_summary.py DIR
+    python lab/recipes/mlir_summary.py DIR
 
 Why: the acceptance needs "is mlir's launch cheaper, and where" in one place. Per-argument cost is the
 least-squares slope of median µs over the argument counts; the intercept is the fixed cost. Reads only what

@@ -1,7 +1,7 @@
 """Build a test range for history and bisect: N first-parent commits on top of a numba-cuda commit,
 with launch-cost steps planted at random positions, and a manifest of where they are.
 
-    python gpu/plant_range.py CLONE BASE BRANCH --commits 100 --python-steps 8 --c-steps 2 \
+    python lab/recipes/plant_range.py CLONE BASE BRANCH --commits 100 --python-steps 8 --c-steps 2 \
         --seed 1 --manifest range.json
 
 CLONE is a numba-cuda clone of your own (it gets BRANCH; nothing else changes). Each commit is one of:

@@ -1,7 +1,7 @@
 """How much narrower is a bisect segment's pooled step with weights 1/level^2 than with the plain
 mean over the arg counts (docs/history.md, ``bisection.pooled_rounds``)?
 
-    python gpu/pooling_weights.py BISECT.json[.gz] ...
+    python lab/recipes/pooling_weights.py BISECT.json[.gz] ...
 
 For every timing stage of every bisect document given, and every segment between neighbouring
 points, the spread (standard deviation over rounds) of the weighted per-round step is divided by

@@ -3,25 +3,26 @@
 # conformance under its head and its base), and what does it cost (compare's
 # method and gate)?
 #
-#   PR_CASES="pr897 v2" bash gpu/pr.sh "$RESULTS"
+#   PR_CASES="pr897 v2" bash lab/recipes/pr.sh "$RESULTS"
 #
-#   pr897: launchbench pr /tmp/nc pull-request/897      (base = merge base with main, 5013eaf5)
-#   v2:    launchbench pr /tmp/nc 05922fc4 --base de4642c2
+#   pr897: launchbench pr $LB_CLONE pull-request/897      (base = merge base with main, 5013eaf5)
+#   v2:    launchbench pr $LB_CLONE 05922fc4 --base de4642c2
 #
-# Needs `bash gpu/setup_env.sh stage base` (/tmp/wheels, /tmp/wcache, /tmp/nc, /tmp/env-base).
-# The four commits' wheels must already be in /tmp/wcache (history's cache layout:
-# /tmp/wcache/<full sha>/<wheel> + launchbench-wheel.json), built on the CPU machine with
+# Needs `bash lab/recipes/setup_env.sh stage base` ($LB_WHEELS, $LB_WCACHE, $LB_CLONE, $LB_ENV_BASE).
+# The four commits' wheels must already be in $LB_WCACHE (history's cache layout:
+# $LB_WCACHE/<full sha>/<wheel> + launchbench-wheel.json), built on the CPU machine with
 #   launchbench pr CLONE REF [--base B] --build-only --python python3.12 --wheel-cache DIR
 # so nothing is built here. Each case is capped at PR_CASE_S seconds (default 240).
+. "$(dirname "${BASH_SOURCE[0]}")/settings.sh"
 set -u
 export PYTHONUNBUFFERED=1 NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
 unset NUMBA_ENABLE_CUDASIM
-RESULTS=${1:-results/gpu/pr}
+RESULTS=${1:-$LB_STEPS_DIR/pr}
 mkdir -p "$RESULTS"
 RESULTS=$(cd "$RESULTS" && pwd)
-PY=${LB_PY:-/tmp/env-base/bin/python}
-CLONE=${PR_CLONE:-/tmp/nc}
-ENVS=(--python "$PY" --system-site-packages --wheels /tmp/wheels --wheel-cache /tmp/wcache --env-dir /tmp/lbenvs)
+PY=${LB_PY:-$LB_ENV_BASE/bin/python}
+CLONE=${PR_CLONE:-$LB_CLONE}
+ENVS=(--python "$PY" --system-site-packages --wheels $LB_WHEELS --wheel-cache $LB_WCACHE --env-dir $LB_ENV_DIR)
 # the gate at 5 %, at most 80 s of rounds; each conformance run at most 90 s (env set-up on top)
 read -r -a MEAS <<< "${PR_ARGS:---fail-if-slower 5 --rounds 60 --max-time 80 --conformance-timeout 90}"
 touch "$RESULTS/command.txt"

@@ -1,10 +1,10 @@
 """First look on the GPU machine before building on it (issues 21 and 22): does it run at all?
 
-    python gpu/probe_smoke.py mlir     numba-cuda-mlir imports, compiles and launches k[1, 1] at 0..4 args;
+    python lab/recipes/probe_smoke.py mlir     numba-cuda-mlir imports, compiles and launches k[1, 1] at 0..4 args;
                                        naive us/launch (one process, not a comparison)
-    python gpu/probe_smoke.py args     numba-cuda launches with CuPy arrays and torch tensors as arguments
+    python lab/recipes/probe_smoke.py args     numba-cuda launches with CuPy arrays and torch tensors as arguments
                                        (lazy and eager kernels), naive us/launch
-    python gpu/probe_smoke.py both     numba.cuda and numba_cuda_mlir imported in one process
+    python lab/recipes/probe_smoke.py both     numba.cuda and numba_cuda_mlir imported in one process
 
 Prints one JSON object. Naive timings are leads for the real measurements, never results.
 """
@@ -121,7 +121,8 @@ def args() -> dict:
 
 def both() -> dict:
     from numba import cuda as nc
-    sys.path.append("/tmp/envmlir/lib/python3.12/site-packages")
+    import settings  # lab/recipes/settings.py, beside this script
+    sys.path.append(f"{settings.ENV_MLIR}/lib/python3.12/site-packages")
     from numba_cuda_mlir import cuda as mc
     import numpy as np
 

@@ -1,6 +1,6 @@
 """Re-render a ``launchbench pr`` result from its JSON with the current classification.
 
-    python gpu/rerender_pr.py DIR       # DIR/pr.json(.gz) -> DIR/pr.md, DIR/pr.json.gz (the old pr.md kept as
+    python lab/recipes/rerender_pr.py DIR       # DIR/pr.json(.gz) -> DIR/pr.md, DIR/pr.json.gz (the old pr.md kept as
                                         # pr.gpu-run.md)
 
 Why: the 2026-11-24 GPU run of PR #897 recorded a strict xfail that passed as "failed" and called it
@@ -24,7 +24,7 @@ def main(folder: str) -> int:
     conf = doc.get("conformance")
     doc["verdicts"]["conformance"] = conf["verdict"] if conf else None
     doc["exit_code"] = conformance.exit_code(conf and conf["verdict"], doc.get("gate"), bool(doc["head"].get("variant")))
-    doc["rerendered"] = "gpu/rerender_pr.py: strict xpass read as xpassed (conformance outcomes unchanged)"
+    doc["rerendered"] = "lab/recipes/rerender_pr.py: strict xpass read as xpassed (conformance outcomes unchanged)"
     md = os.path.join(folder, "pr.md")
     if os.path.exists(md) and not os.path.exists(os.path.join(folder, "pr.gpu-run.md")):
         os.replace(md, os.path.join(folder, "pr.gpu-run.md"))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rounds per second with 1, 2 (and 4) lanes, fresh vs forked workers (issue 34, docs/scaling.md).
 #
-#   SCALING_RUNS="one-fresh one-fork two-fresh two-fork trust-fork" bash gpu/scaling.sh DIR
+#   SCALING_RUNS="one-fresh one-fork two-fresh two-fork trust-fork" bash lab/recipes/scaling.sh DIR
 #
 # Every run is the default three-way compare (baseline 0.29.0 / contextvar on it / v2 0.30.4) at
 # the default stopping rule (0.5 % or the 120 s cap), so rounds, half-widths and set-up phases
@@ -13,18 +13,19 @@
 #   trust4-*: the trust run on --gpus 0,1,2,3
 #   trust-fork: A/A (ref, twin: passthrough on 0.29.0 under two names) and a 0.5 us delay (cal) with
 #      --gpus 0,1 --spawn fork, 45 s: each lane's A/A interval contains 0, cal reads 0.5 +/- 0.2 us
-# Needs `bash gpu/setup_env.sh stage envs`. Writes <run>.json.gz, .log, command.txt, status.txt and
-# summary.txt (python gpu/scaling_summary.py DIR recomputes it from the JSON).
+# Needs `bash lab/recipes/setup_env.sh stage envs`. Writes <run>.json.gz, .log, command.txt, status.txt and
+# summary.txt (python lab/recipes/scaling_summary.py DIR recomputes it from the JSON).
+. "$(dirname "${BASH_SOURCE[0]}")/settings.sh"
 set -u
 export PYTHONUNBUFFERED=1 NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
 unset NUMBA_ENABLE_CUDASIM
-RESULTS=${1:-results/gpu/scaling}
+RESULTS=${1:-$LB_STEPS_DIR/scaling}
 mkdir -p "$RESULTS"
 RESULTS=$(cd "$RESULTS" && pwd)
 . "$(dirname "$0")/lib.sh"
-PY=${LB_PY:-/tmp/env030/bin/python}
-E29=${LB_ENV029:-/tmp/env029}
-E30=${LB_ENV030:-/tmp/env030}
+PY=${LB_PY:-$LB_ENV030/bin/python}
+E29=$LB_ENV029
+E30=$LB_ENV030
 X=${SCALING_EXTRA:-}  # e.g. "--simulator --args 0,1 --max-time 10" for a dry run on a CPU machine
 touch "$RESULTS/command.txt"
 nvidia-smi -L > "$RESULTS/gpus.txt" 2>&1; cat "$RESULTS/gpus.txt"
@@ -55,7 +56,7 @@ for what in ${SCALING_RUNS:-one-fresh one-fork two-fresh two-fork trust-fork}; d
     echo "$what: process wall $(( $(date +%s) - start )) s" | tee -a "$RESULTS/status.txt"
     grep -v "round .* done" "$RESULTS/$what.log" | tail -n 6
 done
-"$PY" gpu/scaling_summary.py "$RESULTS" | tee "$RESULTS/summary.txt"
+"$PY" lab/recipes/scaling_summary.py "$RESULTS" | tee "$RESULTS/summary.txt"
 gzip -f "$RESULTS"/*.json 2>/dev/null
 rm -rf "$RESULTS"/*.logs/overlay "$RESULTS"/*.logs/*/overlay  # copies of launchbench itself
 exit 0

@@ -1,7 +1,7 @@
-"""Summarize gpu/scaling.sh's runs from their JSON: rounds per second, worst half-width, where the
+"""Summarize lab/recipes/scaling.sh's runs from their JSON: rounds per second, worst half-width, where the
 set-up time goes, how much a zygote's cluster fixes (fork runs), the lanes' check and the trust run.
 
-    python gpu/scaling_summary.py DIR        (reads DIR/<run>.json or .json.gz)
+    python lab/recipes/scaling_summary.py DIR        (reads DIR/<run>.json or .json.gz)
 """
 import gzip
 import json
@@ -113,4 +113,4 @@ def trust_run(folder, name):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "results/gpu/scaling"))
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.environ.get("LB_STEPS_DIR", "results/gpu"), "scaling")))

@@ -1,8 +1,8 @@
-"""Score a bisect JSON against gpu/plant_range.py's manifest: which planted Python-level steps the
+"""Score a bisect JSON against lab/recipes/plant_range.py's manifest: which planted Python-level steps the
 counts located exactly, any counts step that was not planted, each planted step's timed size where
 a stage timed it alone, and whether the culprit (or the 'undecided' span) names a planted step. Prints one line per step and a summary line.
 
-    python gpu/score_bisect.py BISECT.json[.gz] MANIFEST.json
+    python lab/recipes/score_bisect.py BISECT.json[.gz] MANIFEST.json
 """
 import gzip
 import json

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# Prepare the GPU machine (no network) for the gpu/*.sh steps.
+# Prepare the GPU machine (no network) for the lab/recipes/*.sh steps.
 #
-#   bash gpu/setup_env.sh stage     copy carried wheels (.whl*/) to /tmp/wheels; join split
+#   bash lab/recipes/setup_env.sh stage     copy carried wheels (.whl*/) to $LB_WHEELS; join split
 #                                   files (NAME.partNN + NAME.name + NAME.sha256) once all parts are there;
 #                                   re-zip packed wheels (NAME.whl.txz: the wheel's files as tar.xz, about
-#                                   a third smaller than the wheel, see gpu/pack_wheel.sh);
-#                                   .whl3/wcache/ or .whl3/wcache.tar.xz -> /tmp/wcache (per-commit wheels, launchbench history's cache
-#                                   layout); .whl3/nc-shallow.tar.gz -> /tmp/nc (the numba-cuda clone)
-#   bash gpu/setup_env.sh envs      build /tmp/env029 and /tmp/env030 from /tmp/wheels
-#   bash gpu/setup_env.sh aa        build /tmp/env030b: a second env of 0.30.4 (A/A pairs)
-#   bash gpu/setup_env.sh mlir      build /tmp/envmlir: numba-cuda-mlir (no numba pins) + numpy 2.3.5 +
+#                                   a third smaller than the wheel, see lab/recipes/pack_wheel.sh);
+#                                   .whl3/wcache/ or .whl3/wcache.tar.xz -> $LB_WCACHE (per-commit wheels, launchbench history's cache
+#                                   layout); .whl3/nc-shallow.tar.gz -> $LB_CLONE (the numba-cuda clone)
+#   bash lab/recipes/setup_env.sh envs      build $LB_ENV029 and $LB_ENV030 from $LB_WHEELS
+#   bash lab/recipes/setup_env.sh aa        build $LB_TMP/env030b: a second env of 0.30.4 (A/A pairs)
+#   bash lab/recipes/setup_env.sh mlir      build $LB_ENV_MLIR: numba-cuda-mlir (no numba pins) + numpy 2.3.5 +
 #                                   cuda-core 0.7.0 + launchbench, the host's site-packages appended
-#   bash gpu/setup_env.sh base      build /tmp/env-base: the pins + asv + launchbench, seeing the host's
+#   bash lab/recipes/setup_env.sh base      build $LB_ENV_BASE: the pins + asv + launchbench, seeing the host's
 #                                   site-packages; per-commit envs of history/bisect are made from it
 #
 # The machine's python3 is itself a virtualenv (with cupy, cuda-bindings,
@@ -19,63 +19,54 @@
 # numpy/numba/llvmlite/cuda-core/numba-cuda in its site-packages, then a .pth
 # that appends the host venv's site-packages, so pinned packages win and the
 # heavy CUDA packages are shared. launchbench itself is installed last.
+. "$(dirname "${BASH_SOURCE[0]}")/settings.sh"
 set -uo pipefail
 HOST_PY=${HOST_PY:-python3}
-WHEELS=${WHEELS:-/tmp/wheels}
+WHEELS=${WHEELS:-$LB_WHEELS}
 PINS="numpy==2.3.5 numba==0.65.1 llvmlite==0.47.0 cuda-core==0.7.0"
 # asv and what it needs at run time (virtualenv for the envs it builds itself)
 TOOLS="asv asv-runner json5 pympler importlib-metadata zipp tabulate build pyproject-hooks packaging
        virtualenv distlib platformdirs filelock python-discovery"
 
 stage() {
-    mkdir -p "$WHEELS" /tmp/wheel-parts /tmp/wcache
+    mkdir -p "$WHEELS" $LB_TMP/wheel-parts $LB_WCACHE
     local d f name
     for d in .whl*/ .whl3/wheels; do
         d=${d%/}
         [ -d "$d" ] || continue
         cp -n "$d"/*.whl "$WHEELS"/ 2>/dev/null
-        cp -n "$d"/*.part[0-9][0-9] "$d"/*.name "$d"/*.sha256 /tmp/wheel-parts/ 2>/dev/null
+        cp -n "$d"/*.part[0-9][0-9] "$d"/*.name "$d"/*.sha256 $LB_TMP/wheel-parts/ 2>/dev/null
     done
     for f in .whl*/*.whl.txz; do  # a packed wheel: its files as tar.xz; zip them back into the wheel
         [ -e "$f" ] || continue
         name=$(basename "$f" .txz)
         [ -e "$WHEELS/$name" ] && continue
         local tmp; tmp=$(mktemp -d)
-        tar -xJf "$f" -C "$tmp" && "$HOST_PY" - "$tmp" "$WHEELS/$name" <<'PY' && echo "unpacked $name"
-import os, sys, zipfile
-src, dst = sys.argv[1], sys.argv[2]
-with zipfile.ZipFile(dst + ".tmp", "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
-    for root, dirs, files in os.walk(src):
-        dirs.sort()
-        for name in sorted(files):
-            path = os.path.join(root, name)
-            z.write(path, os.path.relpath(path, src))
-os.replace(dst + ".tmp", dst)
-PY
+        tar -xJf "$f" -C "$tmp" && "$HOST_PY" "$LAB_RECIPES/steps.py" unpack_wheel "$tmp" "$WHEELS/$name" && echo "unpacked $name"
         rm -rf "$tmp"
     done
-    for f in /tmp/wheel-parts/*.name; do  # join a split wheel once every part has arrived
+    for f in $LB_TMP/wheel-parts/*.name; do  # join a split wheel once every part has arrived
         [ -e "$f" ] || continue
         name=$(cat "$f"); local stem=${f%.name}
         [ -e "$WHEELS/$name" ] && continue
-        cat "$stem".part[0-9][0-9] > "/tmp/wheel-parts/$name"
-        if [ "$(sha256sum "/tmp/wheel-parts/$name" | cut -d' ' -f1)" = "$(cat "$stem.sha256")" ]; then
-            mv "/tmp/wheel-parts/$name" "$WHEELS/$name"; echo "joined $name"
+        cat "$stem".part[0-9][0-9] > "$LB_TMP/wheel-parts/$name"
+        if [ "$(sha256sum "$LB_TMP/wheel-parts/$name" | cut -d' ' -f1)" = "$(cat "$stem.sha256")" ]; then
+            mv "$LB_TMP/wheel-parts/$name" "$WHEELS/$name"; echo "joined $name"
         else
-            rm -f "/tmp/wheel-parts/$name"; echo "waiting for more parts of $name"
+            rm -f "$LB_TMP/wheel-parts/$name"; echo "waiting for more parts of $name"
         fi
     done
-    [ -d .whl3/wcache ] && cp -rn .whl3/wcache/. /tmp/wcache/
+    [ -d .whl3/wcache ] && cp -rn .whl3/wcache/. $LB_WCACHE/
     # per-commit wheels of neighbouring commits share most bytes: one solid tar.xz is ~10x smaller
-    [ -e .whl3/wcache.tar.xz ] && tar -xJf .whl3/wcache.tar.xz -C /tmp/wcache
-    if [ -e .whl3/nc-shallow.tar.gz ] && [ ! -d /tmp/nc/.git ]; then
-        mkdir -p /tmp/nc && tar -xzf .whl3/nc-shallow.tar.gz -C /tmp/nc && echo "clone: /tmp/nc"
+    [ -e .whl3/wcache.tar.xz ] && tar -xJf .whl3/wcache.tar.xz -C $LB_WCACHE
+    if [ -e .whl3/nc-shallow.tar.gz ] && [ ! -d $LB_CLONE/.git ]; then
+        mkdir -p $LB_CLONE && tar -xzf .whl3/nc-shallow.tar.gz -C $LB_CLONE && echo "clone: $LB_CLONE"
     fi
-    ls "$WHEELS"; ls /tmp/wcache | wc -l
+    ls "$WHEELS"; ls $LB_WCACHE | wc -l
 }
 
-base() {  # /tmp/env-base: pins + tools + launchbench in its own site, then the host's site-packages
-    local dir=/tmp/env-base
+base() {  # $LB_ENV_BASE: pins + tools + launchbench in its own site, then the host's site-packages
+    local dir=$LB_ENV_BASE
     rm -rf "$dir"
     "$HOST_PY" -m venv "$dir" || return 1
     local site host_site
@@ -105,11 +96,7 @@ make_env() {  # make_env DIR NUMBA_CUDA_VERSION
         || echo "WARNING: launchbench did not install into $dir"
     ln -sf "$site/bin/asv" "$dir/bin/asv" 2>/dev/null || true
     [ -e "$dir/bin/launchbench" ] || ln -sf "$site/bin/launchbench" "$dir/bin/launchbench" 2>/dev/null || true
-    "$dir/bin/python" - <<'PY'
-import numpy, numba, llvmlite, importlib.metadata as md
-print("env ok:", "numba-cuda", md.version("numba-cuda"), "numba", numba.__version__,
-      "numpy", numpy.__version__, "llvmlite", llvmlite.__version__, "cuda-core", md.version("cuda-core"))
-PY
+    "$dir/bin/python" "$LAB_RECIPES/steps.py" env_check
 }
 
 mlir_env() {  # mlir_env DIR VERSION: numba-cuda-mlir has no numba dependency, so no numba pins
@@ -133,9 +120,9 @@ case "${1:-}" in
         # In-place build too: steps run from the repo root, where the checkout's
         # launchbench package shadows the installed one.
         "$HOST_PY" setup.py -q build_ext --inplace || echo "WARNING: in-place build failed"
-        make_env /tmp/env029 0.29.0; make_env /tmp/env030 0.30.4 ;;
-    aa) make_env /tmp/env030b 0.30.4 ;;  # a second env of 0.30.4: the counts' A/A pair (gpu/counts.sh)
-    mlir) mlir_env "${MLIR_DIR:-/tmp/envmlir}" "${MLIR_VERSION:-0.6.0}" ;;
+        make_env $LB_ENV029 0.29.0; make_env $LB_ENV030 0.30.4 ;;
+    aa) make_env $LB_TMP/env030b 0.30.4 ;;  # a second env of 0.30.4: the counts' A/A pair (lab/recipes/counts.sh)
+    mlir) mlir_env "${MLIR_DIR:-$LB_ENV_MLIR}" "${MLIR_VERSION:-0.6.0}" ;;
     base) base ;;
     *) echo "usage: $0 stage|envs|mlir|base" >&2; exit 2 ;;
 esac
