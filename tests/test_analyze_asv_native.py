@@ -1,4 +1,4 @@
-"""gpu/analyze_asv_native.py on a made-up gpu/asv_native.sh folder: the numbers issue 20's acceptance reads
+"""lab/recipes/analyze_asv_native.py on a made-up lab/recipes/asv_native.sh folder: the numbers issue 20's acceptance reads
 (per-row asv ratio vs launchbench's paired %, flags, A/A, the delay read back, per-process cost). CPU only."""
 import importlib.util
 import json

@@ -323,7 +323,7 @@ def test_many_flat_segments_in_one_stage_do_not_lead_to_a_wrong_commit(seed):
 
 
 def _planted(seed: int):
-    """A range as gpu/plant_range.py makes them: ten steps of 0.15-1 us at random positions, five
+    """A range as lab/recipes/plant_range.py makes them: ten steps of 0.15-1 us at random positions, five
     Python-level (counts move) and five C-level (a hint each)."""
     rng = random.Random(seed)
     at = sorted(rng.sample(range(1, N), 10))

@@ -1,5 +1,5 @@
 """The committed GPU results keep loading (CPU only): every compare JSON renders through
-`launchbench report`, every mechanisms JSON loads, and results/README.md indexes every run."""
+`launchbench report`, every mechanisms JSON loads, and lab/README.md indexes every run."""
 import re
 from pathlib import Path
 
@@ -67,7 +67,7 @@ def test_breakdown_json_reanalyses(path, tmp_path, capsys):
 
 def test_the_dispatcher_call_split_reads_from_the_committed_run(tmp_path, capsys):
     # the run that has every level's parts: the gap splits, and the limits are judged by intervals
-    path = ROOT / "results/h200/2026-11-23-breakdown-dispatcher-call-in-context/array.json.gz"
+    path = ROOT / "lab/results/h200/2026-11-23-breakdown-dispatcher-call-in-context/array.json.gz"
     out = tmp_path / "array.txt"
     assert cli.main(["report", str(path), "--text", str(out)]) == 0, capsys.readouterr().err
     text = out.read_text()
@@ -77,7 +77,7 @@ def test_the_dispatcher_call_split_reads_from_the_committed_run(tmp_path, capsys
 
 
 def test_results_readme_indexes_every_run_folder():
-    """Every folder holding a launchbench JSON is named in results/README.md's index."""
+    """Every folder holding a launchbench JSON is named in lab/README.md's index."""
     index = (RESULTS / "README.md").read_text()
     missing = []
     for path, schema in COMMITTED.items():

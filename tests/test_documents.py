@@ -123,7 +123,7 @@ def test_file_errors_are_one_line(tmp_path):
 
 
 def test_every_committed_document_of_a_known_kind_reads():
-    """What `launchbench report`, `mechanisms --pool` and the gpu/ scripts read back from results/."""
+    """What `launchbench report`, `mechanisms --pool` and the lab/recipes/ scripts read back from results/."""
     files = sorted(set(RESULTS.rglob("*.json")) | set(RESULTS.rglob("*.json.gz")))
     seen = {}
     for path in files:
