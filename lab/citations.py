@@ -4,8 +4,9 @@ The lab keeps each run's worker logs and secondary documents in one archive per 
 (``lab/results/<device>/<run>/logs.tar.gz``, see pack.py); prose names a member as
 ``ARCHIVE.tar.gz:member`` (member relative to the run folder). Cited are:
 
-- in README.md, docs/*.md, lab/README.md and tests/*.py: every ``lab/results/...`` and
-  ``lab/recipes/...`` path (lab/README.md also names run folders as ``h200/<run>/``, under lab/results/);
+- in README.md, docs/*.md, lab/README.md, tests/*.py and tests/fixtures/README.md: every ``lab/results/...``
+  and ``lab/recipes/...`` path (lab/README.md and tests/fixtures/README.md also name runs as
+  ``h200/<run>/...``, under lab/results/);
 - in a run's README (any README.md under lab/results/): every backticked name with a file suffix or a
   trailing ``/``, relative to the README's folder, to the repository root, or as the tail of a path
   anywhere in its run folder (``trust1.log`` for ``trust-x3/trust1.log``), archive members included.
@@ -27,9 +28,11 @@ ARCHIVE = "logs.tar.gz"
 MEMBER_SEP = ".tar.gz:"
 
 #: A lab path in repository prose (docs, README, tests).
-LAB_PATH = re.compile(r"lab/(?:results|recipes)(?:/[\w.*?\[\]{},+-]+)*/?(?:\.tar\.gz:[\w./*?\[\]{},+-]+)?")
+LAB_PATH = re.compile(r"lab/(?:results|recipes)(?:/[\w.*?\[\]{},+-]+)*/?(?::[\w./*?\[\]{},+-]+)?")
 #: lab/README.md's index names run folders under lab/results/ like this.
-INDEX_PATH = re.compile(r"`(h[0-9]+/[\w.*?\[\]{},+/-]+)`")
+INDEX_PATH = re.compile(r"`(h[0-9]+/[\w.*?\[\]{},+/:-]+)`")
+#: Pages that name run folders (and archive members) that way.
+INDEX_PAGES = ("lab/README.md", "tests/fixtures/README.md")
 BACKTICKED = re.compile(r"`([^`\s]+)`")
 SUFFIXES = ("json", "gz", "log", "txt", "md", "png", "err", "py", "xml", "html", "out", "table", "csv", "sh")
 #: A backticked token in a run README that names a file or folder.
@@ -123,6 +126,7 @@ def prose_files(root: Path) -> list:
     root = Path(root)
     found = [root / "README.md", root / "lab" / "README.md"]
     found += sorted((root / "docs").glob("*.md")) + sorted((root / "tests").glob("*.py"))
+    found.append(root / "tests" / "fixtures" / "README.md")
     return [p for p in found if p.is_file()]
 
 
@@ -144,7 +148,7 @@ def cited(root: Path, tree: Tree | None = None) -> list:
             if token in ("lab/results", "lab/recipes", "lab/results/", "lab/recipes/"):
                 continue
             out.append((rel, token, [token], None))
-        if rel == "lab/README.md":
+        if rel in INDEX_PAGES:
             out += [(rel, t, ["lab/results/" + t], None) for t in INDEX_PATH.findall(text)]
     for rel in sorted(p for p in tree.files if p.startswith("lab/results/") and p.endswith("/README.md")):
         folder = posixpath.dirname(rel)

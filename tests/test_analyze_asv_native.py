@@ -19,7 +19,7 @@ def _row(mark, before, after, ratio, bench):
 
 @pytest.fixture
 def analyze():
-    spec = importlib.util.spec_from_file_location("analyze_asv_native", ROOT / "gpu" / "analyze_asv_native.py")
+    spec = importlib.util.spec_from_file_location("analyze_asv_native", ROOT / "lab" / "recipes" / "analyze_asv_native.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

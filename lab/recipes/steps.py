@@ -262,7 +262,7 @@ def mechanisms_summary():
 def peers_summary():
     """From peers.sh."""
     import json, os, sys
-    from launchbench.commands.peers import format_table
+    from launchbench.output.peers import format_table
     from launchbench.output.breakdown import format_breakdown
     results, env = sys.argv[1], sys.argv[2]
     for kind, fmt in (("peers", format_table), ("breakdown", format_breakdown)):
