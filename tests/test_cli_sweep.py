@@ -486,7 +486,7 @@ def test_other_os_errors_are_not_disguised(capsys, monkeypatch):
         cli.main(["info"])
 
 
-# ---------------------------------------------------------------- the generated sweep (issue 37)
+# ---------------------------------------------------------------- the generated sweep
 #
 # Every option of every subcommand, found in the parser itself (its argparse actions), fed the
 # bad values of its kind. Each case must exit non-zero with exactly one line on stderr that names

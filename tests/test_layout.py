@@ -267,7 +267,7 @@ def test_module_path_strings_are_found():
 # ---------------------------------------------------------------- thin commands, no private reach
 
 #: commands/ modules that may import another commands/ module, with the reason. Everything else a
-#: command shares lives below commands/ (issue 24: commands parse, call the engine, render).
+#: command shares lives below commands/ (commands parse, call the engine, render).
 COMMAND_PAIRS = {
     # one command, `launchbench mechanisms`, split over two files for size: mechanisms_procs registers it
     # and runs its process pool; mechanisms_cli holds its options, in-process statistics and table.
@@ -279,7 +279,7 @@ COMMAND_PAIRS = {
 #: commands/ modules that are no command but a helper every command may import (they import no
 #: command, register nothing, and are not in cli.SUBCOMMAND_MODULES), with the reason.
 COMMAND_HELPERS = {
-    f"{PACKAGE}.commands.common_args": "the options more than one command takes, declared once (issue 36)",
+    f"{PACKAGE}.commands.common_args": "the options more than one command takes, declared once",
 }
 
 
@@ -622,7 +622,7 @@ def suite_problems(suite: Path = SUITE) -> list:
 def test_the_suite_is_a_layer_above_the_measurement_core():
     """benchmarks/ (asv's classes) imports launchbench.base and launchbench.workloads only, its bench
     modules share only benchmarks/common.py, the whole tree has no import cycle, and no suite module
-    takes a private name or loads a file by path (issue 36)."""
+    takes a private name or loads a file by path."""
     problems = suite_problems()
     assert not problems, "; ".join(problems)
     graph = suite_graph()

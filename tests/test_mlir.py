@@ -1,4 +1,4 @@
-"""numba-cuda-mlir as a variant kind (issue 21): specs, env requirements, the module choice, the asv shim
+"""numba-cuda-mlir as a variant kind: specs, env requirements, the module choice, the asv shim
 and the conformance map. CPU only."""
 import subprocess
 import sys
