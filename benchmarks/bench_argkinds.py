@@ -1,4 +1,4 @@
-"""Kernel arguments as users pass them (issue 22): numba-cuda device arrays, CuPy arrays and torch
+"""Kernel arguments as users pass them: numba-cuda device arrays, CuPy arrays and torch
 CUDA tensors, at 1 and 26 arguments, dispatched lazily (``cuda.jit(k)``: typed at each launch)
 or eagerly (``cuda.jit("void(float32[::1], ...)")(k)``: one signature compiled up front).
 
@@ -10,7 +10,7 @@ its own, and raw per-launch values carried each process's speed state (up to ~1.
 The batch is sized in setup to about ``SLOT_BATCH_S`` of launches, since one launch takes from
 ~6 µs (a device array) to ~1.6 ms (26 torch tensors, lazily typed). ``number = 1``: asv_runner
 re-runs ``setup`` before every individually timed call when ``number > 1``, which made each timed
-launch pay a fresh compile (10.5 min for this class in the 2026-11-25 grid). The kernel and
+launch pay a fresh compile (minutes for this class: docs/asv.md). The kernel and
 arguments are built once per process and parameter set. CuPy and torch are imported
 in setup; where one is missing (asv's per-commit envs without the host's site-packages, a
 machine without them) its benchmarks skip with a reason naming the package. The kernels and

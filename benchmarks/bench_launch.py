@@ -15,7 +15,7 @@ reference's, so a result can always be traced back to wall time.
 Why: per-call samples from separate processes carry each process's speed
 state (two states ~1.8x apart on the VM); asv's statistics cannot remove
 what the samples do not cancel, and ``asv compare`` called v2's +4-9 %
-"stayed the same" (issue 20). The timed body never synchronizes per launch:
+"stayed the same". The timed body never synchronizes per launch:
 the empty kernels drain faster than the host launches them, so what is
 measured is the host-side launch path.
 
@@ -29,8 +29,8 @@ The anchor (``LAUNCHBENCH_ASV_ANCHOR=PYTHON``, launchbench/workloads/anchor.py):
 reference is then a fixed numba-cuda in one shared server process that
 launches the same kind of launch on this process's CPU, slot by slot; the
 VM's state moves both alike (what a lighter reference loop does not), and
-native asv read v2's regression within 2 pp of ``launchbench compare`` on
-the H200 (docs/asv.md, lever 6). Off unless the variable is set.
+native asv reads v2's regression close to ``launchbench compare``
+(docs/asv.md, lever 6). Off unless the variable is set.
 
 Held state (opt-in): ``LAUNCHBENCH_ASV_PIN`` / ``LAUNCHBENCH_ASV_SPIN``
 pin each process and keep other CPUs busy while it measures; whether that

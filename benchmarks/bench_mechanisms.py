@@ -12,9 +12,8 @@ process's reference launch, the value ``median(mechanism/reference) * R0``
 handed to asv through the value clock, one sample per process, ``rounds``
 processes per parameter set. Why: every parameter set runs in processes
 of its own, and raw per-launch times carried each process's speed state
-(``stock`` 16.0 µs against ``passthrough`` 10.9 µs at 0 args in the full
-grid, results/h200/2026-11-25-asv-native-grid), a gap that was the VM and
-not the mechanism. With ``LAUNCHBENCH_ASV_ANCHOR`` the reference is the
+(``stock`` against ``passthrough`` read apart by far more than the
+mechanism costs: lab/README.md), a gap that was the VM and not the mechanism. With ``LAUNCHBENCH_ASV_ANCHOR`` the reference is the
 anchor's launch of the same kind, as for the launch rows.
 
 Needs launchbench's C extension (``launchbench.workloads._tls``), built for the

@@ -7,8 +7,7 @@ process's settings, reference and sample), ``launchers`` (the launches), ``count
 
 Row versions: asv files a row's results under its ``version``, by default a hash of the row's
 own source (its ``time_``/``track_`` method, ``setup`` and ``setup_cache``), and compares only
-results of one version. When the measurement moved into launchbench.workloads (issue 36)
-the rows' source changed but not what they measure, so each row states the version asv had
+results of one version. When the measurement moved into launchbench.workloads the rows' source changed but not what they measure, so each row states the version asv had
 computed for it before, and results from before and after still compare. Change a row's
 version when a change alters what it measures. (The counts rows keep their own: a digest of
 the counting code, bench_counts.counts_version.)
@@ -52,7 +51,7 @@ class NativeTiming:
       independent unit, and asv treats samples as independent: its median,
       99 % interval and Mann-Whitney test are honest only over processes.
     * ``rounds = 2`` processes per parameter set for the full grid (asv's
-      own default; 85 parameter sets at about 1.4 s a process on the H200):
+      own default; 85 parameter sets of a second or two a process):
       a survey that fits 15 minutes with the rest of the suite. Verdict rows
       take more with ``-a rounds=N`` (12-16 on the ``[1, 1]`` rows, docs/asv.md).
     * ``warmup_time = 0``: setup already warmed up (100 launches).

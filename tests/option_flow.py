@@ -1,4 +1,4 @@
-"""Where one command-line option's value travels through launchbench (issue 36, item 2).
+"""Where one command-line option's value travels through launchbench.
 
     python tests/option_flow.py                      # compare's --args (dest ``args``, entry commands/compare.py:run)
     python tests/option_flow.py --module launchbench.commands.history --function run --dest args

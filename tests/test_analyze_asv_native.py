@@ -1,4 +1,4 @@
-"""gpu/analyze_asv_native.py on a made-up gpu/asv_native.sh folder: the numbers issue 20's acceptance reads
+"""lab/recipes/analyze_asv_native.py on a made-up lab/recipes/asv_native.sh folder: the numbers native asv's acceptance reads
 (per-row asv ratio vs launchbench's paired %, flags, A/A, the delay read back, per-process cost). CPU only."""
 import importlib.util
 import json
@@ -19,7 +19,7 @@ def _row(mark, before, after, ratio, bench):
 
 @pytest.fixture
 def analyze():
-    spec = importlib.util.spec_from_file_location("analyze_asv_native", ROOT / "gpu" / "analyze_asv_native.py")
+    spec = importlib.util.spec_from_file_location("analyze_asv_native", ROOT / "lab" / "recipes" / "analyze_asv_native.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -226,7 +226,7 @@ def test_argkind_rows_per_reference_give_per_argument_cost_and_process_spread(tm
     assert "torch lazy  1 arg   100.00 µs  26 args  1350.00 µs  per arg  50.00 µs [+48.88, +51.12]  processes apart 2.0 / 4.0 %" in out
 
 
-# ---------------------------------------------------------------- results with the reference parameter (issue 35)
+# ---------------------------------------------------------------- results with the reference parameter
 
 LABEL = "'normalized to anchor numba-cuda 0.29.0 build 1a2b3c4d5e6f, A0 table 9f8e7d6c, R0 3.70 us'"
 

@@ -141,7 +141,7 @@ def test_an_a0_table_is_made_once_and_its_a0_never_remeasured(tmp_path, monkeypa
 
 
 def test_every_row_shares_one_a0_and_differs_by_paired_ratios(tmp_path, monkeypatch):
-    """Issue 35 item 2: A0(0) is the only number measured in fresh processes (the anchor's k[1, 1] launch
+    """A0(0) is the only number measured in fresh processes (the anchor's k[1, 1] launch
     with no arguments); A0(nargs) = A0(0) x q(nargs), q paired in the server against that launch, and every
     kind is scaled by A0(nargs) times its own rho, paired against the anchor's k[1, 1] launch with as many
     arguments. A kind whose anchor launch costs the same as k[1, 1] (stream here) reads exactly A0(0);

@@ -1,4 +1,4 @@
-"""Issue 22: argument kinds (arrays, floats, CuPy, torch), eager signatures, many arguments and
+"""Argument kinds (arrays, floats, CuPy, torch), eager signatures, many arguments and
 the per-argument slope with its interval. CuPy and torch are replaced by stand-in modules (or
 made unimportable) with monkeypatch, so these run on any CPU machine."""
 import json

@@ -4,7 +4,7 @@
 ``D * R0 / r`` µs (r: the bindings reference's measured µs per launch in that process, R0 3.70), and
 anchored as ``D * A0 / a`` (a: the anchor's own µs per launch of that kind): normalize.expected_delay_us.
 Each side is the median of SAMPLES samples in a process of its own (asv's unit); the tolerance,
-0.3 µs + 15 % of the expected delta, covers the process-to-process offsets seen on the H100/H200 VMs
+0.3 µs + 15 % of the expected delta, covers the process-to-process offsets seen on the GPU VMs (docs/asv.md)
 (a few % of a ~11 µs launch). Skips without a GPU.
 """
 import json

@@ -79,7 +79,7 @@ def _series(mean, sd, rounds, seed):
 
 
 def test_decide_never_follows_a_wrong_sign_step_and_takes_more_rounds_instead():
-    """Issue 34: stage 2 followed a -0.45 us step at 3 args against a +0.3 us range. Here the
+    """Stage 2 once followed a -0.45 us step at 3 args against a +0.3 us range. Here the
     wrong-sign segment is tight and clearly beyond the threshold, the right one still open."""
     pts = [0, 10, 20, 30]
     series = {(0, 10): _series(0.6, 1.5, 12, 1),        # the real step, noisy: still open
@@ -323,7 +323,7 @@ def test_many_flat_segments_in_one_stage_do_not_lead_to_a_wrong_commit(seed):
 
 
 def _planted(seed: int):
-    """A range as gpu/plant_range.py makes them: ten steps of 0.15-1 us at random positions, five
+    """A range as lab/recipes/plant_range.py makes them: ten steps of 0.15-1 us at random positions, five
     Python-level (counts move) and five C-level (a hint each)."""
     rng = random.Random(seed)
     at = sorted(rng.sample(range(1, N), 10))

@@ -18,8 +18,8 @@ from launchbench import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 UNWRITABLE = "/proc/launchbench-sweep/out.json"  # cannot be created, even by root
-COMPARE_JSON = str(ROOT / "results" / "h200" / "2026-11-22-compare-default" / "default.json.gz")
-BREAKDOWN_JSON = str(ROOT / "results" / "h100" / "2026-11-23-breakdown-dev" / "array.json.gz")
+COMPARE_JSON = str(ROOT / "tests" / "fixtures" / "compare-1.json.gz")
+BREAKDOWN_JSON = str(ROOT / "tests" / "fixtures" / "breakdown-2.json.gz")
 SIM = ["compare", "--simulator"]
 REAL = ["compare", "--variant", "a=numba-cuda==0.29.0", "--variant", "b=numba-cuda==0.30.4", "-o", "{tmp}/r.json"]
 GIT = ["--repo", "{git}"]
@@ -486,7 +486,7 @@ def test_other_os_errors_are_not_disguised(capsys, monkeypatch):
         cli.main(["info"])
 
 
-# ---------------------------------------------------------------- the generated sweep (issue 37)
+# ---------------------------------------------------------------- the generated sweep
 #
 # Every option of every subcommand, found in the parser itself (its argparse actions), fed the
 # bad values of its kind. Each case must exit non-zero with exactly one line on stderr that names

@@ -1,4 +1,4 @@
-"""What a default run writes into the folder it runs in is git-ignored (issue 37): a run in the checkout
+"""What a default run writes into the folder it runs in is git-ignored: a run in the checkout
 must not leave files that `git add -A` would commit."""
 import argparse
 import os

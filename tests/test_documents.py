@@ -1,6 +1,7 @@
-"""launchbench.output.documents: one table of document kinds. Each kind's validator accepts a committed
-(or freshly written) document and refuses a broken one in one line naming the file; the reader words
-file errors, another kind and a newer version in one line; writers take their ids from the table."""
+"""launchbench.output.documents: one table of document kinds. Each kind's validator accepts a real
+document (a fixture cut from a committed run, or a writer's output) and refuses a broken one in one line
+naming the file; the reader words file errors, another kind and a newer version in one line; writers take
+their ids from the table. Every committed document is checked by `python lab/check.py` (opt-in)."""
 import ast
 import copy
 import gzip
@@ -16,7 +17,7 @@ from launchbench.output.documents import SchemaError
 from launchbench.workloads import stages_mlir
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "results"
+FIXTURES = ROOT / "tests" / "fixtures"
 
 
 def _mlir_document() -> dict:
@@ -26,20 +27,21 @@ def _mlir_document() -> dict:
     return stages_mlir.document(samples, [0], {"loops": 10, "repeats": 2, "rounds": 1}, "0.1.0")
 
 
-#: kind -> (a real document: a committed file or a writer's output, a field every reader needs)
+#: kind -> (a real document: a fixture under tests/fixtures/ or a writer's output, a field every reader needs)
 REAL = {
-    "compare": ("h200/2026-11-22-compare-default/default.json.gz", "samples"),
-    "counts": ("h200/2026-11-26-counts-shapes-whatif/counts-cupy.json.gz", "settings"),
-    "breakdown/1": ("h200/2026-11-22-peers-breakdown/breakdown-env029.json", "stages"),
-    "breakdown/2": ("h100/2026-11-23-breakdown-dev/array.json.gz", "samples"),
+    "compare": ("compare-1.json.gz", "samples"),
+    "counts": ("counts-1.json.gz", "settings"),
+    "breakdown/1": ("breakdown-1.json.gz", "stages"),
+    "breakdown/2": ("breakdown-2.json.gz", "samples"),
     "breakdown-mlir": (None, "stages"),
-    "history": ("h200/2026-11-23-history-v0.29.0-v0.30.4/history.json.gz", "commits"),
-    "bisect": ("h200/2026-11-26-counts-history-bisect-pr/bisect-planted-a.json.gz", "stages"),
-    "pr": ("h200/2026-11-24-pr/pr897/pr.json.gz", "verdicts"),
-    "mechanisms/2": ("h200/2026-11-22-mechanisms-one-process/c-interceptor/mechanisms-029.json.gz", "params"),
-    "mechanisms/4": ("h100/2026-11-25-asv-mechanism-rows/lbmechanisms/mechanisms-030.json.gz", "analysis"),
-    "peers": ("h200/2026-11-22-peers-breakdown/peers-env029.json", "results"),
-    "lcs-bench": ("h200/2026-11-22-lcs/lcs-bench.json", "results"),
+    "history": ("history-1.json.gz", "commits"),
+    "bisect": ("bisect-1.json.gz", "stages"),
+    "pr": ("pr-1.json.gz", "verdicts"),
+    "mechanisms/2": ("mechanisms-2.json.gz", "params"),
+    "mechanisms/3": ("mechanisms-3.json.gz", "params"),
+    "mechanisms/4": ("mechanisms-4.json.gz", "analysis"),
+    "peers": ("peers-1.json.gz", "results"),
+    "lcs-bench": ("lcs-bench-1.json.gz", "results"),
 }
 
 
@@ -48,7 +50,7 @@ def _real(case: str):
     rel, _ = REAL[case]
     if rel is None:
         return "mlir.json", _mlir_document(), "breakdown-mlir"
-    path = RESULTS / rel
+    path = FIXTURES / rel
     return str(path), read_json(path), case.split("/")[0]
 
 
@@ -122,18 +124,19 @@ def test_file_errors_are_one_line(tmp_path):
         assert "\n" not in str(info.value)
 
 
-def test_every_committed_document_of_a_known_kind_reads():
-    """What `launchbench report`, `mechanisms --pool` and the gpu/ scripts read back from results/."""
-    files = sorted(set(RESULTS.rglob("*.json")) | set(RESULTS.rglob("*.json.gz")))
-    seen = {}
-    for path in files:
-        doc = read_json(path)
-        kind = documents.kind_of(doc)
-        if kind is not None:
-            documents.read(str(path), kind)
-            seen[kind] = seen.get(kind, 0) + 1
-    assert seen.get("compare", 0) >= 10 and {"counts", "breakdown", "history", "bisect", "pr", "mechanisms",
-                                              "peers", "lcs-bench"} <= set(seen), seen
+def test_every_fixture_reads_as_the_kind_and_version_its_name_says():
+    """tests/fixtures/KIND-VERSION.json.gz: one per kind and schema version the committed runs hold; each
+    reads through the one reader, and each kind's current version has one (breakdown-mlir: built above)."""
+    found = {}
+    for path in sorted(FIXTURES.glob("*.json.gz")):
+        kind, version = path.name[:-len(".json.gz")].rsplit("-", 1)
+        doc = documents.read(str(path), kind)
+        assert documents.version_of(doc, kind) == int(version), path.name
+        found.setdefault(kind, set()).add(int(version))
+    current = {name: k.version for name, k in documents.KINDS.items() if name != "breakdown-mlir"}
+    assert all(current[kind] in found.get(kind, ()) for kind in current), (found, current)
+    assert {f"{kind}/{v}" if len(found[kind]) > 1 else kind for kind in found for v in found[kind]} \
+        == {case for case in REAL if REAL[case][0]}
 
 
 def _schema_strings(path: Path) -> list:

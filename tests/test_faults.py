@@ -1,4 +1,4 @@
-"""Faults (issue 37): no worker outlives launchbench, lanes keep their rounds on a signal, SIGTERM and a
+"""Faults: no worker outlives launchbench, lanes keep their rounds on a signal, SIGTERM and a
 second signal and a full disk are reported truthfully. Unit checks with stand-in workers, then compare
 end to end under the CUDA simulator (kept short: --args 0, 2 repeats, loops 3)."""
 import errno

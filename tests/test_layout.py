@@ -267,7 +267,7 @@ def test_module_path_strings_are_found():
 # ---------------------------------------------------------------- thin commands, no private reach
 
 #: commands/ modules that may import another commands/ module, with the reason. Everything else a
-#: command shares lives below commands/ (issue 24: commands parse, call the engine, render).
+#: command shares lives below commands/ (commands parse, call the engine, render).
 COMMAND_PAIRS = {
     # one command, `launchbench mechanisms`, split over two files for size: mechanisms_procs registers it
     # and runs its process pool; mechanisms_cli holds its options, in-process statistics and table.
@@ -279,7 +279,7 @@ COMMAND_PAIRS = {
 #: commands/ modules that are no command but a helper every command may import (they import no
 #: command, register nothing, and are not in cli.SUBCOMMAND_MODULES), with the reason.
 COMMAND_HELPERS = {
-    f"{PACKAGE}.commands.common_args": "the options more than one command takes, declared once (issue 36)",
+    f"{PACKAGE}.commands.common_args": "the options more than one command takes, declared once",
 }
 
 
@@ -447,24 +447,24 @@ def test_every_module_imports_without_the_heavy_dependencies():
     assert proc.returncode == 0, proc.stderr
 
 
-# ---------------------------------------------------------------- gpu/ and results/ scripts: above the package
+# ---------------------------------------------------------------- lab/ scripts: above the package
 
 #: Folders of scripts that sit above every layer: they may import launchbench's public names, below
 #: commands/ (what a script needs from a command belongs in a lower layer, public there).
-SCRIPT_DIRS = ("gpu", "results")
+SCRIPT_DIRS = ("lab",)
 
 
 def script_files() -> dict:
-    """script node name -> path, for gpu/*.py and every .py under results/ (``gpu.rerender_pr``,
-    ``results.h200.<run>.ratio_vs_old``: the folders hold no packages; the names are only labels)."""
+    """script node name -> path, for every .py under lab/ (``lab.recipes.rerender_pr``, ``lab.citations``,
+    ``lab.results.h200.<run>.ratio_vs_old``: the folders hold no packages; the names are only labels)."""
     top = ROOT.parent
-    paths = sorted(top.joinpath("gpu").glob("*.py")) + sorted(top.joinpath("results").rglob("*.py"))
+    paths = sorted(p for d in SCRIPT_DIRS for p in top.joinpath(d).rglob("*.py") if "__pycache__" not in p.parts)
     return {".".join(p.relative_to(top).with_suffix("").parts): p for p in paths}
 
 
 def script_imports(name: str, path: Path, mods: dict, scripts: dict, tree: ast.AST | None = None) -> dict:
     """{imported node: [lines]} for one script: launchbench modules (as the package's graph names them)
-    and sibling scripts of its folder (``import probe`` next to gpu/probe.py), at any depth of the file."""
+    and sibling scripts of its folder (``import settings`` next to lab/recipes/settings.py), at any depth of the file."""
     tree = tree if tree is not None else ast.parse(path.read_text(), str(path))
     folder = name.rsplit(".", 1)[0]
     edges: dict = {}
@@ -506,8 +506,8 @@ def script_violations(graph: dict, scripts: dict, mods: dict, trees: dict | None
 
 def test_scripts_are_found():
     scripts = script_files()
-    assert "gpu.rerender_pr" in scripts and any(n.startswith("results.") for n in scripts), sorted(scripts)
-    edges = script_graph()["gpu.rerender_pr"]
+    assert "lab.recipes.rerender_pr" in scripts and any(n.startswith("lab.results.") for n in scripts), sorted(scripts)
+    edges = script_graph()["lab.recipes.rerender_pr"]
     assert f"{PACKAGE}.engine.conformance" in edges and f"{PACKAGE}.output.documents" in edges, edges
 
 
@@ -515,18 +515,18 @@ def test_script_rules_catch_a_command_import_a_private_name_and_a_cycle():
     """The checks below can fail: a script that takes a command's function, a private name, and two
     scripts importing each other are each reported."""
     mods = modules()
-    scripts = {"gpu.a": ROOT.parent / "gpu" / "a.py", "gpu.b": ROOT.parent / "gpu" / "b.py"}
-    trees = {"gpu.a": ast.parse("import b\nfrom launchbench.commands.pr import run\n"
+    scripts = {"lab.a": ROOT.parent / "lab" / "a.py", "lab.b": ROOT.parent / "lab" / "b.py"}
+    trees = {"lab.a": ast.parse("import b\nfrom launchbench.commands.pr import run\n"
                                 "from launchbench.engine import conformance\nconformance._name('x')\n"),
-             "gpu.b": ast.parse("import a\nfrom launchbench.output.documents import read\n")}
+             "lab.b": ast.parse("import a\nfrom launchbench.output.documents import read\n")}
     graph = dict(import_graph())
     for name, path in scripts.items():
         graph[name] = script_imports(name, path, mods, scripts, trees[name])
-    assert graph["gpu.a"] == {"gpu.b": [1], f"{PACKAGE}.commands.pr": [2], f"{PACKAGE}.engine.conformance": [3]}
-    assert find_cycle(graph) == ["gpu.a", "gpu.b", "gpu.a"]
+    assert graph["lab.a"] == {"lab.b": [1], f"{PACKAGE}.commands.pr": [2], f"{PACKAGE}.engine.conformance": [3]}
+    assert find_cycle(graph) == ["lab.a", "lab.b", "lab.a"]
     assert script_violations(graph, scripts, mods, trees) == [
-        f"gpu.a:2 imports {PACKAGE}.commands.pr (move what it needs below commands/, public)",
-        "gpu.a:4 conformance._name (private)"]
+        f"lab.a:2 imports {PACKAGE}.commands.pr (move what it needs below commands/, public)",
+        "lab.a:4 conformance._name (private)"]
 
 
 def test_scripts_import_no_cycle():
@@ -536,8 +536,8 @@ def test_scripts_import_no_cycle():
 
 
 def test_scripts_use_only_public_names_below_commands():
-    """gpu/*.py and results/**/*.py use launchbench as a library: public names of the layers below
-    commands/ (issue 36: gpu/rerender_pr.py took commands.pr.exit_code)."""
+    """lab/recipes/*.py and lab/results/**/*.py use launchbench as a library: public names of the layers below
+    commands/ (a recipe that takes a command's function breaks when the command changes)."""
     bad = script_violations(script_graph(), script_files(), modules())
     assert not bad, "; ".join(bad)
 
@@ -622,7 +622,7 @@ def suite_problems(suite: Path = SUITE) -> list:
 def test_the_suite_is_a_layer_above_the_measurement_core():
     """benchmarks/ (asv's classes) imports launchbench.base and launchbench.workloads only, its bench
     modules share only benchmarks/common.py, the whole tree has no import cycle, and no suite module
-    takes a private name or loads a file by path (issue 36)."""
+    takes a private name or loads a file by path."""
     problems = suite_problems()
     assert not problems, "; ".join(problems)
     graph = suite_graph()

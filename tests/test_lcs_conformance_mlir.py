@@ -1,4 +1,4 @@
-"""LC-S conformance on numba-cuda-mlir (issue 21), on a real GPU; skips where mlir or a GPU is absent.
+"""LC-S conformance on numba-cuda-mlir, on a real GPU; skips where mlir or a GPU is absent.
 
 The numba-cuda suite's checks, ported where mlir has an equivalent (launchbench/workloads/lcs_mlir.py,
 CONFORMANCE_MAP says which and why not): a whole-function planner requires the launch config during a

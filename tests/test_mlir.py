@@ -1,4 +1,4 @@
-"""numba-cuda-mlir as a variant kind (issue 21): specs, env requirements, the module choice, the asv shim
+"""numba-cuda-mlir as a variant kind: specs, env requirements, the module choice, the asv shim
 and the conformance map. CPU only."""
 import subprocess
 import sys
@@ -191,7 +191,7 @@ def test_mlir_summary_fits_each_arguments_cost_and_counts_conformance(tmp_path):
     import json
     import os
 
-    path = os.path.join(os.path.dirname(__file__), os.pardir, "gpu", "mlir_summary.py")
+    path = os.path.join(os.path.dirname(__file__), os.pardir, "lab", "recipes", "mlir_summary.py")
     spec = importlib.util.spec_from_file_location("mlir_summary", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -1,4 +1,4 @@
-"""Native asv (issue 20): the normalization arithmetic, the timed slot loop with injected clocks, the value
+"""Native asv: the normalization arithmetic, the timed slot loop with injected clocks, the value
 clock through asv_runner itself, and asv-releases' labels. CPU only; no wall-clock bounds."""
 import os
 import sys
@@ -372,7 +372,7 @@ def _run_asv_commands(commands, variables):
 
 @pytest.mark.slow
 def test_offline_install_puts_the_commit_into_the_env_even_when_the_host_has_its_version(tmp_path):
-    """The H200 bug: the host site (appended by a .pth) had numba-cuda 0.30.4, so pip called asv's
+    """The bug this guards: the host site (appended by a .pth) had numba-cuda 0.30.4, so pip called asv's
     v0.30.4 wheel "already installed" and installed nothing; asv then measured the host's copy.
     The install must land in the env, the host's copy must survive the uninstall."""
     import subprocess

@@ -88,8 +88,7 @@ def test_other_writers_refuse_an_unwritable_output(argv, capsys, monkeypatch):
 
 
 def test_report_refuses_an_unwritable_output(tmp_path, capsys):
-    results = os.path.join(os.path.dirname(__file__), "..", "results", "h200", "2026-11-22-compare-default",
-                           "default.json.gz")
+    results = os.path.join(os.path.dirname(__file__), "fixtures", "compare-1.json.gz")
     assert cli.main(["report", results, "--markdown", UNWRITABLE]) == 2
     assert capsys.readouterr().err.startswith("launchbench: error: --markdown /proc/")
     assert cli.main(["report", str(tmp_path)]) == 2  # a folder, not a results file: no IsADirectoryError
@@ -118,8 +117,7 @@ def _fsync_refusing(monkeypatch, code, name):
 def test_report_on_a_full_disk_is_one_line_and_keeps_the_last_report(tmp_path, capsys, monkeypatch):
     import errno
 
-    results = os.path.join(os.path.dirname(__file__), "..", "results", "h200", "2026-11-22-compare-default",
-                           "default.json.gz")
+    results = os.path.join(os.path.dirname(__file__), "fixtures", "compare-1.json.gz")
     md = tmp_path / "report.md"
     md.write_text("the last good report\n")
     _fsync_refusing(monkeypatch, errno.ENOSPC, "report.md")
@@ -140,8 +138,7 @@ def test_report_past_a_file_size_limit_is_one_line_and_keeps_the_last_report(tmp
     import subprocess
     import textwrap
 
-    results = os.path.join(os.path.dirname(__file__), "..", "results", "h200", "2026-11-22-compare-default",
-                           "default.json.gz")
+    results = os.path.join(os.path.dirname(__file__), "fixtures", "compare-1.json.gz")
     md = tmp_path / "report.md"
     md.write_text("kept\n")
     code = textwrap.dedent(f"""

@@ -284,7 +284,7 @@ def test_user_mistakes_are_one_line_errors(standin, tmp_path, capsys):
 
 def test_a_strict_xfail_that_passes_is_xfail_to_xpass_not_broken():
     """pytest fails a strict xfail that passes ('[XPASS(strict)] ...'); the bug it pins is fixed, so the report
-    must say xfail -> xpass (the H200 run of PR #897 first called this 'broken')."""
+    must say xfail -> xpass (a real run once called this 'broken')."""
     from launchbench.engine import conformance
 
     base = {"t": {"outcome": "xfailed", "text": "known race"}, "u": {"outcome": "passed", "text": ""}}

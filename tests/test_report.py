@@ -206,8 +206,7 @@ def test_export_without_matplotlib_writes_markdown_and_says_so(tmp_path, monkeyp
     from launchbench.base import atomic
     from launchbench.output import report
 
-    path = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "results", "h200",
-                                         "2026-11-22-compare-default", "default.json.gz")))[0]
+    path = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "fixtures", "compare-1.json.gz")))[0]
     doc = atomic.read_json(path)
     real_import = builtins.__import__
 

@@ -650,7 +650,7 @@ def _best_per_call_ns(fn, n=2000, batches=40):
 
 @pytest.mark.timing
 def test_tls_costs_little_over_passthrough():
-    """issue 4's target (tls adds <= 0.1 us over passthrough), checked on the interception alone."""
+    """The tls target (tls adds <= 0.1 us over passthrough), checked on the interception alone."""
     def func(self, args, launch_config):
         return None
 

@@ -148,7 +148,7 @@ def run_paired(args) -> int:
     if not 0 <= args.counts <= MAX_COUNT_ROUNDS:
         raise UserError(f"--counts must be a number of rounds from 0 to {MAX_COUNT_ROUNDS} (got {args.counts}); "
                         "counts are exact, so two processes per variant show whether they agree")
-    arg_counts = parse_counts(args.args, "--args", argkinds.MAX_ARGS)  # up to 32 arguments (issue 22), not peers' 8
+    arg_counts = parse_counts(args.args, "--args", argkinds.MAX_ARGS)  # up to 32 arguments, not peers' 8
     stage_list = parse_stages(args.stages, insitu=not args.no_insitu)
     affinity = runner.parse_affinity(args.affinity)
     # a smoke or stand-in run without variants times this interpreter's environment twice (an A/A pair)

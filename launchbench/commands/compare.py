@@ -37,11 +37,9 @@ ARG_COUNTS = [0, 1, 2, 3, 4]
 OLD_SCRIPT_LOOPS = {0: 100_000, 1: 100_000, 2: 100_000, 3: 100_000, 4: 10_000}
 # Processes, not samples, are the independent units (per-process offsets), so the default
 # takes many short rounds, set up ahead on the other CPUs, and stops once every delta's
-# interval is narrow enough (--target-ci) or at the time cap. Measured on the H200 VM
-# (results/h200/2026-11-23-compare-fast-default/ and its README): 20 repeats of 2 ms samples
-# pair the reference's and the variant's samples closer in time (worst half-width 0.52% at
-# the cap in 107 rounds; 0.60-0.86% with 10 x 4 ms).
-# The old fixed default, 100 rounds x 20 repeats x 4 ms: 0.66% in 228 s (2026-11-22-compare-default).
+# interval is narrow enough (--target-ci) or at the time cap. 20 repeats of 2 ms samples pair
+# the reference's and the variant's samples closer in time than fewer, longer ones (the runs that
+# chose them: lab/README.md, "Measurements behind the code").
 DEFAULT_SAMPLE_TIME = ca.SAMPLE_TIME_COMPARE
 DEFAULT_REPEATS = ca.REPEATS_COMPARE
 DEFAULT_ROUNDS = 400  # a cap: --target-ci or --max-time ends the default run first
@@ -157,7 +155,7 @@ def build_document(*, argv, simulator, host, settings, reference, variants, outc
         "partial_samples": outcome.partial_samples,
         "stats": stat_recs,
         "deltas": delta_recs,
-        # µs per added argument (slope over the arg counts, 95% interval over rounds): issue 22
+        # µs per added argument (slope over the arg counts, 95% interval over rounds)
         "per_arg": per_arg(outcome.samples, names, reference, settings["arg_counts"], confidence),
         "confidence": confidence,
         "method": stats.method(settings.get("spawn", "fresh")),

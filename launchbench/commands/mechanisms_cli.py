@@ -13,10 +13,9 @@ judged across them (mechanisms_procs): one process's interval holds only for
 that process. Raw samples go to the JSON, rewritten atomically as the run
 goes, so an interrupted run keeps what it measured.
 
-Why processes: a new process (another memory layout) moved tls - passthrough
-on 0.30.4 by 0.13 to 0.17 us (0..3 args) between two H200 runs whose
-in-process intervals were +/-0.03 us wide. With ``--processes 1`` the verdict
-says "in this process" for that reason.
+Why processes: a new process (another memory layout) moves tls - passthrough
+by several times the width of one process's own interval (lab/README.md).
+With ``--processes 1`` the verdict says "in this process" for that reason.
 """
 from __future__ import annotations
 
@@ -54,7 +53,7 @@ METHOD_PROCESSES = ("in each of N fresh processes: " + METHOD + "; across proces
                     "paired delta (and median level) is one observation, and the reported value is their mean "
                     "with a Student t 95% interval over processes")
 DEFAULT_PROCESSES = 20
-DEFAULT_MAX_TIME = 100.0   # seconds of measuring (about 1500 pair rounds on the H200 VM)
+DEFAULT_MAX_TIME = 100.0   # seconds of measuring (about 1500 pair rounds on a fast machine)
 WRITE_EVERY_S = 5.0
 
 

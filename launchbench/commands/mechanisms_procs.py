@@ -2,9 +2,8 @@
 
 Why: a process's memory layout, hash seeds and allocator state shift a
 launch's cost by a few percent, and they shift the *difference* between two
-mechanisms too: two H200 runs of the in-process measurement put tls -
-passthrough on numba-cuda 0.30.4 0.13-0.17 us apart, each with an interval
-of +/-0.03 us. An interval from one process describes that process only.
+mechanisms too, by more than one process's own interval is wide
+(lab/README.md). An interval from one process describes that process only.
 
 So the in-process measurement (interleaved pair rounds, mechanisms switched
 in place; see mechanisms_cli) runs in N fresh worker processes, a slice of

@@ -1,4 +1,4 @@
-"""``launchbench site``: the asv static site with the GPU results committed under results/
+"""``launchbench site``: the asv static site with the GPU results committed under lab/results/
 (launchbench.output.site builds it)."""
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from ..output.site import build_site
 def register(sub) -> None:
     p = sub.add_parser(
         "site",
-        help="build the asv static site (html/) including the GPU results committed under results/",
-        description="Merge every asv results directory committed under results/ (or those given with "
+        help="build the asv static site (html/) including the GPU results committed under lab/results/",
+        description="Merge every asv results directory committed under lab/results/ (or those given with "
         "--results) into asv's results directory, run `asv publish`, and make the site work offline.",
     )
     p.add_argument("--config", default="asv.conf.json", help="asv config file (default: %(default)s)")
@@ -21,7 +21,7 @@ def register(sub) -> None:
         "--results",
         action="append",
         metavar="DIR",
-        help="an asv results directory to include (repeatable; default: every one under results/)",
+        help="an asv results directory to include (repeatable; default: every one under lab/results/)",
     )
     p.add_argument("--html-dir", help="where to write the site (default: the config's html_dir)")
     p.add_argument("--no-pull", action="store_true", help="do not update asv's clone of the repository")

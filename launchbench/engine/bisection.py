@@ -6,7 +6,7 @@ missed), and a segment whose ends differ is split until the change sits between 
 neighbouring commits. Counting needs no quiet machine, so these stages cost builds and a few
 seconds of one short process per commit, not timing rounds.
 
-Then timing, under one rule (issue 34): a stage measures its points interleaved, as compare
+Then timing, under one rule: a stage measures its points interleaved, as compare
 does; each segment between neighbouring points gets one value per round, the per-round paired
 delta pooled over the argument counts (weighted by each one's noise: ``pooled_rounds``), and a
 confidence sequence over rounds
@@ -51,10 +51,10 @@ def pooled_rounds(by: dict, a: str, b: str, arg_counts: list, weighted: bool = T
     (us) of *b* vs *a*, pooled over the arg counts as a mean weighted by 1 / level^2 (*by*:
     ``analysis.group_rounds``).
 
-    A round's spread at an arg count grows with its launch's level (15 us at 0 args, 46 at 4 on
-    the H200), so the equal-weight mean let the noisiest arg counts dominate; inverse-variance
-    weights (the level is *a*'s median over the rounds, which no delta enters) halve the rounds a
-    step needs (0.76x the spread on the planted ranges' stages: ``gpu/pooling_weights.py``). A step that costs the same at
+    A round's spread at an arg count grows with its launch's level, so the equal-weight mean let
+    the noisiest arg counts dominate; inverse-variance weights (the level is *a*'s median over the
+    rounds, which no delta enters) narrow the pooled spread and so the rounds a step needs
+    (docs/history.md). A step that costs the same at
     every arg count (C code) reads as itself; one that grows with the arg count reads as its
     weighted mean, with its sign. *weighted* False: the plain mean (``gpu/pooling_weights.py``
     compares the two)."""
@@ -205,8 +205,8 @@ def candidate_points(lo: int, hi: int, candidates: list, k: int, skip: set = fro
     points and the hints, each a commit q and its predecessor p) lie inside, up to (k - 1) // 2 of
     them (at least one), those nearest the even split of the segment, each with its predecessor,
     so that a stage both checks likely culprits and halves the search; else ``stage_points``.
-    Few points per stage: every point is a worker per round, and a stage of twenty took 15 s a
-    round on the H200 (planted range c), too slow to establish any step."""
+    Few points per stage: every point is a worker per round, and a stage of twenty points is too
+    slow a round to establish any step (lab/README.md, "Measurements behind the code")."""
     inside = [(p, q) for p, q in candidates if lo <= p < q <= hi and (p, q) != (lo, hi)
               and p not in skip and q not in skip]
     if not inside:

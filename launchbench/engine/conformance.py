@@ -144,7 +144,7 @@ def classify(base: str | None, head: str | None) -> str | None:
 
 def outcome_of(rec: dict | None) -> str | None:
     """A recorded outcome, with a strict xpass read as the pass it is (records written before the
-    plugin knew, e.g. the 2026-11-24 GPU run, say "failed" with ``[XPASS(strict)]`` text)."""
+    plugin knew say "failed" with ``[XPASS(strict)]`` text)."""
     if rec is None:
         return None
     if rec["outcome"] == "failed" and conformance_plugin.is_strict_xpass(rec.get("text") or ""):

@@ -41,10 +41,10 @@ def cuda_connections(setting, n_lanes: int, environ=None) -> tuple[dict, dict]:
     """Workers' environment for ``--cuda-connections`` *setting* ("auto" or 1-32) with *n_lanes*
     lanes, and what the JSON records of it.
 
-    Why: the driver creates CUDA contexts largely one at a time across the host (about 3.5 fresh
-    contexts a second on 4x H200, whatever the number of GPUs: ``gpu/ctx_probe.py``), and every
-    round needs a fresh context per variant, so several lanes wait on each other there. A context
-    of one connection is made about 3x faster (6.2 a second), and a worker launches on one stream,
+    Why: the driver creates CUDA contexts largely one at a time across the host, whatever the
+    number of GPUs (docs/scaling.md), and every round needs a fresh context per variant, so several
+    lanes wait on each other there. A context of one connection is made faster, and a worker
+    launches on one stream,
     which needs one. "auto" keeps a single lane, and a value the environment sets, as before, so
     one-GPU results stay comparable with earlier ones."""
     environ = os.environ if environ is None else environ
@@ -414,7 +414,7 @@ def lane_check(samples: list, names: list, reference: str, arg_counts: list, n_l
 
     Why over the whole run: adjusted over the lanes alone, each of a three-way compare's 10 deltas
     had its own 5 % chance, so lanes that agree were flagged in about 30 % of simulated runs
-    (tests/test_lanes.py; one of four 4-lane runs on 4x H200 flagged a single delta). A lane that really differs (another GPU
+    (tests/test_lanes.py). A lane that really differs (another GPU
     model, a throttled GPU) moves many deltas by far more, and is still flagged."""
     by_lane = {k: [s for s in samples if s.get("lane", 0) == k] for k in range(n_lanes)}
     series = {k: round_series(by_lane[k], names, reference, arg_counts) for k in range(n_lanes)}

@@ -8,7 +8,7 @@ import statistics
 
 from .stats import median_ci, pooled_median_delta
 
-TARGET_US = 0.1  # issue 4: tls may add at most this much per launch over passthrough
+TARGET_US = 0.1  # the tls target: tls may add at most this much per launch over passthrough
 SCOPE = ("one process: the intervals do not include the process-to-process variation (memory layout); "
          "judge the target across processes (the default, --processes 20)")
 

@@ -686,8 +686,8 @@ def run(plan: Plan, progress: Progress, on_round=None) -> Outcome:
     out = Outcome(loops=dict(plan.loops or {}))
     measure = plan.measure or interleaved
     # Calibrate alone: while other rounds set up, their CUDA contexts and warm-up launches share
-    # the GPU and every timing slows (on the H200, calibrated during set-up, the reference's
-    # samples came out 0.4 to 2.6 ms long instead of 2). The rounds ahead start after it.
+    # the GPU and every timing slows (samples calibrated during set-up came out far from their
+    # target length: lab/README.md). The rounds ahead start after it.
     calibrating = not out.loops and plan.measure is None
     started = time.monotonic()
     hard = plan.hard_deadline(started)

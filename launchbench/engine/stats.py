@@ -144,7 +144,7 @@ def mean_ci(values, confidence: float = CONFIDENCE) -> tuple[float, float, float
     return mean, mean - half, mean + half
 
 
-# ---------------------------------------------------------------- per-argument slopes (issue 22)
+# ---------------------------------------------------------------- per-argument slopes
 
 def lsq_line(xs, ys) -> tuple[float, float]:
     """(slope, intercept) of the least-squares line through (xs, ys); needs two distinct xs."""

@@ -100,7 +100,7 @@ class CommitEnvs:
             return env
 
         # each env is its own folder, venv and pip: several at once (bisect's counts pass asks for
-        # dozens; one at a time they took ~20 s each on the H200 VM)
+        # dozens, each some seconds of pip on its own)
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=env_jobs(len(jobs)))
         try:
             for (rec, commit, wheel), env in zip(jobs, pool.map(make, jobs)):

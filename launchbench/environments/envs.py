@@ -289,8 +289,8 @@ class EnvManager:
 
         Why: pip sees the host's site-packages through the ``.pth`` and calls a
         requirement the host already has at that version "satisfied", installing
-        nothing; the env would then measure the host's copy (on the H200 asv's
-        v0.30.4 ran the machine's own numba-cuda that way, about 25 % slower).
+        nothing; the env would then measure the host's copy (docs/asv.md: asv's
+        own build once measured the machine's numba-cuda that way).
         """
         dist, own = base.module, os.path.realpath(path) + os.sep
         if _dist_dir(python, dist).startswith(own):

@@ -1,4 +1,4 @@
-"""The summary of gpu/argkinds.sh (issue 22): per argument kind and dispatch, the µs per added
+"""The summary of lab/recipes/argkinds.sh: per argument kind and dispatch, the µs per added
 argument of each release and of their difference, and the stages that make the difference.
 
     python -m launchbench.output.argkinds RESULTS_DIR

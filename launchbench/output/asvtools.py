@@ -105,8 +105,7 @@ def offline_config(conf: dict, wheels, host_site=None, launch_method=None) -> di
     pip must not see that ``.pth`` while it uninstalls or installs the
     commit: a host that has numba-cuda of the commit's version makes
     ``pip install {wheel_file}`` say "already installed" and install nothing
-    (on the H200, v0.30.4 then measured the machine's own numba-cuda, 14-25 %
-    slower, and an A/A pair of code-identical commits differed by 8-20 %),
+    (the commit then measures the machine's own numba-cuda: docs/asv.md),
     and ``pip uninstall`` would remove the host's copy. So the ``.pth`` is
     taken away first and written back last, and the install fails unless
     numba-cuda then resolves to the env's own site.

@@ -106,7 +106,7 @@ _HISTORY = _body({"kind": str, "command": list, "created": str, "simulator": boo
                   "stats": list, "deltas": list, "steps": list, "rounds_completed": int, "interrupted": bool},
                  {"settings": {"arg_counts": list}})
 _BISECT = _body({"kind": str, "command": list, "created": str, "simulator": bool, "clone": str, "good": str,
-                 "bad": str, "commits": list, "stages": list, "culprit": _OPT_DICT})  # settings: since 2026-11-26
+                 "bad": str, "commits": list, "stages": list, "culprit": _OPT_DICT})  # settings: absent from older ones
 _PR = _body({"schema_version": int, "command": list, "created": str, "simulator": bool, "clone": str,
              "head": dict, "base": dict, "conformance": _OPT_DICT, "measurement": _OPT_DICT, "gate": _OPT_DICT,
              "verdicts": dict, "exit_code": int},

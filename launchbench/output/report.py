@@ -280,7 +280,7 @@ def counts_blocks(result: dict) -> list[Block]:
 
 
 def per_arg_blocks(result: dict, conf_pct: int) -> list[Block]:
-    """The "Per added argument" table: the fitted µs/argument per variant and per delta (issue 22)."""
+    """The "Per added argument" table: the fitted µs/argument per variant and per delta."""
     settings = result["settings"]
     kind = f"{settings.get('arg_kind', 'array')} arguments, {settings.get('dispatch', 'lazy')} dispatch"
     rows = [["variant / delta", "µs per argument", f"{conf_pct}% CI (µs)", "rounds", "fit"]]

@@ -81,7 +81,7 @@ Schema ``launchbench.compare`` version 1 (all times in microseconds per launch):
       "interrupted": false,
       "interrupt_reason": null | "KeyboardInterrupt" | "SIGTERM" | "worker v2 died: ..." |
                           "output refused: cannot write PATH: No space left on device",
-      "counts": null | {                   # optional (absent before 2026-11-26): exact Python-level counts
+      "counts": null | {                   # optional (absent from older documents): exact Python-level counts
         "reference": "baseline",           #   per launch (engine/countdiff.py, workloads/counts.py)
         "reproducible": true,              #   every process of every variant counted the same
         "variants": {"v2": {"0": {"counter": "sys.monitoring", "python": "3.12", "kinds": [...],

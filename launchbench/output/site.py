@@ -270,7 +270,7 @@ def build_site(
     # asv resolves the config's relative paths against the config's folder.
     conf_results = (config.parent / conf.results_dir).resolve()
     if sources is None:
-        sources = find_committed_results(config.parent / "results")
+        sources = find_committed_results(config.parent / "lab" / "results")
     out = Path(html_dir).resolve() if html_dir else (config.parent / conf.html_dir).resolve()
     workdir = conf_results.parent / "site"
     releases, per_commit = [], []

@@ -84,8 +84,8 @@ typedef struct {
    _Thread_local copy. Why: in a dlopen'ed module each _Thread_local access is
    a __tls_get_addr call that reads the thread's dtv and a separately
    malloc'ed block -- memory nothing else in the launch path touches -- and
-   measured on the H200 VM that capture cost about 0.1 us per launch where the
-   same work costs 10-20 ns in a tight loop (results/h200/2026-11-22-mechanisms-tls-verdict).
+   in a launch that capture cost several times what the same work costs in a
+   tight loop (docs/results.md).
    The owner's id, its depth and what a pop reads of the first entry share
    one cache line, so a launch, whose own work evicts lines from the first
    levels of cache, misses at most once there. The GIL is held whenever a

@@ -3,7 +3,7 @@
 Why: the same-process reference (references.bindings_reference) shares the
 process's speed state, but the state moves numba-cuda's launch and that
 lighter loop by different factors, so normalized samples stayed bimodal at
-3-4 arguments on the H200 VMs (results/h200/2026-11-25-asv-native-*).
+some argument counts (docs/asv.md).
 ``launchbench compare`` does not have that problem: it pairs two numba-cuda
 builds whose worker processes take turns on one pinned CPU, slot by slot,
 and the state moves both alike. The anchor brings that pairing into asv.
@@ -33,8 +33,7 @@ the server (two numba-cuda launches paired on one CPU, which the state moves
 alike; 1 where the kind is its own base). So rows differ only by their own
 ratios and these paired ones, across configurations AND argument counts:
 format 2 measured one A0 per argument count in fresh processes, and those
-spread up to 14 % (2 and 3 arguments on an H200,
-results/h200/2026-11-26-asv-native-grid), more than a row's own interval.
+spread more than a row's own interval (docs/asv.md).
 All are kept, with their precision (every process's value, the spread, the
 slots, an interval for each ratio), in an A0 table beside asv's results
 (``LAUNCHBENCH_ASV_A0_DIR``, default ``RESULTS/anchor-a0``), one table per

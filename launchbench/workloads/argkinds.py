@@ -1,4 +1,4 @@
-"""Kernel arguments as users pass them (issue 22): the kind of each argument and how the kernel dispatches.
+"""Kernel arguments as users pass them: the kind of each argument and how the kernel dispatches.
 
 Kinds (``--arg-kind``):
 
@@ -12,8 +12,7 @@ Dispatch (``--dispatch``):
 
 * ``lazy``  -- ``cuda.jit(k)``: the dispatcher types every argument at each launch
 * ``eager`` -- ``cuda.jit("void(float32[::1], ...)")(k)``: one signature compiled up front, so
-  numba-cuda skips the type search (the design probes: a CuPy argument 34-37 µs lazily, 19-20
-  eagerly on an H200; torch 61-67 and 38-41)
+  numba-cuda skips the type search (docs/arguments.md has what that saves per kind)
 
 CuPy and torch are imported only when their kind is asked for; a missing package is a
 :class:`ArgKindUnavailable` (a one-line :class:`UserError` naming the package), so a worker

@@ -1,4 +1,4 @@
-"""The LC-S conformance fixture ported to numba-cuda-mlir (issue 21).
+"""The LC-S conformance fixture ported to numba-cuda-mlir.
 
 numba-cuda (>= 0.30) makes a kernel launch-config sensitive through a
 registered ``Rewrite`` that calls ``mark_launch_config_sensitive()`` during

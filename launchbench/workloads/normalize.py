@@ -1,13 +1,11 @@
 """How a native asv sample becomes a number that compares across processes.
 
-Why: on the GPU VM each fresh process lands in a speed state of its own
-(states up to ~1.8x apart, gpu/cpu_probe.py, docs/methodology.md). asv
+Why: on a GPU VM each fresh process lands in a speed state of its own
+(docs/methodology.md). asv
 compares commits measured in *different* processes, so raw per-launch
 times carry that state into every ratio. A commit-independent reference
 launch timed in the same process, slot by slot next to numba-cuda's,
-shares the state; the ratio cancels it (H200 design probes,
-results/h200/2026-11-24-design-probes: numba-cuda 0.30.4's spread across
-processes 10.9 % raw -> 2.8-3.7 % normalized).
+shares the state; the ratio cancels it (the design probes: docs/asv.md).
 
 A sample is ``S`` slots; slot ``s`` times a batch of numba-cuda launches
 (``n_s`` seconds per launch) and a batch of reference launches (``r_s``)
@@ -15,8 +13,8 @@ back to back, in alternating order. The sample's value is
 
     normalized_us = median_s(n_s / r_s) * R0
 
-where ``R0`` (µs) is the reference's per-launch time on the H200 in its
-usual state (``REFERENCE_US``; ``LAUNCHBENCH_REF_US`` overrides it), so the
+where ``R0`` (µs) is the reference's per-launch time on the reference GPU
+machine in its usual state (lab/README.md) (``REFERENCE_US``; ``LAUNCHBENCH_REF_US`` overrides it), so the
 value reads as "µs per launch on a machine whose reference takes R0". The
 median of ratios (not the ratio of medians) keeps one slow slot from moving
 the sample. Standard library and launchbench.base only: asv runs this inside numba-cuda's envs.
@@ -28,7 +26,7 @@ import sys
 from ..base import options
 from ..base.errors import UserError
 
-#: R0: the reference launch's µs per launch on the H200 (medians of the design
+#: R0: the reference launch's µs per launch on the reference GPU machine (medians of the design
 #: probes: ``bind0``, a Python loop over cuda.bindings' cuLaunchKernel, 0 args;
 #: ``core0``, cuda.core's ``launch()`` of the same empty kernel).
 #: ``bindings-args`` (the reference takes numba-cuda's argument count and
@@ -242,10 +240,10 @@ def spin_cpus(allowed, pinned, environ=None, default="none") -> list:
     """CPUs a benchmark process keeps busy while it measures.
 
     Why: on some VMs a lone busy vCPU drops into a slow state and a busy loop
-    on another CPU holds it fast (gpu/cpu_probe.py); asv compares samples from
+    on another CPU holds it fast (lab/recipes/cpu_probe.py); asv compares samples from
     separate processes, so a process in the slow state moves the comparison.
-    Which CPU helps, if any, differs per VM (on one H200 VM a busy CPU made
-    the measuring one slower), so this is opt-in. ``auto`` is the lowest CPU
+    Which CPU helps, if any, differs per VM (on some a busy CPU makes the
+    measuring one slower: docs/asv.md), so this is opt-in. ``auto`` is the lowest CPU
     other than the pinned one (none without pinning, or with a single CPU).
     """
     env = os.environ if environ is None else environ

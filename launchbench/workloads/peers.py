@@ -115,7 +115,7 @@ def device_ptx() -> str:
 
 
 def make_numba_cuda(nargs: int, kind: str = "array", dispatch: str = "lazy"):
-    """numba-cuda's ``k[1, 1](*args)``; *kind*/*dispatch* (``peers --arg-kind/--dispatch``, issue 22)
+    """numba-cuda's ``k[1, 1](*args)``; *kind*/*dispatch* (``peers --arg-kind/--dispatch``)
     give it CuPy or torch arguments or an eager signature -- the other launchers keep raw pointers."""
     if (kind, dispatch) == ("array", "lazy"):
         kernel, args = numba_kernel_and_args(nargs)
@@ -143,7 +143,7 @@ def make_numba_cuda(nargs: int, kind: str = "array", dispatch: str = "lazy"):
 def make_numba_cuda_mlir(nargs: int):
     """numba-cuda-mlir, the successor, launching the same empty kernel with the same arguments.
 
-    It coexists with numba-cuda in one process (seen on the H200), so it sits
+    It coexists with numba-cuda in one process (lab/README.md), so it sits
     beside numba-cuda and the floors in the same slots.
     """
 

@@ -33,9 +33,9 @@ from . import anchor, kernels, launchers, normalize, references, slots
 SLOTS = 100
 
 #: Default of LAUNCHBENCH_ASV_PIN and _SPIN: off. Pinning each process to the
-#: highest CPU with a busy loop on the lowest halved the per-process spread on
-#: one H200 VM and did nothing, or harm, on two others (which CPU holds the
-#: measuring one fast differs per VM; results/h200/2026-11-25-asv-native-held).
+#: highest CPU with a busy loop on the lowest helps on some VMs and does nothing,
+#: or harm, on others (which CPU holds the measuring one fast differs per VM;
+#: docs/asv.md).
 HOLD = "none"
 
 #: Per-process state built by the first ``setup`` that needs it (asv runs one parameter set per process).

@@ -1,8 +1,8 @@
 """The stages of a numba-cuda launch as a tree, for the paired breakdown (``launchbench breakdown --variant``).
 
 ``base_loops`` (the loops of the single-environment ``launchbench breakdown``)
-times seven stages of ``cfg(*args)`` on their own; summed, they leave 1.8-4.4 us
-of the launch unexplained (``results/h200/2026-11-22-peers-breakdown/``). The
+times seven stages of ``cfg(*args)`` on their own; summed, they leave microseconds
+of the launch unexplained (lab/README.md). The
 rest of this module adds the loops that split that remainder and the
 marshalling stage:
 
@@ -113,7 +113,7 @@ def is_parts_stage(stage: str) -> bool:
 LC_ROUTING_SRC = ("k._select_launch_config_dispatcher(cfg)\nk._update_launch_config_sensitivity(kernel, cfg)\n"
                   "for callback in cfg.pre_launch_callbacks: callback(kernel, cfg)")
 
-#: What an unexplained part may cost at most before the breakdown calls it unsplit (issue 13).
+#: What an unexplained part may cost at most before the breakdown calls it unsplit.
 UNEXPLAINED_LIMIT_US = 0.5
 
 NOTES = {
@@ -163,7 +163,7 @@ def baseline_of(stage: str) -> str:
 
 # ---------------------------------------------------------------- kernel arguments
 
-# the kinds and their factories live in launchbench.workloads.argkinds (issue 22: CuPy, torch, eager signatures)
+# the kinds and their factories live in launchbench.workloads.argkinds (CuPy, torch, eager signatures)
 ARG_KINDS = argkinds.KINDS
 #: The scalar argument: a Python float, typed float64 (what ``k[g, b](x, alpha)`` passes).
 SCALAR_VALUE = argkinds.SCALAR_VALUE

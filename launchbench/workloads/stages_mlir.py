@@ -1,4 +1,4 @@
-"""numba-cuda-mlir's launch path by stage (issue 21): ``python -m launchbench.workloads.stages_mlir``.
+"""numba-cuda-mlir's launch path by stage: ``python -m launchbench.workloads.stages_mlir``.
 
 Why a module of its own: mlir's launch path shares none of numba-cuda's
 stages below the configured call. ``k[1, 1]`` returns an ``_ArgMarshaller``

@@ -1,0 +1,90 @@
+"""The lab's cheap guards (the full check of every committed document is `python lab/check.py`):
+every path the prose cites into lab/ resolves, archive members included; the recipes name no /tmp path
+outside their one settings file; a run's archive is repeatable."""
+import re
+import sys
+import tarfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "lab"))
+
+import citations  # noqa: E402  (lab/citations.py: standard library only)
+import pack  # noqa: E402
+
+RECIPES = ROOT / "lab" / "recipes"
+SETTINGS = {"settings.sh", "settings.py"}
+#: A hard-coded scratch or environment path: what settings.sh names once, for every recipe.
+HARD_PATH = re.compile(r"/tmp\b")
+#: The made-up run of the tests below (spelled so that this file cites nothing itself).
+RUN = "/".join(("lab", "results", "h200", "2026-01-01-x"))
+
+
+def test_every_citation_into_the_lab_resolves():
+    assert citations.cited(ROOT), "no citation found: did the prose or the resolver move?"
+    assert citations.unresolved(ROOT) == []
+
+
+def _tree(tmp_path: Path) -> Path:
+    """A checkout with one run: README.md citing a file, a folder, a glob and an archive member."""
+    run = tmp_path / RUN
+    (run / "sub").mkdir(parents=True)
+    (run / "a.json.gz").write_bytes(b"{}")
+    (run / "sub" / "trust1.log").write_text("log\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "README.md").write_text(f"see `{RUN}/a.json.gz`\n")
+    (tmp_path / "lab" / "README.md").write_text("| `h200/2026-01-01-x/` | ... |\n")
+    return run
+
+
+def test_a_missing_file_folder_or_member_is_reported(tmp_path):
+    run = _tree(tmp_path)
+    (run / "README.md").write_text("`a.json.gz`, `sub/`, `*.json.gz`, `trust1.log`, `sub/trust{1,2}.log`\n")
+    (tmp_path / "docs" / "x.md").write_text(f"`{RUN}/logs.tar.gz:b.log` and `{RUN}/gone.json`.\n")
+    assert citations.unresolved(tmp_path) == [
+        f"docs/x.md: {RUN}/logs.tar.gz:b.log", f"docs/x.md: {RUN}/gone.json", f"{RUN}/README.md: sub/trust{{1,2}}.log"]
+
+
+def test_packed_files_still_resolve_from_the_run_readme_and_by_member(tmp_path):
+    run = _tree(tmp_path)
+    (run / "b.log").write_text("worker log\n")
+    (run / "README.md").write_text("`b.log`, `trust1.log`, `sub/`, `a.json.gz`\n")
+    (tmp_path / "docs" / "x.md").write_text(f"`{RUN}/logs.tar.gz:sub/trust1.log`\n")
+    tree = citations.Tree(tmp_path)
+    packed = pack.pack(RUN, sorted(tree.files), citations.cited_files(tmp_path, tree), root=tmp_path)
+    assert packed == [f"{RUN}/b.log", f"{RUN}/sub/trust1.log"]
+    assert not (run / "sub").exists() and (run / "a.json.gz").exists()  # cited by full path: kept
+    assert citations.unresolved(tmp_path) == []
+
+
+def test_the_archive_is_repeatable(tmp_path):
+    members = {"z.log": b"last\n", "a/b.err": b"first\n"}
+    pack.write_archive(tmp_path / "one.tar.gz", members)
+    pack.write_archive(tmp_path / "two.tar.gz", dict(reversed(list(members.items()))))
+    assert (tmp_path / "one.tar.gz").read_bytes() == (tmp_path / "two.tar.gz").read_bytes()
+    with tarfile.open(tmp_path / "one.tar.gz") as tar:
+        assert [(m.name, m.mtime) for m in tar.getmembers()] == [("a/b.err", 0), ("z.log", 0)]
+
+
+def hard_paths(folder: Path) -> list:
+    """'file:line' for each /tmp path in a recipe other than the settings files."""
+    found = []
+    for path in sorted(p for p in folder.iterdir() if p.is_file() and p.name not in SETTINGS):
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if HARD_PATH.search(line):
+                found.append(f"{path.name}:{n}")
+    return found
+
+
+def test_recipes_take_every_path_from_the_settings_file():
+    assert hard_paths(RECIPES) == [], "name the path in lab/recipes/settings.sh (or settings.py) and use it"
+    unsourced = [p.name for p in sorted(RECIPES.glob("*.sh")) if p.name != "settings.sh"
+                 and '. "$(dirname "${BASH_SOURCE[0]}")/settings.sh"' not in p.read_text()]
+    assert unsourced == []
+
+
+def test_the_path_guard_catches_a_hard_coded_env(tmp_path):
+    (tmp_path / "settings.sh").write_text("LB_ENV030=${LB_ENV030:-$LB_TMP/env030}\nLB_TMP=${LB_TMP:-/tmp}\n")
+    (tmp_path / "ok.sh").write_text('"$LB_ENV030/bin/python" -m launchbench compare\n')
+    (tmp_path / "bad.sh").write_text('echo\n/tmp/env030/bin/python -m launchbench compare\n')
+    assert hard_paths(tmp_path) == ["bad.sh:2"]
