@@ -320,30 +320,30 @@ def test_hints_without_the_step_only_cost_a_stage_and_the_step_is_still_found():
 
 # what each seed's search says (exact: a change to the rule that moves any of them fails here)
 MANY_FLAT = [58, (0, 70), 58, 58, 58, 58, (44, 69), 58, 58, 58]
+FLAT_HINTS = (5, 11, 17, 24, 30, 38, 45, 51, 70, 77, 84, 92)
 
 
 @pytest.mark.parametrize("seed", range(10))
 def test_many_flat_segments_in_one_stage_do_not_lead_to_a_wrong_commit(seed):
     """Twelve hinted commits that change nothing, one that holds +0.3 us, noise 0.45 us per round:
     twenty-five segments in one stage are judged family-wise, so a flat one is not followed."""
-    flat = (5, 11, 17, 24, 30, 38, 45, 51, 70, 77, 84, 92)
     costs = costs_with({58: 0.3})
     measure = FakeStages(costs, noise=0.45, cap=120, seed=seed)
-    res = search(N, FakeCounts(bytecodes_with({})), measure, threshold=THRESHOLD, hints=flat + (58,))
+    res = search(N, FakeCounts(bytecodes_with({})), measure, threshold=THRESHOLD, hints=FLAT_HINTS + (58,))
     assert _outcome(res) == MANY_FLAT[seed]
     if res["result"] == "undecided":
         a, b = res["span"]
         assert a < 58 <= b
 
 
-def _planted(seed: int):
-    """A range as gpu/plant_range.py makes them: ten steps of 0.15-1 us at random positions, five
-    Python-level (counts move) and five C-level (a hint each)."""
+def _planted(seed: int, high: float = 1.0):
+    """A range as gpu/plant_range.py makes them: ten steps of 0.15-*high* us at random positions,
+    five Python-level (counts move) and five C-level (a hint each)."""
     rng = random.Random(seed)
     at = sorted(rng.sample(range(1, N), 10))
     kinds = ["python"] * 5 + ["c"] * 5
     rng.shuffle(kinds)
-    steps = {i: round(rng.uniform(0.15, 1.0), 2) for i in at}
+    steps = {i: round(rng.uniform(0.15, high), 2) for i in at}
     prints = bytecodes_with({i: 20 for i, k in zip(at, kinds) if k == "python"})
     hints = tuple(i for i, k in zip(at, kinds) if k == "c")
     return steps, prints, hints
