@@ -56,8 +56,11 @@ def standin_step():
     bytecodes = sum(1 for f in ("standin_extra", "standin_call")
                     for ins in dis.get_instructions(namespace[f]) if ins.opname != "RESUME")
     # two more Python functions start; calls from Python: standin_call calls two Python functions
-    # (sys.monitoring counts them; settrace counts no calls); no C function is called
-    return {"bytecodes": bytecodes, "entries": 2, "c_calls": 0, "calls": 2}
+    # (sys.monitoring counts them; settrace counts no calls); no C function is called. Before 3.12.3
+    # sys.monitoring reported no CALL for a Python function called with *args (CPython gh-116626),
+    # so there the call to _ORIG_CALL(self, *args) is not counted
+    calls = 2 if sys.version_info >= (3, 12, 3) else 1
+    return {"bytecodes": bytecodes, "entries": 2, "c_calls": 0, "calls": calls}
 
 
 _DIRECT = r"""

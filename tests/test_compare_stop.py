@@ -149,3 +149,15 @@ def test_gate_is_undecided_at_the_cap_on_a_tiny_budget(tmp_path):
     (d,) = doc["deltas"]
     assert d["gate_ci_pct"] is None and "unbounded after 3 rounds" in d["interval"]
     assert doc["gate"]["deltas"] == {"b/0": "undecided"}
+
+
+@pytest.mark.slow
+def test_a_precision_run_that_reaches_its_rounds_cap_keeps_the_plain_t(tmp_path):
+    """compare hands apply_rule whether the rule chose the last round (sequential.chosen_stop): a
+    --target-ci no run of six rounds can reach ends at the cap, and the interval says so."""
+    proc, doc = _run(tmp_path, "precision-cap", "--variant", f"a={HERE_ENV}", "--variant", f"b={HERE_ENV}",
+                     "--target-ci", "0.0001", "--rounds", "6")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert doc["rounds_completed"] == 6 and doc["settings"]["stop_rule"]["mode"] == "precision"
+    (d,) = doc["deltas"]
+    assert "ended at its cap" in d["interval"] and d["gate_ci_pct"] == d["ci_pct"]

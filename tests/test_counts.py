@@ -178,7 +178,7 @@ print(json.dumps({"rec": rec, "want": want}))
 
 @pytest.mark.parametrize("version", sorted(_other_pythons()) or ["none"])
 def test_the_other_counter_on_another_python(version):
-    """CI's Python is 3.11 (settrace); the GPU machine's is 3.12 (sys.monitoring): both count exactly."""
+    """3.11 counts with settrace, 3.12 (the GPU machine's) with sys.monitoring: both count exactly."""
     pythons = _other_pythons()
     if version not in pythons:
         pytest.skip("no other CPython 3.11+ on this machine")

@@ -64,3 +64,10 @@ def test_the_docs_launchbench_imports_work():
     for name, line in lines:
         proc = subprocess.run([sys.executable, "-c", line], capture_output=True, text=True, cwd=root)
         assert proc.returncode == 0, f"{name}: {line}: {proc.stderr.strip().splitlines()[-1:]}"
+
+
+def test_ci_runs_the_readme_test_command():
+    """.ci/run runs the README's test command itself (on Python 3.12), not a variant of it."""
+    tests = [cmd for cmd in _bash_blocks((ROOT / "README.md").read_text()) if "-m pytest" in cmd]
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert len(tests) == 1 and tests[0] in ci, (tests, [line for line in ci if "pytest" in line])

@@ -1,0 +1,210 @@
+"""Mutation check: each guard's tests must fail when the rule they guard is removed.
+
+For every entry of ``MUTATIONS`` this copies the working tree to a temporary folder, replaces one
+piece of the code under test there (an exact text that must occur exactly once, so a stale entry
+is an error, not a silent pass), runs that entry's tests in the copy and records which failed. An
+unmutated copy runs every entry's tests first: they must pass, or no catch means anything.
+
+    python tests/mutations.py              # every entry; exit 1 if any mutation survives
+    python tests/mutations.py --list       # the entries
+    python tests/mutations.py -k lanes     # entries whose name holds 'lanes'
+
+Not collected by pytest (no ``test_`` prefix). Run it with the interpreter whose tests you mean
+(the C extensions built in place for it: ``python setup.py build_ext --inplace``). One entry is
+one dict: adding a guard is adding a dict here.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# name: what the guard is; file: the code under test (relative to the repo root); old -> new: the
+# mutation (old must occur exactly once); tests: pytest arguments run in the mutated copy.
+MUTATIONS = [
+    {
+        "name": "bisect: family-wise level",
+        "why": "each segment judged at the stage's confidence, not Bonferroni over the stage's segments",
+        "file": "launchbench/engine/bisection.py",
+        "old": "    m = len(points) - 1\n",
+        "new": "    m = 1\n",
+        "tests": ["tests/test_bisection.py"],
+    },
+    {
+        "name": "bisect: family_confidence",
+        "why": "family_confidence returns the per-segment level unchanged",
+        "file": "launchbench/engine/bisection.py",
+        "old": "    return 1.0 - (1.0 - confidence) / max(1, segments)\n",
+        "new": "    return confidence\n",
+        "tests": ["tests/test_bisection.py"],
+    },
+    {
+        "name": "bisect: direction rule (either sign)",
+        "why": "a segment is established when its interval excludes 0 either way",
+        "file": "launchbench/engine/bisection.py",
+        "old": "state = ESTABLISHED if dlo > 0 else",
+        "new": "state = ESTABLISHED if (lo > 0 or hi < 0) else",
+        "tests": ["tests/test_bisection.py"],
+    },
+    {
+        "name": "bisect: direction rule (always slower)",
+        "why": "the range's direction is ignored: every range is read as one that got slower",
+        "file": "launchbench/engine/bisection.py",
+        "old": "dlo, dhi = sorted((lo * direction, hi * direction))",
+        "new": "dlo, dhi = sorted((lo, hi))",
+        "tests": ["tests/test_bisection.py"],
+    },
+    {
+        "name": "bisect: always undecided",
+        "why": "a search that says 'undecided' over the whole range without measuring",
+        "file": "launchbench/engine/bisection.py",
+        "old": '    stages: list = []\n    skip: set = set()\n',
+        "new": ('    return {"result": "undecided", "span": (0, n - 1), "reason": "r", "stages": [], '
+                '"direction": None, "counts_note": "", "counts_steps": [], "hints": []}\n'
+                '    stages: list = []\n    skip: set = set()\n'),
+        "tests": ["tests/test_bisection.py", "-k", "planted"],
+    },
+    {
+        "name": "cli: one-line errors",
+        "why": "a user error printed on two lines",
+        "file": "launchbench/cli.py",
+        "old": '        print(f"launchbench: error: {exc}", file=sys.stderr)\n',
+        "new": '        print(f"launchbench: error: {exc}\\nlaunchbench: see --help", file=sys.stderr)\n',
+        "tests": ["tests/test_cli_sweep.py", "-k", "option_sweep"],
+    },
+    {
+        "name": "lanes: family-wise level",
+        "why": "Holm over each delta's lanes alone, not over every lane and delta of the run",
+        "file": "launchbench/engine/lanes.py",
+        "old": ('    adjusted = iter(holm([p for c in out for p in c["p"]]))\n    for c in out:\n'
+                '        c["p_holm"] = [next(adjusted) for _ in c["p"]]\n'),
+        "new": '    for c in out:\n        c["p_holm"] = holm(c["p"])\n',
+        "tests": ["tests/test_lanes.py", "-k", "lane_check or holm or report"],
+    },
+    {
+        "name": "cap interval: apply_rule",
+        "why": "a precision-mode run that reached its cap gets the corrected (wider) interval too",
+        "file": "launchbench/engine/analysis.py",
+        "old": 'if rule.mode == "precision" and not chosen:',
+        "new": 'if False:',
+        "tests": ["tests/test_compare_stop.py", "tests/test_sequential.py"],
+    },
+    {
+        "name": "cap interval: chosen_stop",
+        "why": "every run's stop is taken as chosen by the data, caps included",
+        "file": "launchbench/engine/sequential.py",
+        "old": "    return bool(stopped_by_rule or interrupted)\n",
+        "new": "    return True\n",
+        "tests": ["tests/test_compare_stop.py", "tests/test_sequential.py"],
+    },
+    {
+        "name": "cap interval: compare passes the cap",
+        "why": "compare tells apply_rule that every run's stop was chosen",
+        "file": "launchbench/commands/compare.py",
+        "old": "rule, reference, sequential.chosen_stop(outcome.stopped_by_rule, outcome.interrupted))",
+        "new": "rule, reference, True)",
+        "tests": ["tests/test_compare_stop.py", "-k", "cap"],
+    },
+]
+
+IGNORE = shutil.ignore_patterns(".git", ".venv", ".venv-3.*", "build", "__pycache__", "*.egg-info", ".pytest_cache",
+                                "site", ".asv", "html", "dist")
+
+
+def copy_tree(dest: str) -> str:
+    """The working tree (tracked, untracked and built files, without caches) under *dest*."""
+    target = os.path.join(dest, "repo")
+    shutil.copytree(ROOT, target, ignore=IGNORE, symlinks=True)
+    return target
+
+
+def mutate(repo: str, entry: dict) -> None:
+    path = os.path.join(repo, entry["file"])
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    found = text.count(entry["old"])
+    if found != 1:
+        raise SystemExit(f"mutations: {entry['name']!r}: its text occurs {found} times in {entry['file']} "
+                         "(want exactly once): update the entry")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text.replace(entry["old"], entry["new"]))
+
+
+def run_tests(repo: str, args: list) -> tuple[int, list, str]:
+    """(pytest's exit status, the failed test ids, the output's last line) for *args* in *repo*."""
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rf", *args],
+                          cwd=repo, env=env, capture_output=True, text=True)
+    failed = re.findall(r"^FAILED (\S+)", proc.stdout, re.M)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
+    return proc.returncode, failed, lines[-1] if lines else proc.stderr.strip()[-200:]
+
+
+def caught_by(failed: list) -> str:
+    """Failed test ids, grouped by test function: 'file::test (k of its cases)'."""
+    groups: dict = {}
+    for tid in failed:
+        groups[tid.split("[")[0]] = groups.get(tid.split("[")[0], 0) + 1
+    return "; ".join(f"{k.replace('tests/', '')} ({n})" for k, n in groups.items())
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-k", help="only entries whose name holds this text")
+    ap.add_argument("--list", action="store_true", help="list the entries and exit")
+    opts = ap.parse_args(argv)
+    entries = [e for e in MUTATIONS if not opts.k or opts.k in e["name"]]
+    if opts.list:
+        for e in entries:
+            print(f"{e['name']}: {e['why']} ({e['file']}; {' '.join(e['tests'])})")
+        return 0
+    if not entries:
+        print(f"mutations: error: no entry's name holds {opts.k!r}; see --list", file=sys.stderr)
+        return 2
+    print(f"Python {sys.version.split()[0]}; {len(entries)} mutation(s)", flush=True)
+    with tempfile.TemporaryDirectory(prefix="launchbench-mutations-") as tmp:
+        repo = copy_tree(tmp)
+        baseline = sorted({tuple(e["tests"]) for e in entries})
+        for args in baseline:
+            rc, failed, last = run_tests(repo, list(args))
+            if rc != 0:
+                print(f"mutations: error: the unmutated tests fail ({' '.join(args)}: {last}; {failed[:3]})",
+                      file=sys.stderr)
+                return 2
+        print(f"unmutated: {len(baseline)} test selection(s) pass", flush=True)
+        survived = []
+        for e in entries:
+            path = os.path.join(repo, e["file"])
+            with open(path, encoding="utf-8") as f:
+                original = f.read()
+            mutate(repo, e)
+            t0 = time.monotonic()
+            try:
+                rc, failed, last = run_tests(repo, e["tests"])
+            finally:
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(original)
+            took = time.monotonic() - t0
+            if rc == 0:
+                survived.append(e["name"])
+                verdict = f"SURVIVED ({last})"
+            elif rc == 1 and failed:
+                verdict = f"caught by {caught_by(failed)}"
+            else:  # collection errors, crashes: the mutation broke something other than the rule
+                survived.append(e["name"])
+                verdict = f"NOT A CATCH: pytest exit {rc} ({last})"
+            print(f"- {e['name']}: {verdict} [{took:.0f} s]", flush=True)
+    print(f"{len(entries) - len(survived)} of {len(entries)} mutations caught"
+          + (f"; survived: {', '.join(survived)}" if survived else ""))
+    return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
