@@ -13,7 +13,7 @@ import pytest
 from launchbench.base.errors import UserError
 from launchbench.engine import countdiff
 from launchbench.output import counts as counts_out
-from launchbench.workloads import counts
+from launchbench.workloads import callees, counts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -164,7 +164,7 @@ def _other_pythons():
 SCRIPT = """
 import dis, json, sys
 sys.path.insert(0, sys.argv[1])
-from launchbench.workloads import counts
+from launchbench.workloads import callees, counts
 def leaf():
     return None
 def straight(x):
@@ -212,12 +212,26 @@ def test_each_c_function_called_is_named_and_its_calls_add_up_to_c_calls():
         x.pop()
         return isinstance(n, int)
 
-    rec = counts.count(launch, ([1, 2],), launches=4, warmup=1)
+    rec = callees.count(launch, ([1, 2],), launches=4, warmup=1)
     row = next(f for f in rec["functions"] if f["function"].endswith("launch"))
     assert row["c_callees"] == {"builtins.isinstance": 1, "builtins.len": 1, "builtins.list.append": 1,
                                 "builtins.list.pop": 1}
     assert all(sum(f["c_callees"].values()) == f["c_calls"] for f in rec["functions"])
-    assert rec["c_callee_scope"] == counts.CALLEE_SCOPES[rec["counter"]]
+    assert rec["c_callee_scope"] == callees.CALLEE_SCOPES[rec["counter"]]
+
+
+def test_naming_the_callees_leaves_the_counts_and_no_hook_behind():
+    """The callee pass runs after the counts: every total and function row is counts.count's."""
+    def launch(x):
+        return len(x) + sum(x)
+
+    plain = counts.count(launch, ([1, 2],), launches=3)
+    named = callees.count(launch, ([1, 2],), launches=3)
+    assert named["per_launch"] == plain["per_launch"] and named["launch_totals"] == plain["launch_totals"]
+    assert [{k: v for k, v in f.items() if k != "c_callees"} for f in named["functions"]] == plain["functions"]
+    assert sys.gettrace() is None and sys.getprofile() is None
+    if hasattr(sys, "monitoring"):
+        assert all(sys.monitoring.get_tool(i) is None for i in (2, 3, 4))
 
 
 def test_callee_names_say_module_and_qualified_name():
@@ -227,23 +241,23 @@ def test_callee_names_say_module_and_qualified_name():
         def __call__(self):
             return None
 
-    assert counts.callee_name(len) == "builtins.len"
-    assert counts.callee_name([].append) == counts.callee_name(list.append) == "builtins.list.append"
-    assert counts.callee_name((1).__add__) == counts.callee_name(int.__add__) == "builtins.int.__add__"
-    assert counts.callee_name(dict.fromkeys) == "builtins.dict.fromkeys"
-    assert counts.callee_name(tuple) == "builtins.tuple"  # a class called: its construction
-    assert counts.callee_name(functools.partial(len)) == "functools.partial.__call__"
-    assert counts.callee_name(Callable()).endswith(".test_callee_names_say_module_and_qualified_name.<locals>."
+    assert callees.callee_name(len) == "builtins.len"
+    assert callees.callee_name([].append) == callees.callee_name(list.append) == "builtins.list.append"
+    assert callees.callee_name((1).__add__) == callees.callee_name(int.__add__) == "builtins.int.__add__"
+    assert callees.callee_name(dict.fromkeys) == "builtins.dict.fromkeys"
+    assert callees.callee_name(tuple) == "builtins.tuple"  # a class called: its construction
+    assert callees.callee_name(functools.partial(len)) == "functools.partial.__call__"
+    assert callees.callee_name(Callable()).endswith(".test_callee_names_say_module_and_qualified_name.<locals>."
                                                    "Callable.__call__")
     import math
-    assert counts.callee_name(math.sqrt) == "math.sqrt"
+    assert callees.callee_name(math.sqrt) == "math.sqrt"
 
 
 def test_len_becoming_sum_is_a_c_callee_change_with_identical_counts():
     """The same bytecodes, calls and entries: only the C function called differs, and the diff
     says which (not 'not visible to counts'), per function and for the launch."""
-    a = counts.count(launch_len, ([1, 2],), launches=4)
-    b = counts.count(launch_sum, ([1, 2],), launches=4)
+    a = callees.count(launch_len, ([1, 2],), launches=4)
+    b = callees.count(launch_sum, ([1, 2],), launches=4)
     for rec in (a, b):  # the same name on both sides: only the callee differs
         rec["functions"] = [dict(f, function="launch") for f in rec["functions"]]
     assert a["per_launch"] == b["per_launch"]

@@ -23,7 +23,7 @@ from launchbench.engine import commitcounts, countdiff, runner
 from launchbench.environments import envs
 from launchbench.output import breakdown as breakdown_out, counts as counts_out, history as history_out, prreport
 from launchbench.output import report as report_out
-from launchbench.workloads import counts
+from launchbench.workloads import callees, counts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOT_VISIBLE = countdiff.NOT_VISIBLE
@@ -316,7 +316,7 @@ def _pr_doc(section: dict, delta: dict) -> dict:
 
 
 def test_the_pr_comment_says_not_visible_when_only_the_cost_moved():
-    same = counts.count(_base_launch, (), launches=4)
+    same = callees.count(_base_launch, (), launches=4)
     recs = [{"variant": v, "round": r, "worker": 10 * r + i, "nargs": 0, "counts": same}
             for i, v in enumerate(("c0-aaaaaaa", "c1-bbbbbbb")) for r in (0, 1)]
     section = countdiff.section(recs, "c0-aaaaaaa", ["c0-aaaaaaa", "c1-bbbbbbb"])
@@ -345,7 +345,7 @@ def test_the_pr_comment_names_the_c_callees_that_changed():
     """head calls sum where base calls len: the verdict line and the tables say so, beside an
     established cost, and nothing reads 'not visible to counts'."""
     sides = {"c0-aaaaaaa": _launch_calling("len"), "c1-bbbbbbb": _launch_calling("sum")}
-    recs = [{"variant": v, "round": r, "worker": 10 * r + i, "nargs": 0, "counts": counts.count(f, (), launches=4)}
+    recs = [{"variant": v, "round": r, "worker": 10 * r + i, "nargs": 0, "counts": callees.count(f, (), launches=4)}
             for i, (v, f) in enumerate(sides.items()) for r in (0, 1)]
     section = countdiff.section(recs, "c0-aaaaaaa", list(sides))
     moved = {"variant": "c1-bbbbbbb", "nargs": 0, "delta_us": 1.2, "ci_us": [0.8, 1.6], "delta_pct": 5.0,
@@ -363,7 +363,7 @@ def test_the_pr_comment_names_the_c_callees_that_changed():
 def _entry(c_function: str) -> dict:
     """A commit's counts (commitcounts' entry) of the stand-in launch at 0 and 2 args."""
     launch = _launch_calling(c_function)
-    return {"counts": {str(n): counts.count(launch, list(range(n)), launches=4, warmup=1) for n in (0, 2)}}
+    return {"counts": {str(n): callees.count(launch, list(range(n)), launches=4, warmup=1) for n in (0, 2)}}
 
 
 def test_bisect_names_a_culprit_that_swapped_one_c_function_for_another():

@@ -1,4 +1,4 @@
-"""Exact Python-level counts of one launch: bytecodes, calls, function entries and C callees.
+"""Exact Python-level counts of one launch: bytecodes, calls and function entries.
 
 Why: on the GPU VMs a 0.3 µs question costs minutes of paired timing rounds, and there are no
 hardware counters (``perf_event_open`` fails). The Python part of a launch, though, executes
@@ -12,19 +12,10 @@ it never runs while timing):
   ``bytecodes``: instructions executed (RESUME is not instrumented, so not counted); ``calls``:
   calls made from Python bytecode, to Python or C callables (split into ``py_calls`` and
   ``c_calls``); ``entries``: Python functions started (also those the C dispatcher calls).
-  ``c_callees``: every ``c_calls`` callable by name (the CALL event hands over the callable).
 - Python 3.11: ``sys.settrace`` with opcode events and ``sys.setprofile``. ``bytecodes`` are
   opcode events (exact, but 3.11's instruction set differs from 3.12's, so the numbers are
   not comparable across the two), ``entries`` are frame starts (generator resumptions too),
   ``c_calls`` are C functions called from Python; ``calls`` and ``py_calls`` are not counted.
-  ``c_callees`` name the ``c_call`` events' functions: builtin functions and methods only;
-  Cython functions (cuda-bindings), classes and callable objects send no ``c_call`` event.
-
-A C callee is named ``module.qualname`` (``builtins.len``, ``builtins.list.append``,
-``cuda.bindings.driver.cuLaunchKernel``); a class called by its own name (construction); any
-other callable object as ``module.Type.__call__``. Per function, the callees' counts add up to
-its ``c_calls``: the name says which C function moved where the counts alone do not
-(``len(x)`` -> ``sum(x)``).
 
 Counts compare only between processes of the same Python minor version and counter
 (``counter``, ``python``): ``engine.countdiff`` refuses the rest.
@@ -45,13 +36,6 @@ TOTALS = ("bytecodes", "calls", "py_calls", "c_calls", "entries")
 DEFAULT_LAUNCHES = 20
 #: uncounted launches first: first-call caches (configure, type dispatch) fill here
 DEFAULT_WARMUP = 5
-#: which C callables each counter names (a counts record's ``c_callee_scope``)
-CALLEE_SCOPES = {
-    "sys.monitoring": "every C call from Python bytecode (builtins, extension and Cython functions, classes, "
-                      "callable objects)",
-    "sys.settrace": "builtin functions and methods only (sys.setprofile c_call events): Cython functions such "
-                    "as cuda-bindings', slot wrappers, classes and callable objects are neither named nor counted",
-}
 #: the sys.monitoring tool ids tried (2 is the profiler's; 3 and 4 are unassigned)
 _TOOL_IDS = (3, 4, 2)
 _PY_CALLABLES = (types.FunctionType, types.MethodType)
@@ -72,14 +56,6 @@ class _Tally:
     def __init__(self):
         self.by_code: dict = {}  # code -> [bytecodes, calls, py_calls, c_calls, entries]
         self.total = [0, 0, 0, 0, 0]
-        self.callees: dict = {}  # code -> {C callee name: calls}
-
-    def callee(self, code, func) -> None:
-        got = self.callees.get(code)
-        if got is None:
-            got = self.callees[code] = {}
-        name = callee_name(func)
-        got[name] = got.get(name, 0) + 1
 
     def row(self, code) -> list:
         row = self.by_code.get(code)
@@ -94,44 +70,6 @@ def _is_python_callable(func) -> bool:
     # a class or an object with __call__ written in Python also starts Python code, but
     # the call itself is dispatched by C (type.__call__): counted as a C call
     return False
-
-
-_FUNCTION_LIKE: dict = {}  # type -> whether its objects carry a name of their own
-
-
-def _function_like(kind: type) -> bool:
-    """Whether objects of *kind* are C functions with a name of their own (builtins, method
-    descriptors, Cython functions: their type defines ``__qualname__``); other callables are
-    instances, named by their type, which runs no Python code of theirs while counting."""
-    got = _FUNCTION_LIKE.get(kind)
-    if got is None:
-        got = _FUNCTION_LIKE[kind] = any("__qualname__" in vars(k) for k in kind.__mro__ if k is not object)
-    return got
-
-
-def callee_name(func) -> str:
-    """A C callable's name: ``module.qualname`` (``builtins.len``, ``builtins.list.append``);
-    a class: its own name; any other callable object: ``module.Type.__call__``."""
-    kind = type(func)
-    try:
-        if isinstance(func, type):
-            return f"{func.__module__}.{func.__qualname__}"
-        if not _function_like(kind):
-            return f"{kind.__module__}.{kind.__qualname__}.__call__"
-        qual = func.__qualname__
-    except Exception:  # an odd object must not break the launch it is counted in
-        return f"{kind.__module__}.{kind.__qualname__}.__call__"
-    module = getattr(func, "__module__", None)  # functions say it; methods and descriptors do not
-    if not isinstance(module, str):
-        owner = getattr(func, "__objclass__", None)  # a descriptor's class
-        if owner is None:
-            owner = getattr(func, "__self__", None)  # a bound method's object, class or module
-            if isinstance(owner, types.ModuleType):
-                return f"{owner.__name__}.{qual}"
-            if owner is not None and not isinstance(owner, type):
-                owner = type(owner)
-        module = getattr(owner, "__module__", None)
-    return f"{module}.{qual}" if isinstance(module, str) else qual
 
 
 def _count_monitoring(run, n: int, skip: set) -> tuple:
@@ -172,7 +110,6 @@ def _count_monitoring(run, n: int, skip: set) -> tuple:
         else:
             row[3] += 1
             total[3] += 1
-            tally.callee(code, func)
 
     def on_start(code, offset):
         if code in skip:
@@ -222,7 +159,6 @@ def _count_settrace(run, n: int, skip: set) -> tuple:
         if event == "c_call" and frame.f_code not in skip:
             tally.row(frame.f_code)[3] += 1
             total[3] += 1
-            tally.callee(frame.f_code, arg)
 
     old_trace, old_profile = sys.gettrace(), sys.getprofile()
     sys.settrace(tracer)
@@ -271,9 +207,8 @@ def count(launch, args=(), launches: int = DEFAULT_LAUNCHES, warmup: int = DEFAU
 
     Returns the counts record: ``per_launch`` (totals per launch; the median launch's where
     launches differ), ``steady`` (every launch gave the same totals), ``launch_totals`` (the
-    distinct per-launch totals and how many launches gave each), ``functions`` (per function,
-    per launch: ``module``, ``function`` (qualified name), the totals and ``c_callees``: C
-    callee name -> calls) and ``c_callee_scope`` (which C callables this counter names)."""
+    distinct per-launch totals and how many launches gave each) and ``functions`` (per function,
+    per launch: ``module``, ``function`` (qualified name), and the totals)."""
     if launches < 1:
         raise ValueError("launches must be at least 1")
     args = tuple(args)
@@ -313,28 +248,21 @@ def count(launch, args=(), launches: int = DEFAULT_LAUNCHES, warmup: int = DEFAU
     median = sorted(per, key=lambda m: m[0])[len(per) // 2]
     modules = _module_names()
     functions: dict = {}
-    callees: dict = {}
     for code, row in tally.by_code.items():
         key = (_module_of(code, modules), _qualname(code))
         acc = functions.setdefault(key, [0, 0, 0, 0, 0])
         for i, value in enumerate(row):
             acc[i] += value
-        named = callees.setdefault(key, {})
-        for name, calls in tally.callees.get(code, {}).items():
-            named[name] = named.get(name, 0) + calls
     rows = []
     for (module, qualname), acc in functions.items():
         rec = {"module": module, "function": qualname}
         rec.update({k: _per_launch_value(acc[i], launches) for k, i in index.items()})
-        rec["c_callees"] = {name: _per_launch_value(calls, launches)
-                            for name, calls in sorted(callees[(module, qualname)].items())}
         rows.append(rec)
     rows.sort(key=lambda r: (-r["bytecodes"], r["module"], r["function"]))
     return {
         "counter": counter,
         "python": python_version(),
         "kinds": list(kinds),
-        "c_callee_scope": CALLEE_SCOPES[counter],
         "launches": launches,
         "warmup": int(warmup),
         "per_launch": {k: median[i] for k, i in index.items()},
