@@ -251,6 +251,11 @@ def test_callee_names_say_module_and_qualified_name():
                                                    "Callable.__call__")
     import math
     assert callees.callee_name(math.sqrt) == "math.sqrt"
+    import numpy  # a C-typed wrapper names what it wraps; a Python-class instance is not asked
+    assert callees.callee_name(numpy.zeros_like) == "numpy._ArrayFunctionDispatcher.__call__(numpy.zeros_like)"
+    named = Callable()
+    named.__dict__.update(__module__="m", __qualname__="f")
+    assert callees.callee_name(named) == callees.callee_name(Callable())
 
 
 def test_len_becoming_sum_is_a_c_callee_change_with_identical_counts():

@@ -254,7 +254,7 @@ def test_breakdown_counts_each_variants_full_launch(breakdown_doc):
     assert "| call | lbcounts_stages |" in md
 
 
-INTERCEPTOR = "launchbench.workloads._tls.Interceptor.__call__"
+INTERCEPTOR = "launchbench.workloads._tls.Interceptor.__call__(launchbench.workloads.standin.Dispatcher.call)"
 
 
 def test_breakdown_reads_a_c_level_cost_as_not_visible(breakdown_doc):

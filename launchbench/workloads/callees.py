@@ -56,15 +56,33 @@ def _function_like(kind: type) -> bool:
     return got
 
 
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made at run time (in Python, or by a C extension's spec)
+
+
+def _wrapped(func, kind: type) -> str | None:
+    """``module.qualname`` that a C-typed wrapper object carries in its own ``__dict__`` (what
+    functools.update_wrapper sets: numpy's functions, launchbench's Interceptor), or None. Only
+    static C types are asked: their attribute lookup runs no Python code."""
+    if kind.__flags__ & _HEAPTYPE:
+        return None
+    own = getattr(func, "__dict__", None)
+    if not isinstance(own, dict):
+        return None
+    module, qual = own.get("__module__"), own.get("__qualname__")
+    return f"{module}.{qual}" if isinstance(module, str) and isinstance(qual, str) else None
+
+
 def callee_name(func) -> str:
     """A C callable's name: ``module.qualname`` (``builtins.len``, ``builtins.list.append``);
-    a class: its own name; any other callable object: ``module.Type.__call__``."""
+    a class: its own name; any other callable object: ``module.Type.__call__``, with what it
+    wraps where a C-typed wrapper says (``numpy._ArrayFunctionDispatcher.__call__(numpy.zeros_like)``)."""
     kind = type(func)
     try:
         if isinstance(func, type):
             return f"{func.__module__}.{func.__qualname__}"
         if not _function_like(kind):
-            return f"{kind.__module__}.{kind.__qualname__}.__call__"
+            wrapped = _wrapped(func, kind)
+            return f"{kind.__module__}.{kind.__qualname__}.__call__" + (f"({wrapped})" if wrapped else "")
         qual = func.__qualname__
     except Exception:  # noqa: BLE001 - an odd object must not break the launch it is counted in
         return f"{kind.__module__}.{kind.__qualname__}.__call__"
