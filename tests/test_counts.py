@@ -13,7 +13,7 @@ import pytest
 from launchbench.base.errors import UserError
 from launchbench.engine import countdiff
 from launchbench.output import counts as counts_out
-from launchbench.workloads import counts
+from launchbench.workloads import callees, counts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -164,7 +164,7 @@ def _other_pythons():
 SCRIPT = """
 import dis, json, sys
 sys.path.insert(0, sys.argv[1])
-from launchbench.workloads import counts
+from launchbench.workloads import callees, counts
 def leaf():
     return None
 def straight(x):
@@ -190,3 +190,143 @@ def test_the_other_counter_on_another_python(version):
     if version >= "3.12":
         assert rec["counter"] == "sys.monitoring" and rec["per_launch"]["calls"] == 1
         assert rec["per_launch"]["py_calls"] == 1 and rec["per_launch"]["c_calls"] == 0
+
+
+# ---------------------------------------------------------------- C callees: which C functions a launch calls
+
+def launch_len(x):
+    n = len(x)
+    return n
+
+
+def launch_sum(x):
+    n = sum(x)
+    return n
+
+
+def test_each_c_function_called_is_named_and_its_calls_add_up_to_c_calls():
+    """Per function, the named C callees' calls are its C calls, on either counter."""
+    def launch(x):
+        n = len(x)
+        x.append(n)
+        x.pop()
+        return isinstance(n, int)
+
+    rec = callees.count(launch, ([1, 2],), launches=4, warmup=1)
+    row = next(f for f in rec["functions"] if f["function"].endswith("launch"))
+    assert row["c_callees"] == {"builtins.isinstance": 1, "builtins.len": 1, "builtins.list.append": 1,
+                                "builtins.list.pop": 1}
+    assert all(sum(f["c_callees"].values()) == f["c_calls"] for f in rec["functions"])
+    assert rec["c_callee_scope"] == callees.CALLEE_SCOPES[rec["counter"]]
+
+
+def test_naming_the_callees_leaves_the_counts_and_no_hook_behind():
+    """The callee pass runs after the counts: every total and function row is counts.count's."""
+    def launch(x):
+        return len(x) + sum(x)
+
+    plain = counts.count(launch, ([1, 2],), launches=3)
+    named = callees.count(launch, ([1, 2],), launches=3)
+    assert named["per_launch"] == plain["per_launch"] and named["launch_totals"] == plain["launch_totals"]
+    assert [{k: v for k, v in f.items() if k != "c_callees"} for f in named["functions"]] == plain["functions"]
+    assert sys.gettrace() is None and sys.getprofile() is None
+    if hasattr(sys, "monitoring"):
+        assert all(sys.monitoring.get_tool(i) is None for i in (2, 3, 4))
+
+
+def test_callee_names_say_module_and_qualified_name():
+    import functools
+
+    class Callable:
+        def __call__(self):
+            return None
+
+    assert callees.callee_name(len) == "builtins.len"
+    assert callees.callee_name([].append) == callees.callee_name(list.append) == "builtins.list.append"
+    assert callees.callee_name((1).__add__) == callees.callee_name(int.__add__) == "builtins.int.__add__"
+    assert callees.callee_name(dict.fromkeys) == "builtins.dict.fromkeys"
+    assert callees.callee_name(tuple) == "builtins.tuple"  # a class called: its construction
+    assert callees.callee_name(functools.partial(len)) == "functools.partial.__call__"
+    assert callees.callee_name(Callable()).endswith(".test_callee_names_say_module_and_qualified_name.<locals>."
+                                                   "Callable.__call__")
+    import math
+    assert callees.callee_name(math.sqrt) == "math.sqrt"
+    import numpy  # a C-typed wrapper names what it wraps; a Python-class instance is not asked
+    assert callees.callee_name(numpy.zeros_like) == "numpy._ArrayFunctionDispatcher.__call__(numpy.zeros_like)"
+    named = Callable()
+    named.__dict__.update(__module__="m", __qualname__="f")
+    assert callees.callee_name(named) == callees.callee_name(Callable())
+
+
+def test_len_becoming_sum_is_a_c_callee_change_with_identical_counts():
+    """The same bytecodes, calls and entries: only the C function called differs, and the diff
+    says which (not 'not visible to counts'), per function and for the launch."""
+    a = callees.count(launch_len, ([1, 2],), launches=4)
+    b = callees.count(launch_sum, ([1, 2],), launches=4)
+    for rec in (a, b):  # the same name on both sides: only the callee differs
+        rec["functions"] = [dict(f, function="launch") for f in rec["functions"]]
+    assert a["per_launch"] == b["per_launch"]
+    assert countdiff.fingerprint(a) != countdiff.fingerprint(b)
+    d = countdiff.diff(a, b)
+    assert set(d["per_launch"].values()) == {0}
+    assert d["moved"] and d["callees_moved"] and not d["counts_moved"]
+    want = [("builtins.len", -1, "lost"), ("builtins.sum", 1, "gained")]
+    assert [(c["name"], c["delta"], c["status"]) for c in d["c_callees"]] == want
+    [row] = d["functions"]
+    assert row["function"] == "launch" and set(row["delta"].values()) == {0}
+    assert [(c["name"], c["delta"], c["status"]) for c in row["c_callees"]] == want
+    assert countdiff.visibility(d, True) == countdiff.CALLEES_MOVED != countdiff.NOT_VISIBLE
+    assert countdiff.visibility(d, False) == countdiff.CALLEES_MOVED
+
+
+def _fn(name, bytecodes, callees=None):
+    return {"module": "m", "function": name, "bytecodes": bytecodes, "calls": 1, "py_calls": 0, "c_calls": 1,
+            "entries": 1, "c_callees": callees or {"builtins.len": 1}}
+
+
+def _rec(functions):
+    kinds = ["bytecodes", "calls", "py_calls", "c_calls", "entries"]
+    total = {k: sum(f[k] for f in functions) for k in kinds}
+    return {"counter": "sys.monitoring", "python": "3.12", "kinds": kinds, "c_callee_scope": "every",
+            "per_launch": total, "steady": True, "launch_totals": [{"launches": 4, **total}], "functions": functions}
+
+
+def test_a_move_between_functions_with_equal_totals_is_flagged():
+    """5 bytecodes move from f to g: every total is equal, the per-function rows are not. The
+    diff says the counts moved (not 'no change', not 'not visible') and the tables say where."""
+    a, b = _rec([_fn("f", 10), _fn("g", 5)]), _rec([_fn("f", 5), _fn("g", 10)])
+    assert a["per_launch"] == b["per_launch"]
+    d = countdiff.diff(a, b)
+    assert set(d["per_launch"].values()) == {0}
+    assert d["moved"] and d["counts_moved"] and not d["callees_moved"]
+    assert [(f["function"], f["delta"]["bytecodes"]) for f in d["functions"]] == [("f", -5), ("g", 5)]
+    assert countdiff.visibility(d, True) == countdiff.COUNTS_MOVED
+    assert countdiff.visibility(d, False) == countdiff.COUNTS_MOVED
+    section = countdiff.summarize([_records("ref", 0, a), _records("v", 0, b)], "ref", ["ref", "v"])
+    timed = [{"variant": "v", "nargs": 0, "delta_us": 0.3, "ci_us": [0.2, 0.4]}]
+    rows = counts_out.diff_rows(section, timed, [0])
+    assert rows[1][-1] == counts_out.BETWEEN_FUNCTIONS
+    md = counts_out.markdown(section, timed, [0])
+    assert "Functions that moved (v vs ref, 0 args)" in md and "| f | m | -5 |" in md and "| g | m | +5 |" in md
+
+
+def test_a_c_callee_moving_between_functions_is_flagged():
+    """len called from g instead of f: the launch calls the same C functions, its functions do not."""
+    a = _rec([_fn("f", 5), _fn("g", 5, {"builtins.isinstance": 1})])
+    b = _rec([_fn("f", 5, {"builtins.isinstance": 1}), _fn("g", 5)])
+    d = countdiff.diff(a, b)
+    assert d["c_callees"] == [] and d["moved"] and d["callees_moved"] and d["c_callees_changed"] == 4
+    assert countdiff.visibility(d, True) == countdiff.CALLEES_MOVED
+
+
+def test_records_without_c_callees_diff_their_counts_only():
+    """A record from before C callees (no c_callee_scope) names none: no callee reads as gained."""
+    a = _rec([_fn("f", 5)])
+    old = json.loads(json.dumps(a))
+    old.pop("c_callee_scope")
+    for f in old["functions"]:
+        f.pop("c_callees")
+    d = countdiff.diff(old, a)
+    assert not d["moved"] and not d["callees_compared"] and d["c_callees"] == []
+    assert countdiff.visibility(d, True) == countdiff.NOT_VISIBLE
+    assert countdiff.visibility({"moved": True}, True) == countdiff.COUNTS_MOVED  # an old stored diff

@@ -15,15 +15,19 @@ from launchbench.output import counts as counts_out, documents
 HERE = f"env:{sys.prefix}"
 
 
-def _fn(module, function, bytecodes, c_calls, entries):
-    return {"module": module, "function": function, "bytecodes": bytecodes, "c_calls": c_calls, "entries": entries}
+def _fn(module, function, bytecodes, c_calls, entries, callees=None):
+    """A function row; its C calls all go to isinstance unless *callees* says otherwise."""
+    named = callees if callees is not None else ({"builtins.isinstance": c_calls} if c_calls else {})
+    return {"module": module, "function": function, "bytecodes": bytecodes, "c_calls": c_calls, "entries": entries,
+            "c_callees": named}
 
 
 def _record(functions, per_launch=None):
     total = {k: sum(f[k] for f in functions) for k in ("bytecodes", "c_calls", "entries")}
     return {"counter": "sys.settrace", "python": "3.11", "kinds": ["bytecodes", "c_calls", "entries"],
-            "launches": 5, "warmup": 5, "per_launch": per_launch or total, "mean_per_launch": total,
-            "steady": True, "launch_totals": [{"launches": 5, **total}], "functions": functions}
+            "c_callee_scope": "builtin functions and methods only", "launches": 5, "warmup": 5,
+            "per_launch": per_launch or total, "mean_per_launch": total, "steady": True,
+            "launch_totals": [{"launches": 5, **total}], "functions": functions}
 
 
 BASE = [_fn("numba.cuda.dispatcher", "_Kernel._prepare_args", 150, 10, 2),
@@ -63,12 +67,12 @@ def _doc(section, names=("base", "v2"), mechanism=None, details=None):
                  "base": "numba-cuda==0.30.4"} for n in names]
     if mechanism:
         variants[-1].update(kind="mechanism", mechanism=mechanism, mechanism_details=details)
-    return {**documents.stamp("counts"), "created": "now",
+    return json.loads(json.dumps({**documents.stamp("counts"), "created": "now",
             "command": ["launchbench", "counts"], "simulator": False, "label": "Exact counts", "host": {},
             "device": {"name": None}, "settings": {"arg_counts": [2], "arg_kind": "array", "dispatch": "lazy",
                                                     "processes": 2, "launches": 5, "top": 4},
             "reference": "base", "variants": variants, "counts": section, "rounds_completed": 2,
-            "interrupted": False, "interrupt_reason": None, "timing": {}}
+            "interrupted": False, "interrupt_reason": None, "timing": {}}))  # a copy: no test changes BASE
 
 
 def test_the_report_ranks_and_diffs_a_what_if_that_drops_the_imports():
@@ -112,6 +116,11 @@ def test_markdown_keeps_locals_in_qualnames_visible():
     (lambda d: d["counts"]["variants"]["base"]["2"].pop("functions"), "missing field 'functions'"),
     (lambda d: d["counts"]["diffs"]["v2"].update({"2": {"per_launch": {}}}), "expected a diff"),
     (lambda d: d.pop("counts"), "missing field 'counts'"),
+    (lambda d: d["counts"]["variants"]["base"]["2"].pop("c_callee_scope"), "missing field 'c_callee_scope'"),
+    (lambda d: d["counts"]["variants"]["base"]["2"]["functions"][0].pop("c_callees"), "missing field 'c_callees'"),
+    (lambda d: d["counts"]["variants"]["base"]["2"]["functions"][0]["c_callees"].update({"builtins.len": "1"}),
+     "c_callees['builtins.len']"),
+    (lambda d: d["counts"]["diffs"]["v2"]["2"].pop("callees_moved"), "missing field 'callees_moved'"),
 ])
 def test_the_document_is_checked(change, needle):
     doc = _doc(_section(BASE))
@@ -120,6 +129,61 @@ def test_the_document_is_checked(change, needle):
     with pytest.raises(documents.SchemaError, match=needle.replace("[", r"\[").replace("]", r"\]")) as info:
         documents.validate(doc, "counts")
     assert "\n" not in str(info.value)
+
+
+def _strip_callees(doc: dict) -> dict:
+    """*doc* as version 1 wrote it: no C callees anywhere."""
+    doc = json.loads(json.dumps(doc))
+    doc.update(documents.stamp("counts", 1))
+    for per in doc["counts"]["variants"].values():
+        for rec in per.values():
+            rec.pop("c_callee_scope")
+            for f in rec["functions"]:
+                f.pop("c_callees")
+    for per in doc["counts"]["diffs"].values():
+        for d in per.values():
+            for key in ("counts_moved", "callees_moved", "callees_compared", "c_callees", "c_callees_changed"):
+                d.pop(key)
+            for f in d["functions"]:
+                f.pop("c_callees")
+    return doc
+
+
+def test_a_version_1_document_without_c_callees_still_reads_and_renders(tmp_path):
+    """Version 2 added the C callees; a version-1 file (none) is read and rendered, saying so,
+    and a version-2 document must carry them."""
+    hoisted = [f for f in BASE if f["module"] != "importlib._bootstrap"]
+    old = _strip_callees(_doc(_section(hoisted)))
+    assert old["schema_version"] == 1 and documents.kind("counts").version == 2
+    path = tmp_path / "v1.json"
+    path.write_text(json.dumps(old))
+    doc = documents.read(str(path), "counts")
+    text = counts_out.report_text(doc)
+    assert "Functions that moved (v2 vs base, 2 args)" in text and "C callees that changed" not in text
+    assert "name no C callees" in text
+    with pytest.raises(documents.SchemaError, match="c_callee_scope"):
+        documents.validate(dict(old, schema_version=2), "counts")
+
+
+def test_the_counts_report_names_the_c_callees_that_changed():
+    """A variant whose launch calls sum where the reference calls len: equal counts, and the
+    report's tables name both C functions and where they are called from."""
+    swapped = [_fn(f["module"], f["function"], f["bytecodes"], f["c_calls"], f["entries"],
+                   {"builtins.sum": f["c_calls"]}) if f["function"] == "_Kernel.launch" else f for f in BASE]
+    doc = documents.validate(_doc(_section(swapped)), "counts")
+    d = doc["counts"]["diffs"]["v2"]["2"]
+    assert d["moved"] and d["callees_moved"] and not d["counts_moved"] and set(d["per_launch"].values()) == {0}
+    assert [(c["name"], c["delta"], c["status"]) for c in d["c_callees"]] == [
+        ("builtins.isinstance", -1, "changed"), ("builtins.sum", 1, "gained")]
+    text = counts_out.report_text(doc)
+    changed = text.split("C callees that changed (v2 vs base, 2 args):")[1]
+    assert "builtins.sum" in changed and "gained" in changed and "_Kernel.launch (numba.cuda.dispatcher)" in changed
+    assert "the same functions and counts as base; only the C callees above changed" in text
+    rows = counts_out.count_diff_rows(doc["counts"], [2])
+    assert rows[1][-2:] == ["1", "2"]  # one function changed, two of its C callee counts
+    md = counts_out.report_markdown(doc)
+    assert "| builtins.sum | +1 | 0 → 1 | gained | _Kernel.launch (numba.cuda.dispatcher) |" in md
+    assert "| 1 | builtins.isinstance | 28 |" in md and "| 2 | builtins.sum | 1 | _Kernel.launch |" in md
 
 
 def test_read_words_its_errors_in_one_line(tmp_path):

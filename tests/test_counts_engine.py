@@ -1,11 +1,14 @@
 """The counts channel through the engine, on CPU: real worker processes count stand-ins whose
-counts are known from ``dis``, and the records reach compare's, breakdown's and pr's documents
-and renderings.
+counts are known from ``dis``, and the records reach compare's, breakdown's, pr's and bisect's
+documents and renderings, C callees included.
 
 Each variant is an ``env:`` folder whose ``bin/python`` runs this interpreter with a folder of its
 own on PYTHONPATH, so two variants can run the same module name with different code (one more
 Python call) or the same code (an A/A pair). Timing deltas are built by hand where a reading
 needs one: no test here depends on how long anything took.
+
+Counts depend on the Python minor version by design (sys.monitoring on 3.12+, settrace on
+3.11): where they differ, the expectation says which Python it is for.
 """
 import dis
 import json
@@ -16,25 +19,23 @@ import textwrap
 
 import pytest
 
-from launchbench.engine import countdiff, runner
+from launchbench.engine import commitcounts, countdiff, runner
 from launchbench.environments import envs
-from launchbench.output import breakdown as breakdown_out, counts as counts_out, prreport
-from launchbench.workloads import counts
+from launchbench.output import breakdown as breakdown_out, counts as counts_out, history as history_out, prreport
+from launchbench.output import report as report_out
+from launchbench.workloads import callees, counts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOT_VISIBLE = countdiff.NOT_VISIBLE
-# Counts depend on the Python minor version by design (workloads/counts.py): 3.12's sys.monitoring
-# counts every call, 3.11's settrace/setprofile only C calls (the "calls" column reads n/a there).
-MONITORING = sys.version_info >= (3, 12)
-
-
-def calls_cell(delta: int) -> str:
-    """The Δ calls cell of a diff row on this Python."""
-    return f"{delta:+d}" if MONITORING else "n/a"
+#: sys.monitoring (3.12+) counts every call and sees a C interception replace a Python function;
+#: sys.settrace (3.11) counts C calls to builtins only
+MONITORING = counts.counter_name() == "sys.monitoring"
 
 # the compare/pr stand-in: a target callable (the worker's setup_callable) with a C-level wait
 LAUNCH = '''
 from launchbench.workloads._tls import spin
+
+X = (1, 2)
 
 
 def helper():
@@ -43,9 +44,11 @@ def helper():
 
 def launch(*args):
     spin(WAIT_NS)
+    len(X)
     helper()
 '''
 EXTRA = "    helper()\n"  # one more Python call per launch
+SUM = LAUNCH.replace("len(X)", "sum(X)")  # the same bytecodes and calls: another C function
 
 # the breakdown stand-in: standin's stage factory, its Dispatcher.call wrapped in one more Python call
 STAGES_PLAIN = '''
@@ -92,13 +95,14 @@ def variant_env(tmp_path, name: str, module: str, code: str, extra_env: str = ""
 
 @pytest.fixture(scope="module")
 def engine_run(tmp_path_factory):
-    """One engine run: a and b run the same code (A/A), c makes one more Python call per launch;
-    2 rounds, both counted, at 0 and 2 arguments."""
+    """One engine run: a and b run the same code (A/A), c makes one more Python call per launch,
+    d calls sum where a calls len; 2 rounds, both counted, at 0 and 2 arguments."""
     tmp = tmp_path_factory.mktemp("counts-engine")
     code = LAUNCH.replace("WAIT_NS", "2000")
     pythons = {"a": variant_env(tmp, "a", "lbcounts_launch", code),
                "b": variant_env(tmp, "b", "lbcounts_launch", code),
-               "c": variant_env(tmp, "c", "lbcounts_launch", code + EXTRA)}
+               "c": variant_env(tmp, "c", "lbcounts_launch", code + EXTRA),
+               "d": variant_env(tmp, "d", "lbcounts_launch", SUM.replace("WAIT_NS", "2000"))}
     plan = runner.Plan(
         variants=[(n, os.path.join(p, "bin", "python"), None) for n, p in pythons.items()], reference="a",
         arg_counts=[0, 2], loops=None, repeats=1, rounds=2, warmup=5, sample_target_s=0.0005, simulator=False,
@@ -113,16 +117,19 @@ def engine_run(tmp_path_factory):
 def test_counts_records_arrive_per_variant_round_and_arg_count(engine_run):
     recs = engine_run.counts
     assert sorted((r["variant"], r["round"], r["nargs"]) for r in recs) == sorted(
-        (v, rnd, n) for v in "abc" for rnd in (0, 1) for n in (0, 2))
+        (v, rnd, n) for v in "abcd" for rnd in (0, 1) for n in (0, 2))
     # each round's worker counted in its own process: the pid that took that round's samples
     sampled = {(s["variant"], s["round"]): s["worker"] for s in engine_run.samples}
     assert all(r["worker"] == sampled[(r["variant"], r["round"])] for r in recs)
-    assert len({r["worker"] for r in recs}) == 6
+    assert len({r["worker"] for r in recs}) == 8
     assert all(r["counts"]["steady"] and r["counts"]["launch_totals"][0]["launches"] == 6 for r in recs)
 
 
+NAMES = ["a", "b", "c", "d"]
+
+
 def test_a_pair_running_the_same_code_diffs_to_exactly_zero_across_fresh_processes(engine_run):
-    section = countdiff.section(engine_run.counts, "a", ["a", "b", "c"])
+    section = countdiff.section(engine_run.counts, "a", NAMES)
     for name in ("a", "b"):
         for n in ("0", "2"):
             rec = section["variants"][name][n]
@@ -137,7 +144,7 @@ def test_one_more_python_call_is_the_exact_delta(engine_run):
     more = per_call(LAUNCH + EXTRA, "launch", "helper")
     in_launch = more["launch"] - base["launch"]
     want = in_launch + more["helper"]
-    section = countdiff.section(engine_run.counts, "a", ["a", "b", "c"])
+    section = countdiff.section(engine_run.counts, "a", NAMES)
     assert section["reproducible"]
     for n in ("0", "2"):
         d = section["diffs"]["c"][n]
@@ -150,8 +157,9 @@ def test_one_more_python_call_is_the_exact_delta(engine_run):
     deltas = [{"variant": "c", "nargs": 0, "delta_us": 0.05, "ci_us": [0.01, 0.09]},
               {"variant": "b", "nargs": 0, "delta_us": 0.02, "ci_us": [-0.03, 0.07]}]
     md = counts_out.markdown(section, deltas, [0, 2])
-    assert f"| 0 | c | +{want} | {calls_cell(1)} | +0 | +1 | +0.05 [+0.01, +0.09] | counts moved |" in md
-    assert f"| 0 | b | +0 | {calls_cell(0)} | +0 | +0 | +0.02 [-0.03, +0.07] | no change |" in md
+    calls, none = ("+1", "+0") if MONITORING else ("n/a", "n/a")  # settrace counts no Python calls
+    assert f"| 0 | c | +{want} | {calls} | +0 | +1 | +0.05 [+0.01, +0.09] | counts moved |" in md
+    assert f"| 0 | b | +0 | {none} | +0 | +0 | +0.02 [-0.03, +0.07] | no change |" in md
     assert f"| launch | lbcounts_launch | +{in_launch} |" in md
     assert "Every process gave identical counts" in md
 
@@ -159,13 +167,44 @@ def test_one_more_python_call_is_the_exact_delta(engine_run):
 def test_a_cost_that_counts_cannot_see_reads_not_visible(engine_run):
     """b runs a's code: whatever a C extension, the driver or the machine adds to its time, its
     counts stay a's. An established timing delta beside them reads NOT_VISIBLE."""
-    section = countdiff.section(engine_run.counts, "a", ["a", "b", "c"])
+    section = countdiff.section(engine_run.counts, "a", NAMES)
     moved = [{"variant": "b", "nargs": n, "delta_us": 2.0, "ci_us": [1.5, 2.5]} for n in (0, 2)]
     rows = counts_out.diff_rows(section, moved, [0, 2])
     assert [r[-1] for r in rows[1:] if r[1] == "b"] == [NOT_VISIBLE, NOT_VISIBLE]
     assert [r[-1] for r in rows[1:] if r[1] == "c"] == ["counts moved", "counts moved"]
     text = counts_out.text(section, moved, [0, 2])
     assert NOT_VISIBLE in text.split("Functions that moved")[0]
+
+
+LEN_TO_SUM = [("builtins.len", -1, "lost"), ("builtins.sum", 1, "gained")]
+
+
+def test_len_becoming_sum_is_a_c_callee_change_not_invisible(engine_run):
+    """d runs a's launch with sum where a calls len: the same bytecodes, calls and entries, so
+    before C callees an established µs delta here read 'not visible to counts'. Now the diff
+    names both C functions, and compare's tables and report read 'C callees moved'."""
+    section = countdiff.section(engine_run.counts, "a", NAMES)
+    assert section["reproducible"]
+    for n in ("0", "2"):
+        d = section["diffs"]["d"][n]
+        assert set(d["per_launch"].values()) == {0} and d["moved"] and not d["counts_moved"]
+        assert [(c["name"], c["delta"], c["status"]) for c in d["c_callees"]] == LEN_TO_SUM
+        [row] = d["functions"]
+        assert (row["module"], row["function"]) == ("lbcounts_launch", "launch") and set(row["delta"].values()) == {0}
+        assert [(c["name"], c["delta"], c["status"]) for c in row["c_callees"]] == LEN_TO_SUM
+    timed = [{"variant": "d", "nargs": n, "delta_us": 0.4, "ci_us": [0.2, 0.6]} for n in (0, 2)]
+    rows = counts_out.diff_rows(section, timed, [0, 2])
+    assert [r[-1] for r in rows[1:] if r[1] == "d"] == [countdiff.CALLEES_MOVED] * 2
+    text = counts_out.text(section, timed, [0, 2])
+    assert "C callees that changed (d vs a, 0 args):" in text and NOT_VISIBLE not in text
+    # compare's Markdown report (report.counts_blocks, rendered as compare --markdown renders it)
+    result = {"counts": section, "deltas": timed, "settings": {"arg_counts": [0, 2]}}
+    md = report_out.render_markdown(report_out.counts_blocks(result))
+    assert "### C callees that changed: d vs a, 2 args" in md
+    assert "| builtins.sum | +1 | 0 → 1 | gained | launch (lbcounts_launch) |" in md
+    assert "| builtins.len | -1 | 1 → 0 | lost | launch (lbcounts_launch) |" in md
+    assert f"| 0 | d | +0 |" in md and f"| {countdiff.CALLEES_MOVED} |" in md
+    assert f"| {NOT_VISIBLE} |" not in md
 
 
 # ---------------------------------------------------------------- breakdown --variant, end to end
@@ -201,13 +240,11 @@ def test_breakdown_counts_each_variants_full_launch(breakdown_doc):
         assert b["per_launch"]["bytecodes"] == want and b["per_launch"]["entries"] == 2
         assert [(f["function"], f["delta"]["bytecodes"]) for f in b["functions"]] == [
             ("call", wrap["call"]), ("extra", wrap["extra"])]
-        c = section["diffs"]["c"][n]  # the delay mechanism: a C callable in place of Dispatcher.call
-        if MONITORING:  # 3.12 counts the call to it as a C call, where a's was a Python call
-            assert c["moved"] and c["per_launch"] == {
-                "bytecodes": 0, "calls": 0, "py_calls": -1, "c_calls": 1, "entries": 0}
-            assert [(f["function"], f["delta"]["py_calls"], f["delta"]["c_calls"]) for f in c["functions"]] == [
-                ("Launch.__call__", -1, 1)]
-        else:  # 3.11 sees neither the call nor the wait inside it: no count moves
+        c = section["diffs"]["c"][n]  # the delay mechanism: a C interceptor in Dispatcher.call's place
+        if MONITORING:  # one Python call becomes a call of a C object: counted, and the object named
+            assert {k: v for k, v in c["per_launch"].items() if v} == {"py_calls": -1, "c_calls": 1}
+            assert [(x["name"], x["delta"], x["status"]) for x in c["c_callees"]] == [(INTERCEPTOR, 1, "gained")]
+        else:  # settrace sees calls to builtins only: nothing moves
             assert not c["moved"] and set(c["per_launch"].values()) == {0}
     # the counted launch is the stand-in's cfg(*args), not the timing loop around it
     fns = {f["function"] for f in section["variants"]["a"]["0"]["functions"]}
@@ -217,10 +254,13 @@ def test_breakdown_counts_each_variants_full_launch(breakdown_doc):
     assert "| call | lbcounts_stages |" in md
 
 
+INTERCEPTOR = "launchbench.workloads._tls.Interceptor.__call__(launchbench.workloads.standin.Dispatcher.call)"
+
+
 def test_breakdown_reads_a_c_level_cost_as_not_visible(breakdown_doc):
     """With the full launch's paired delta set by hand (established for c and b, not measured),
-    the text and the Markdown call c's change not visible to counts (3.11) and b's counted. On 3.12
-    the interception itself is a counted C call, so c reads counted too, by that one call."""
+    the text and the Markdown call b's change counted, and c's (a C interceptor that busy-waits)
+    not visible to counts on 3.11, which sees no call to it; 3.12 counts that call and names it."""
     doc, _stdout, _md, _path = breakdown_doc
     doc = json.loads(json.dumps(doc))
     for name in ("b", "c"):
@@ -228,12 +268,14 @@ def test_breakdown_reads_a_c_level_cost_as_not_visible(breakdown_doc):
             doc["analysis"]["stage_deltas"][name][n]["full"] = {"us": 3.0, "ci": [2.4, 3.6], "n": 2}
     text = breakdown_out.format_text(doc)
     rows = {tuple(line.split()[:2]): line for line in text.split("Count deltas vs a")[1].splitlines()[1:6]}
-    c_reads = "counts moved" if MONITORING else NOT_VISIBLE
+    c_reads = countdiff.COUNTS_MOVED if MONITORING else NOT_VISIBLE
     assert rows[("0", "c")].endswith(c_reads) and rows[("2", "c")].endswith(c_reads)
     assert rows[("0", "b")].endswith("counts moved") and "+3.00 [+2.40, +3.60]" in rows[("2", "b")]
     md = breakdown_out.breakdown_markdown(doc)
-    c_calls = "+1" if MONITORING else "+0"
-    assert f"| 0 | c | +0 | {calls_cell(0)} | {c_calls} | +0 | +3.00 [+2.40, +3.60] | {c_reads} |" in md
+    cells = "+0 | +0 | +1 | +0" if MONITORING else "+0 | n/a | +0 | +0"
+    assert f"| 0 | c | {cells} | +3.00 [+2.40, +3.60] | {c_reads} |" in md
+    if MONITORING:
+        assert f"| {INTERCEPTOR} | +1 | 0 → 1 | gained | Launch.__call__ (launchbench.workloads.standin) |" in md
 
 
 def test_report_renders_a_stored_paired_breakdowns_counts(breakdown_doc, tmp_path):
@@ -274,7 +316,7 @@ def _pr_doc(section: dict, delta: dict) -> dict:
 
 
 def test_the_pr_comment_says_not_visible_when_only_the_cost_moved():
-    same = counts.count(_base_launch, (), launches=4)
+    same = callees.count(_base_launch, (), launches=4)
     recs = [{"variant": v, "round": r, "worker": 10 * r + i, "nargs": 0, "counts": same}
             for i, v in enumerate(("c0-aaaaaaa", "c1-bbbbbbb")) for r in (0, 1)]
     section = countdiff.section(recs, "c0-aaaaaaa", ["c0-aaaaaaa", "c1-bbbbbbb"])
@@ -282,9 +324,67 @@ def test_the_pr_comment_says_not_visible_when_only_the_cost_moved():
              "ci_pct": [3.0, 7.0]}
     md = prreport.render(_pr_doc(section, moved))
     assert f"**counts: identical per launch (exact); the cost moved: {NOT_VISIBLE}**" in md
-    assert f"| 0 | head (bbbbbbb) | +0 | {calls_cell(0)} | +0 | +0 | +1.20 [+0.80, +1.60] | {NOT_VISIBLE} |" in md
+    none = "+0" if MONITORING else "n/a"
+    assert f"| 0 | head (bbbbbbb) | +0 | {none} | +0 | +0 | +1.20 [+0.80, +1.60] | {NOT_VISIBLE} |" in md
     assert "base (aaaaaaa): bytecodes" in md  # the totals name the sides
     still = dict(moved, ci_us=[-0.2, 1.6])
     md = prreport.render(_pr_doc(section, still))
     assert "**counts: identical per launch (exact)**" in md and NOT_VISIBLE + " |" not in md
     assert prreport.render_text(_pr_doc(section, moved)).count(NOT_VISIBLE) == 2  # the line and the table
+
+
+def _launch_calling(c_function: str):
+    """A launch named ``launch`` in one stand-in module that calls *c_function* on a tuple."""
+    space: dict = {}
+    exec(compile(f"X = (1, 2)\n\n\ndef launch(*args):\n    return {c_function}(X)\n", "lbcounts_standin",
+                 "exec"), space)
+    return space["launch"]
+
+
+def test_the_pr_comment_names_the_c_callees_that_changed():
+    """head calls sum where base calls len: the verdict line and the tables say so, beside an
+    established cost, and nothing reads 'not visible to counts'."""
+    sides = {"c0-aaaaaaa": _launch_calling("len"), "c1-bbbbbbb": _launch_calling("sum")}
+    recs = [{"variant": v, "round": r, "worker": 10 * r + i, "nargs": 0, "counts": callees.count(f, (), launches=4)}
+            for i, (v, f) in enumerate(sides.items()) for r in (0, 1)]
+    section = countdiff.section(recs, "c0-aaaaaaa", list(sides))
+    moved = {"variant": "c1-bbbbbbb", "nargs": 0, "delta_us": 1.2, "ci_us": [0.8, 1.6], "delta_pct": 5.0,
+             "ci_pct": [3.0, 7.0]}
+    md = prreport.render(_pr_doc(section, moved))
+    assert "**counts: identical per launch; C callees builtins.len -1, builtins.sum +1 at 0 args (exact)**" in md
+    assert f"+1.20 [+0.80, +1.60] | {countdiff.CALLEES_MOVED} |" in md
+    assert "C callees that changed (head (bbbbbbb) vs base (aaaaaaa), 0 args):" in md
+    assert "| builtins.sum | +1 | 0 → 1 | gained | launch (lbcounts_standin) |" in md
+    assert f"| {NOT_VISIBLE} |" not in md and "the cost moved" not in md
+    text = prreport.render_text(_pr_doc(section, moved))
+    assert "C callees builtins.len -1, builtins.sum +1" in text and "C callees that changed" in text
+
+
+def _entry(c_function: str) -> dict:
+    """A commit's counts (commitcounts' entry) of the stand-in launch at 0 and 2 args."""
+    launch = _launch_calling(c_function)
+    return {"counts": {str(n): callees.count(launch, list(range(n)), launches=4, warmup=1) for n in (0, 2)}}
+
+
+def test_bisect_names_a_culprit_that_swapped_one_c_function_for_another():
+    """Two commits whose launches differ only in len -> sum: their counts differ (so bisect's
+    counts stage can locate the step), and the culprit line and the counts-steps table name the
+    C callees instead of calling the step not visible."""
+    a, b = _entry("len"), _entry("sum")
+    assert commitcounts.key(a, [0, 2]) != commitcounts.key(b, [0, 2])
+    cstep = commitcounts.step(a, b, [0, 2])
+    assert cstep["moved"] and countdiff.moved_reading(list(cstep["per_nargs"].values())) == countdiff.CALLEES_MOVED
+    assert history_out.counts_cell(cstep) == "C callees builtins.len -1, builtins.sum +1"
+    pooled = {"mean_us": 0.4, "ci_us": [0.2, 0.6], "rounds": 20, "state": "established"}
+    doc = {"stages": [{"kind": "counts", "points": ["a" * 40, "c" * 40], "seconds": 2.0}],
+           "counts_note": "counts move at 1 place(s)", "result": "found",
+           "counts": {"steps": [{"commit": "c" * 40, "previous": "b" * 40, "subject": "len -> sum", **cstep,
+                                 "timing": {"pooled": pooled}}]},
+           "culprit": {"sha": "c" * 40, "short": "ccccccc", "subject": "len -> sum", "previous": "b" * 40,
+                       "steps": [], "pooled": pooled, "counts": cstep, "reading": countdiff.CALLEES_MOVED},
+           "gpu_seconds": 10.0, "count_seconds": 2.0}
+    text = history_out.render_bisect(doc)
+    assert "counts: C callees builtins.len -1, builtins.sum +1 per launch; launch (C callees)" in text
+    table = text.split("counts steps (exact, per launch) beside their µs:")[1]
+    assert "Δ C callees" in table and "builtins.len -1, builtins.sum +1" in table
+    assert NOT_VISIBLE not in text

@@ -38,7 +38,7 @@ from ..base.atomic import write_json_atomic
 from ..base.errors import UserError
 from ..base import options as opt
 from ..base.options import parse_counts
-from ..engine import analysis, bisection, commitcounts
+from ..engine import analysis, bisection, commitcounts, countdiff
 from ..engine import lanes as lanes_mod
 from ..engine.countdiff import NOT_VISIBLE
 from ..engine.runner import launch_keys
@@ -342,7 +342,7 @@ def _bisect_result(doc, res, distinct, stages, counted, session, arg_counts, log
                           "previous": prev["sha"], "steps": steps, "pooled": seg, "counts": cstep,
                           "hinted": bool(res.get("hinted")),
                           "reading": None if not cstep or "error" in cstep else
-                          ("counts moved" if cstep["moved"] else NOT_VISIBLE)}
+                          (countdiff.moved_reading(list(cstep["per_nargs"].values())) or NOT_VISIBLE)}
         doc["result"] = "found"
     elif result == "undecided" and res.get("span"):
         a, b = (distinct[i] for i in res["span"])

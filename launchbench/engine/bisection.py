@@ -249,7 +249,9 @@ def search(n: int, count, measure, points: int = 5, threshold: float = 0.2, use_
         if got.get(0) is None or got.get(n - 1) is None:
             counts_note = "GOOD or BAD could not be counted (or its counts vary launch to launch): timing only"
         elif got[0] == got[n - 1]:
-            counts_note = "counts do not move between GOOD and BAD: any change is not visible to counts; timing only"
+            counts_note = ("counts (bytecodes, calls, C callees) do not move between GOOD and BAD: any change is "
+                           "not visible to counts (inside C code, arguments to C calls, the driver or the machine); "
+                           "timing only")
             known = dict(got)
         else:
             known = dict(got)

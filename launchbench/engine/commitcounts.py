@@ -99,7 +99,8 @@ def step(prev: dict | None, cur: dict | None, arg_counts: list) -> dict:
         if why:
             return {"error": why}
         d = countdiff.diff(a, b)
-        d["moved"] = countdiff.fingerprint(a) != countdiff.fingerprint(b)
+        if not d["moved"] and countdiff.fingerprint(a) != countdiff.fingerprint(b):
+            d["moved"] = d["counts_moved"] = True  # e.g. the launches' totals differ beyond the median's
         per[str(n)] = d
         moved = moved or d["moved"]
     return {"moved": moved, "per_nargs": per}

@@ -20,8 +20,9 @@ cannot be corrupted. Requests::
      "warmup": 10, "warmup_class_write": 120, "seed": 7}
         -> {"ok": true, "rounds": [...], "signature": "call(...)", "delay": {...}, "elapsed_s": 2.6}
     {"cmd": "counts", "nargs": 2, "launches": 20, "warmup": 5}
-        -> {"ok": true, "counts": {counter, python, per_launch, steady, functions, ...}}
-        exact Python-level counts of the same launch (launchbench.workloads.counts); asked only
+        -> {"ok": true, "counts": {counter, python, per_launch, steady, functions, c_callee_scope, ...}}
+        exact Python-level counts of the same launch (launchbench.workloads.counts, with each
+        function's C callees: launchbench.workloads.callees); asked only
         after a round's samples, since counting slows the launches it counts
     {"cmd": "exit", "cpus": null|[cpus]}  -> no reply; the process ends at once
     failures -> {"ok": false, "kind": "import"|"nogpu"|"mechanism"|"error", "error": "one line"}
@@ -42,7 +43,7 @@ import sys
 import time
 
 from ..base import cudamod, device, lifeline
-from ..workloads import argkinds, breakdown, counts, mechanism_rounds, mechanisms, peers, stages
+from ..workloads import argkinds, breakdown, callees, counts, mechanism_rounds, mechanisms, peers, stages
 from ..base.device import one_line
 from ..workloads.stages import baseline_of, stage_names
 
@@ -350,11 +351,11 @@ class Bench:
         return t1 - t0
 
     def counts(self, nargs: int, launches: int, warmup: int) -> dict:
-        """Bytecodes, calls and function entries of this process's launch with *nargs* arguments."""
+        """Bytecodes, calls, function entries and C callees of this process's launch with *nargs* arguments."""
         if nargs not in self.launchers:
             raise Failure("error", f"no kernel with {nargs} arguments was set up in this worker")
-        return counts.count(self.launchers[nargs], self.args[nargs], launches=launches, warmup=warmup,
-                            sync=self.sync)
+        return callees.count(self.launchers[nargs], self.args[nargs], launches=launches, warmup=warmup,
+                             sync=self.sync)
 
     def sample(self, nargs: int, loops: int, stage: str | None = None) -> float:
         return self.time_loops(nargs, loops, stage) / loops * 1e6

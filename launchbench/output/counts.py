@@ -5,10 +5,15 @@ Rows only (lists of cells): ``output.report`` wraps them in its blocks, ``text``
 """
 from __future__ import annotations
 
-from ..engine.countdiff import NOT_VISIBLE, visibility
+from ..engine.countdiff import COUNTS_MOVED, NOT_VISIBLE, visibility
 
 #: per-function rows shown per diff (the JSON keeps them all)
 TOP_FUNCTIONS = 8
+#: C callee changes shown per diff, and per function in its cell
+TOP_CALLEES = 8
+CALLEES_PER_CELL = 3
+#: the reading of a diff whose totals are equal but whose functions' counts moved
+BETWEEN_FUNCTIONS = "counts moved between functions (totals equal)"
 
 
 def _signed(value) -> str:
@@ -71,6 +76,21 @@ def established(delta: dict | None) -> bool:
     return low > 0 or high < 0
 
 
+def reading(d: dict, time_delta: dict | None) -> str:
+    """The table's reading of a counts diff beside its µs delta: ``visibility``'s, and a move
+    between functions (every total equal) said as such."""
+    read = visibility(d, established(time_delta))
+    if read == COUNTS_MOVED and not any((d.get("per_launch") or {}).values()):
+        return BETWEEN_FUNCTIONS
+    return read
+
+
+def callee_text(changes: list, top: int = CALLEES_PER_CELL) -> str:
+    """C callee changes in one cell: 'builtins.len -1, builtins.sum +1 (+2 more)'."""
+    shown = ", ".join(f"{c['name']} {_signed(c['delta'])}" for c in changes[:top])
+    return shown + (f" (+{len(changes) - top} more)" if len(changes) > top else "")
+
+
 def diff_rows(section: dict, deltas: list, arg_counts: list) -> list:
     """Per variant and arg count: the exact count deltas next to the µs delta, and how they read together."""
     rows = [["args", "variant", "Δ bytecodes", "Δ calls", "Δ C calls", "Δ entries", "Δ µs [95% CI]", "reading"]]
@@ -86,23 +106,56 @@ def diff_rows(section: dict, deltas: list, arg_counts: list) -> list:
                 continue
             pl = d["per_launch"]
             rows.append([str(nargs), name, _signed(pl.get("bytecodes")), _signed(pl.get("calls")),
-                         _signed(pl.get("c_calls")), _signed(pl.get("entries")), us,
-                         visibility(d, established(t))])
+                         _signed(pl.get("c_calls")), _signed(pl.get("entries")), us, reading(d, t)])
     return rows
 
 
 def function_rows(d: dict, top: int = TOP_FUNCTIONS) -> list:
-    """The functions that gained or lost bytecodes or calls, largest first."""
+    """The functions that gained or lost bytecodes, calls or C callees, largest first (the C
+    callees column where both sides named them)."""
     calls_key = "calls" if "calls" in d["kinds"] else "c_calls"
     label = "calls" if calls_key == "calls" else "C calls"
-    rows = [["function", "module", "Δ bytecodes", f"Δ {label}", "bytecodes (ref → variant)", f"{label} (ref → variant)"]]
+    named = bool(d.get("callees_compared"))
+    rows = [["function", "module", "Δ bytecodes", f"Δ {label}", "bytecodes (ref → variant)", f"{label} (ref → variant)"]
+            + (["Δ C callees"] if named else [])]
     for f in d["functions"][:top]:
         ref, other = f["ref"], f["other"]
         rows.append([f["function"], f["module"], _signed(f["delta"].get("bytecodes")),
                      _signed(f["delta"].get(calls_key)),
                      f"{_plain(ref.get('bytecodes'))} → {_plain(other.get('bytecodes'))}",
-                     f"{_plain(ref.get(calls_key))} → {_plain(other.get(calls_key))}"])
+                     f"{_plain(ref.get(calls_key))} → {_plain(other.get(calls_key))}"]
+                    + ([callee_text(f.get("c_callees") or []) or "-"] if named else []))
     return rows
+
+
+def _callee_moves(d: dict) -> list:
+    """(function row, callee change) for every C callee that changed in some function, largest first."""
+    moves = [(f, c) for f in d["functions"] for c in f.get("c_callees") or []]
+    moves.sort(key=lambda fc: (-abs(fc[1]["delta"]), fc[1]["name"], fc[0]["module"], fc[0]["function"]))
+    return moves
+
+
+def callee_rows(d: dict, top: int = TOP_CALLEES) -> list:
+    """The C functions called that changed: per calling function, gained, lost or called more or
+    less often per launch, largest first (a C function that moved between callers shows twice)."""
+    rows = [["C callee", "Δ per launch", "calls (ref → variant)", "change", "called from"]]
+    for f, c in _callee_moves(d)[:top]:
+        rows.append([c["name"], _signed(c["delta"]), f"{_plain(c['ref'])} → {_plain(c['other'])}", c["status"],
+                     f"{f['function']} ({f['module']})"])
+    return rows
+
+
+def callee_sections(section: dict, arg_counts: list) -> list:
+    """(title, rows, more) per variant and arg count whose C callees changed; *more*: rows not shown."""
+    out = []
+    for name, per in section.get("diffs", {}).items():
+        for nargs in arg_counts:
+            d = per.get(str(nargs))
+            if not d or "error" in d or not d.get("callees_moved"):
+                continue
+            more = max(0, len(_callee_moves(d)) - TOP_CALLEES)
+            out.append((f"{name} vs {section['reference']}, {nargs} args", callee_rows(d), more))
+    return out
 
 
 def function_sections(section: dict, arg_counts: list) -> list:
@@ -134,8 +187,13 @@ def notes(section: dict) -> list:
                if not r["reproducible"]]
         lines.append("Counts differed between processes for " + ", ".join(bad) + ": read those deltas as approximate.")
     if any(r["per_launch"].get("calls") is None for r in recs):
-        lines.append("Python < 3.12: bytecodes from sys.settrace opcode events; calls counted for C functions only.")
-    lines.append(f"'{NOT_VISIBLE}': the µs moved but no Python bytecode or call did.")
+        lines.append("Python < 3.12: bytecodes from sys.settrace opcode events; calls counted for C functions only; "
+                     "C callees named for builtin functions and methods only (not Cython functions such as "
+                     "cuda-bindings', classes or callable objects).")
+    if not any(r.get("c_callee_scope") for r in recs):
+        lines.append("These counts name no C callees (counted before launchbench named them): a change of C "
+                     "function with the same call shape is not visible in them.")
+    lines.append(f"'{NOT_VISIBLE}': the µs moved but no Python bytecode, call or C function called did.")
     return lines
 
 
@@ -157,6 +215,10 @@ def text(section: dict | None, deltas: list, arg_counts: list) -> str:
         lines += ["", f"Functions that moved ({title}):"] + _grid(rows)
         if more:
             lines.append(f"... and {more} more (the JSON has them all)")
+    for title, rows, more in callee_sections(section, arg_counts)[:2]:
+        lines += ["", f"C callees that changed ({title}):"] + _grid(rows)
+        if more:
+            lines.append(f"... and {more} more (the JSON has them all)")
     return "\n".join(lines) + "\n"
 
 
@@ -175,6 +237,10 @@ def markdown(section: dict | None, deltas: list, arg_counts: list, heading: str 
         out += ["", f"{heading} Count deltas vs {section['reference']}", ""] + _md_table(diff_rows(section, deltas, arg_counts))
     for title, rows, more in function_sections(section, arg_counts):
         out += ["", f"Functions that moved ({title}):", ""] + _md_table(rows)
+        if more:
+            out.append(f"\n... and {more} more in the JSON.")
+    for title, rows, more in callee_sections(section, arg_counts):
+        out += ["", f"C callees that changed ({title}):", ""] + _md_table(rows)
         if more:
             out.append(f"\n... and {more} more in the JSON.")
     out += [""] + notes(section)
@@ -241,7 +307,7 @@ def module_rows(rec: dict, top: int = TOP_MODULES) -> list:
 def count_diff_rows(section: dict, arg_counts: list) -> list:
     """Per variant and arg count: bytecodes (reference → variant) and the exact deltas (no µs: counts only)."""
     rows = [["args", "variant", "bytecodes (ref → variant)", "Δ bytecodes", "Δ calls", "Δ C calls", "Δ entries",
-             "functions changed"]]
+             "functions changed", "C callees changed"]]
     ref = section["variants"].get(section["reference"], {})
     for name, per in section.get("diffs", {}).items():
         for nargs in arg_counts:
@@ -249,14 +315,35 @@ def count_diff_rows(section: dict, arg_counts: list) -> list:
             if d is None:
                 continue
             if "error" in d:
-                rows.append([str(nargs), name, "-", "-", "-", "-", "-", d["error"]])
+                rows.append([str(nargs), name, "-", "-", "-", "-", "-", d["error"], "-"])
                 continue
             mine = section["variants"][name][str(nargs)]["per_launch"]["bytecodes"]
             base = ref.get(str(nargs), {}).get("per_launch", {}).get("bytecodes")
             pl = d["per_launch"]
             rows.append([str(nargs), name, f"{_plain(base)} → {_plain(mine)}", _signed(pl.get("bytecodes")),
                          _signed(pl.get("calls")), _signed(pl.get("c_calls")), _signed(pl.get("entries")),
-                         str(d["functions_changed"])])
+                         str(d["functions_changed"]),
+                         str(d["c_callees_changed"]) if d.get("callees_compared") else "not named"])
+    return rows
+
+
+def callee_ranking_rows(rec: dict, top: int = TOP_RANKED) -> list:
+    """One variant's C callees at one arg count, most calls per launch first: the C function,
+    its calls per launch and the functions that call it."""
+    by: dict = {}
+    for f in rec["functions"]:
+        for name, calls in (f.get("c_callees") or {}).items():
+            acc = by.setdefault(name, [0, []])
+            acc[0] += calls
+            acc[1].append(f["function"])
+    ordered = sorted(by.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    rows = [["#", "C callee", "calls", "called from"]]
+    for i, (name, (calls, callers)) in enumerate(ordered[:top], 1):
+        rows.append([str(i), name, _plain(calls), ", ".join(callers[:3]) + (" ..." if len(callers) > 3 else "")])
+    rest = ordered[top:]
+    if rest:
+        rows.append(["", f"the other {len(rest)} C callees", _plain(sum(v[0] for _n, v in rest)), ""])
+    rows.append(["", "C calls per launch", _plain(sum(v[0] for _n, v in ordered)), ""])
     return rows
 
 
@@ -301,7 +388,10 @@ def pass_notes(doc: dict) -> list:
                      + ": read those as approximate.")
     if any(r["per_launch"].get("calls") is None for r in recs):
         lines.append("Python < 3.12: bytecodes are sys.settrace opcode events and only C calls are counted; "
-                     "they do not compare with 3.12's counts.")
+                     "they do not compare with 3.12's counts. C callees are named for builtin functions and "
+                     "methods only: Cython functions (cuda-bindings'), classes and callable objects are not seen.")
+    if not any(r.get("c_callee_scope") for r in recs):
+        lines.append("These counts name no C callees (a counts document of version 1).")
     if doc.get("simulator"):
         lines.append("CUDA simulator: these are the simulator's launch path, not numba-cuda's. Its launches start "
                      "threads; when one is already running, Thread.start skips a Condition.wait, so threading's "
@@ -321,6 +411,9 @@ def _sections(doc: dict, top: int) -> list:
         for title, rows, more in function_sections(section, arg_counts):
             out.append((f"Functions that moved ({title})", rows,
                         [f"... and {more} more (the JSON has them all)"] if more else []))
+        for title, rows, more in callee_sections(section, arg_counts):
+            out.append((f"C callees that changed ({title})", rows,
+                        [f"... and {more} more (the JSON has them all)"] if more else []))
     nargs = rank_nargs(doc)
     for name, per in section["variants"].items():
         rec = per.get(str(nargs))
@@ -328,11 +421,17 @@ def _sections(doc: dict, top: int) -> list:
             continue
         title = f"Where the Python time goes: {name}, {nargs} args, functions by bytecodes per launch"
         d = section.get("diffs", {}).get(name, {}).get(str(nargs))
-        if d is not None and "error" not in d and not d["moved"]:
-            out.append((title, None, [f"the same functions and counts as {section['reference']}"]))
-            continue
-        out.append((title, ranking_rows(rec, top), []))
-        out.append((f"{name}, {nargs} args, by module", module_rows(rec), []))
+        if d is not None and "error" not in d and not d.get("counts_moved", d["moved"]):
+            same = f"the same functions and counts as {section['reference']}"
+            out.append((title, None, [same + ("; only the C callees above changed" if d["moved"] else "")]))
+            if not d["moved"]:
+                continue
+        else:
+            out.append((title, ranking_rows(rec, top), []))
+            out.append((f"{name}, {nargs} args, by module", module_rows(rec), []))
+        if rec.get("c_callee_scope"):
+            out.append((f"{name}, {nargs} args, C functions called from Python, most calls per launch first",
+                        callee_ranking_rows(rec, top), []))
     whatif = _whatif_lines(doc)
     if whatif:
         out.append(("What the what-if variants changed", None, whatif))

@@ -1,10 +1,10 @@
 """The JSON document ``launchbench counts`` writes: its layout and the check of its fields (its id,
 version, reader and writer: ``launchbench.output.documents``).
 
-Schema ``launchbench.counts`` version 1 (every count is per launch)::
+Schema ``launchbench.counts`` version 2 (every count is per launch)::
 
     {
-      "schema": "launchbench.counts", "schema_version": 1,
+      "schema": "launchbench.counts", "schema_version": 2,
       "created": "2026-11-27T10:00:00Z", "command": ["launchbench", "counts", ...],
       "simulator": false,                 # true: the simulator's launch path was counted
       "label": "...",                     # what was counted, in words
@@ -21,13 +21,26 @@ Schema ``launchbench.counts`` version 1 (every count is per launch)::
       "counts": {                         # engine.countdiff.section
         "reference": "base", "reproducible": true,
         "variants": {"base": {"2": {"counter", "python", "kinds", "per_launch", "steady",
-                                    "processes", "reproducible", "functions": [...]}}},
-        "diffs": {"v2": {"2": {"kinds", "per_launch", "functions", "functions_changed", "moved"}}},
+                                    "processes", "reproducible",
+                                    "c_callee_scope": "...",   # which C callables the counter names
+                                    "functions": [{"module", "function", "bytecodes", ...,
+                                                   "c_callees": {"builtins.len": 1}}]}}},
+        "diffs": {"v2": {"2": {"kinds", "per_launch", "functions_changed", "moved",
+                               "counts_moved", "callees_moved",   # what moved: a count, a C callee
+                               "callees_compared": true,          # both sides named their C callees
+                               "c_callees": [{"name", "delta", "ref", "other", "status"}],  # the launch's
+                               "c_callees_changed": 2,            # per-function C callee changes
+                               "functions": [{"module", "function", "delta", "ref", "other", "status",
+                                              "c_callees": [...]}]}}},
         "records": [{"variant", "round", "worker", "nargs", "per_launch", "steady"}]
       } | null,                           # null: no process finished counting
       "rounds_completed": 2, "interrupted": false, "interrupt_reason": null,
       "timing": {...}                     # runner.timing_json
     }
+
+Version 1 (before C callees): no ``c_callee_scope``, ``c_callees``, ``counts_moved``,
+``callees_moved``, ``callees_compared`` or ``c_callees_changed``; still read and rendered (its
+reports say that it names no C callees).
 
 Counts are exact: no samples, intervals or verdicts. documents.read refuses another schema or
 version with one line.
@@ -46,9 +59,21 @@ _VARIANT = {"name": str, "spec": str, "kind": str, "base": str}
 _PER_NARGS = {"counter": str, "python": str, "kinds": list, "per_launch": dict, "steady": bool, "processes": int,
               "reproducible": bool, "functions": list}
 _FUNCTION = {"module": str, "function": str}
+_NUM = (int, float)
+#: what version 2 adds: per arg count, per function and per diff
+_CALLEES_PER_NARGS = {"c_callee_scope": str}
+_CALLEES_FUNCTION = {"c_callees": dict}
+_CALLEES_DIFF = {"counts_moved": bool, "callees_moved": bool, "callees_compared": bool, "c_callees": list,
+                 "c_callees_changed": int}
 
 
-def _check_counts(section: dict, names: set) -> None:
+def _check_callee_map(named: dict, where: str) -> None:
+    for name, calls in named.items():
+        if not isinstance(calls, _NUM) or isinstance(calls, bool):
+            raise SchemaError(f"{where}.c_callees[{name!r}]: expected calls per launch (a number)")
+
+
+def _check_counts(section: dict, names: set, version: int) -> None:
     check_fields(section, {"reference": str, "variants": dict, "diffs": dict, "reproducible": bool}, "counts")
     for name, per in section["variants"].items():
         if name not in names:
@@ -58,10 +83,15 @@ def _check_counts(section: dict, names: set) -> None:
         for nargs, rec in per.items():
             where = f"counts.variants.{name}.{nargs}"
             check_fields(rec, _PER_NARGS, where)
+            if version >= 2:
+                check_fields(rec, _CALLEES_PER_NARGS, where)
             if "bytecodes" not in rec["kinds"] or not isinstance(rec["per_launch"].get("bytecodes"), (int, float)):
                 raise SchemaError(f"{where}: no bytecodes per launch")
             for i, f in enumerate(rec["functions"]):
                 check_fields(f, _FUNCTION, f"{where}.functions[{i}]")
+                if version >= 2:
+                    check_fields(f, _CALLEES_FUNCTION, f"{where}.functions[{i}]")
+                    _check_callee_map(f["c_callees"], f"{where}.functions[{i}]")
     for name, per in section["diffs"].items():
         if name not in names:
             raise SchemaError(f"counts.diffs: unknown variant {name!r}")
@@ -69,14 +99,17 @@ def _check_counts(section: dict, names: set) -> None:
             if not isinstance(d, dict) or not ("error" in d or {"per_launch", "functions", "moved"} <= set(d)):
                 raise SchemaError(f"counts.diffs.{name}.{nargs}: expected a diff (per_launch, functions, moved) "
                                   "or an error")
+            if version >= 2 and "error" not in d:
+                check_fields(d, _CALLEES_DIFF, f"counts.diffs.{name}.{nargs}")
 
 
-def check(doc: dict) -> None:
-    """The fields of a counts document (its id and version: documents.validate); SchemaError if one is wrong."""
+def check(doc: dict, version: int = 2) -> None:
+    """The fields of a counts document of *version* (its id and version: documents.validate);
+    SchemaError if one is wrong."""
     check_fields(doc, _TOP, "counts")
     check_fields(doc["settings"], _SETTINGS, "settings")
     names = check_variants(doc, _VARIANT, VARIANT_KINDS)
     if "counts" not in doc:
         raise SchemaError("counts: missing field 'counts'")
     if doc["counts"] is not None:
-        _check_counts(doc["counts"], names)
+        _check_counts(doc["counts"], names, version)

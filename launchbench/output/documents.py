@@ -89,8 +89,12 @@ def _compare(doc: dict, where: str) -> None:
     schema.check(doc)
 
 
+def _counts_v1(doc: dict, where: str) -> None:
+    countsdoc.check(doc, 1)
+
+
 def _counts(doc: dict, where: str) -> None:
-    countsdoc.check(doc)
+    countsdoc.check(doc, 2)
 
 
 _OPT_DICT = (dict, type(None))
@@ -127,7 +131,8 @@ _LCS_ID, _LCS_VERSION = _split(lcs.BENCH_SCHEMA)
 
 KINDS = {k.name: k for k in (
     Kind("compare", "launchbench.compare", FIELD, {1: _compare}, "results", "launchbench compare --output PATH"),
-    Kind("counts", "launchbench.counts", FIELD, {1: _counts}, "counts", "launchbench counts -o PATH"),
+    # 2: C callees per function (c_callees, c_callee_scope) and in the diffs (counts_moved, callees_moved, ...)
+    Kind("counts", "launchbench.counts", FIELD, {1: _counts_v1, 2: _counts}, "counts", "launchbench counts -o PATH"),
     # version 1: one environment's stages (launchbench breakdown); 2: paired (breakdown --variant)
     Kind("breakdown", _BREAKDOWN_ID, SUFFIX, {_BREAKDOWN_SINGLE: _SINGLE_BREAKDOWN, PAIRED_BREAKDOWN: _PAIRED_BREAKDOWN},
          "breakdown", "launchbench breakdown --output PATH"),

@@ -6,6 +6,7 @@ import os
 
 from ..base.atomic import write_bytes_atomic, write_text_atomic
 from ..engine.countdiff import NOT_VISIBLE
+from .counts import callee_text
 
 #: functions named per counts step (the JSON has them all)
 TOP_FUNCTIONS = 3
@@ -32,8 +33,20 @@ def _calls_kind(cstep: dict) -> str:
     return "calls" if "calls" in d["kinds"] else "c_calls"
 
 
+def callees_cell(cstep: dict | None) -> str:
+    """The C callees that changed at the largest arg count where any did ('builtins.len -1,
+    builtins.sum +1'), 'moved between functions' where only their callers changed, or ''."""
+    if not cstep or "error" in cstep or not cstep.get("moved"):
+        return ""
+    changed = [d for d in cstep["per_nargs"].values() if d.get("callees_moved")]
+    if not changed:
+        return ""
+    return callee_text(changed[-1].get("c_callees") or []) or "moved between functions"
+
+
 def counts_cell(cstep: dict | None) -> str:
-    """A commit's counts step in one cell: '=' (identical counts), the deltas, or why none."""
+    """A commit's counts step in one cell: '=' (identical counts and C callees), the deltas (and
+    the C callees that changed), or why none."""
     if not cstep:
         return ""
     if "error" in cstep:
@@ -42,8 +55,16 @@ def counts_cell(cstep: dict | None) -> str:
         return "="
     per = list(cstep["per_nargs"].values())
     ck = _calls_kind(cstep)
-    return (f"{_over_args([d['per_launch'].get('bytecodes') for d in per])} bc, "
-            f"{_over_args([d['per_launch'].get(ck) for d in per])} {'calls' if ck == 'calls' else 'C calls'}")
+    parts = []
+    if any(d.get("moved") and d.get("counts_moved", True) for d in per):
+        equal = not any(v for d in per for v in d["per_launch"].values())
+        parts.append(f"{_over_args([d['per_launch'].get('bytecodes') for d in per])} bc, "
+                     f"{_over_args([d['per_launch'].get(ck) for d in per])} {'calls' if ck == 'calls' else 'C calls'}"
+                     + (" (moved between functions)" if equal else ""))
+    callees = callees_cell(cstep)
+    if callees:
+        parts.append(f"C callees {callees}")
+    return "; ".join(parts)
 
 
 def top_functions(cstep: dict, top: int = TOP_FUNCTIONS) -> str:
@@ -51,7 +72,8 @@ def top_functions(cstep: dict, top: int = TOP_FUNCTIONS) -> str:
     if not cstep or "error" in cstep or not cstep.get("moved"):
         return ""
     d = cstep["per_nargs"][list(cstep["per_nargs"])[-1]]
-    names = [f"{f['function']} {_signed(f['delta'].get('bytecodes'))} bc" for f in d["functions"][:top]]
+    names = [f"{f['function']} {_signed(f['delta'].get('bytecodes'))} bc" if any(f["delta"].values())
+             else f"{f['function']} (C callees)" for f in d["functions"][:top]]
     more = d["functions_changed"] - len(names)
     return ", ".join(names) + (f" (+{more} more)" if more > 0 else "")
 
@@ -59,7 +81,7 @@ def top_functions(cstep: dict, top: int = TOP_FUNCTIONS) -> str:
 def counts_rows(csteps: list, subjects: dict, timing: dict) -> list:
     """One row per commit whose counts moved: Δbytecodes and Δcalls per launch over the arg
     counts, the top functions, and its µs step beside them (*timing*: commit -> text)."""
-    rows = [["commit", "subject", "Δ bytecodes", "Δ calls", "top functions", "µs step"]]
+    rows = [["commit", "subject", "Δ bytecodes", "Δ calls", "top functions", "Δ C callees", "µs step"]]
     for c in csteps:
         if "error" in c or not c.get("moved"):
             continue
@@ -68,7 +90,7 @@ def counts_rows(csteps: list, subjects: dict, timing: dict) -> list:
         calls = _over_args([d["per_launch"].get(ck) for d in per]) + ("" if ck == "calls" else " (C)")
         rows.append(["g" + c["commit"][:8], (subjects.get(c["commit"]) or "")[:40],
                      _over_args([d["per_launch"].get("bytecodes") for d in per]), calls, top_functions(c),
-                     timing.get(c["commit"], "")])
+                     callees_cell(c) or "-", timing.get(c["commit"], "")])
     return rows
 
 

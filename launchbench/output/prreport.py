@@ -3,8 +3,8 @@
 Verdicts first (a reviewer reads two lines and knows whether to look
 further), then the conformance changes and the cost table, with failure text
 and method details folded into ``<details>`` blocks so the comment stays short.
-The exact counts (bytecodes, calls and function entries per launch, per side, and
-the functions that moved) sit beside the cost: one verdict line and a section
+The exact counts (bytecodes, calls and function entries per launch, per side, the
+functions that moved and the C callees that changed) sit beside the cost: one verdict line and a section
 rendered by output.counts. Pure functions of the pr document (commands/pr.py).
 """
 from __future__ import annotations
@@ -111,14 +111,25 @@ def _counts_line(doc: dict) -> str | None:
         if any(counts_out.established(timed.get(n)) for n, _d in diffs):
             return f"counts: identical per launch ({exact}); the cost moved: {NOT_VISIBLE}"
         return f"counts: identical per launch ({exact})"
-    calls = "calls" if "calls" in moved[0][1]["kinds"] else "c_calls"
-    parts = [f"{counts_out.signed(d['per_launch'].get('bytecodes'))} bytecodes / "
-             f"{counts_out.signed(d['per_launch'].get(calls))} {'calls' if calls == 'calls' else 'C calls'} "
-             f"at {n} args" for n, d in moved]
-    top = next((d["functions"][0] for _n, d in moved if d["functions"]), None)
+    changed = [(n, d) for n, d in moved if d.get("callees_moved")]
+    callees = ""
+    if changed:  # the launch's C callees that changed at the largest arg count, or a move between callers
+        changes = changed[-1][1].get("c_callees") or []
+        callees = (f"C callees {counts_out.callee_text(changes) if changes else 'moved between functions'} "
+                   f"at {', '.join(str(n) for n, _d in changed)} args")
+    counted = [(n, d) for n, d in moved if d.get("counts_moved", True)]
+    if not counted:
+        return f"counts: identical per launch; {callees} ({exact})"
+    calls = "calls" if "calls" in counted[0][1]["kinds"] else "c_calls"
+    parts = [(f"{counts_out.signed(d['per_launch'].get('bytecodes'))} bytecodes / "
+              f"{counts_out.signed(d['per_launch'].get(calls))} {'calls' if calls == 'calls' else 'C calls'} "
+              f"at {n} args") if any(d["per_launch"].values()) else
+             f"equal totals at {n} args but counts moved between functions" for n, d in counted]
+    top = next((f for _n, d in counted for f in d["functions"] if any(f["delta"].values())), None)
     where = (f"; most in {top['function']} ({counts_out.signed(top['delta'].get('bytecodes'))} bytecodes)"
              if top else "")
-    return f"counts: head - base {', '.join(parts)} per launch ({exact}{where})"
+    return (f"counts: head - base {', '.join(parts)} per launch ({exact}{where})"
+            + (f"; {callees}" if callees else ""))
 
 
 def verdict_lines(doc: dict) -> list:

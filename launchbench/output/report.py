@@ -263,8 +263,8 @@ def build_blocks(result: dict, plot_ref: str | None) -> list[Block]:
 
 
 def counts_blocks(result: dict) -> list[Block]:
-    """Exact counts beside the µs: totals per variant, count deltas next to the timing deltas, and
-    the functions that moved (output/counts.py makes the rows)."""
+    """Exact counts beside the µs: totals per variant, count deltas next to the timing deltas, the
+    functions that moved and the C callees that changed (output/counts.py makes the rows)."""
     section, arg_counts = result["counts"], result["settings"]["arg_counts"]
     blocks = [Block("h2", "Exact counts per launch"), Block("table", rows=counts_out.totals_rows(section, arg_counts))]
     if section.get("diffs"):
@@ -272,6 +272,11 @@ def counts_blocks(result: dict) -> list[Block]:
         blocks.append(Block("table", rows=counts_out.diff_rows(section, result["deltas"], arg_counts)))
     for title, rows, more in counts_out.function_sections(section, arg_counts):
         blocks.append(Block("h3", f"Functions that moved: {title}"))
+        blocks.append(Block("table", rows=rows))
+        if more:
+            blocks.append(Block("p", f"... and {more} more in the JSON."))
+    for title, rows, more in counts_out.callee_sections(section, arg_counts):
+        blocks.append(Block("h3", f"C callees that changed: {title}"))
         blocks.append(Block("table", rows=rows))
         if more:
             blocks.append(Block("p", f"... and {more} more in the JSON."))

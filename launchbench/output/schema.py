@@ -86,8 +86,10 @@ Schema ``launchbench.compare`` version 1 (all times in microseconds per launch):
         "reproducible": true,              #   every process of every variant counted the same
         "variants": {"v2": {"0": {"counter": "sys.monitoring", "python": "3.12", "kinds": [...],
                                   "per_launch": {"bytecodes": 929, "calls": 88, ...}, "steady": true,
-                                  "processes": 2, "reproducible": true, "functions": [...]}}},
-        "diffs": {"v2": {"0": {"per_launch": {"bytecodes": 65, ...}, "functions": [...], "moved": true}}},
+                                  "processes": 2, "reproducible": true, "functions": [...],
+                                  "c_callee_scope": "..."}}},   # since C callees: functions carry c_callees
+        "diffs": {"v2": {"0": {"per_launch": {"bytecodes": 65, ...}, "functions": [...], "moved": true,
+                               "counts_moved": true, "callees_moved": false, "c_callees": [...]}}},
         "records": [{"variant", "round", "worker", "nargs", "per_launch", "steady"}]
       },
       "timing": {"wall_s": 170.2,          # optional: seconds from the first worker's start,
