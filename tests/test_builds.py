@@ -51,6 +51,7 @@ def repo(tmp_path_factory):
         "setup.py": SETUP_PY, "numba_cuda/VERSION": "0.1.0\n",
         "numba_cuda/__init__.py": "X = 1\n",
         "numba_cuda/numba/cuda/tests/test_x.py": "def test(): pass\n",
+        "numba_cuda/numba/cuda/__init__.py": "", "numba_cuda/numba/cuda/dispatcher.py": "",
         "tests/test_top.py": "def test(): pass\n",
     })
     git(r, "tag", "v1")

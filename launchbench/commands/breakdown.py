@@ -185,7 +185,8 @@ def run_paired(args) -> int:
         sample_target_s=args.sample_time, simulator=args.simulator, affinity=affinity, peers=False,
         overlay=overlay, log_dir=run_dir, prefetch=prefetch, setup_cpus=runner.setup_cpus(affinity),
         keys=keys, setup=setup, max_time=args.max_time, log_prefix="stages-r", count_rounds=args.counts,
-        modules={v.name: v.base.module for v in vlist if v.base.module != "numba-cuda"})
+        modules={v.name: v.base.module for v in vlist if v.base.module != "numba-cuda"},
+        expect={v.name: envs.expected_import(resolved[v.base]) for v in vlist})
     host = device.host_info()
     argv = ["launchbench"] + sys.argv[1:] if os.path.basename(sys.argv[0]) in ("launchbench", "__main__.py") else list(sys.argv)
     names = [v.name for v in vlist]

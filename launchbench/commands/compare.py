@@ -318,6 +318,7 @@ def run(args) -> int:
         modules={v.name: v.base.module for v in vlist if v.base.module != "numba-cuda"},
         max_time=args.max_time or None, pinned_warmup=min(args.pinned_warmup, args.warmup),
         count_rounds=args.counts, spawn=args.spawn, fork_rounds=args.fork_rounds, worker_env=connections_env,
+        expect={v.name: envs.expected_import(resolved[v.base]) for v in vlist},
     )
     rule = stop_rule(args)
     if rule is not None:

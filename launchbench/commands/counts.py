@@ -127,7 +127,8 @@ def run(args) -> int:
         [(v.name, resolved[v.base].python, v.mechanism) for v in vlist], reference, arg_counts,
         processes=args.processes, launches=args.launches, simulator=args.simulator,
         overlay=envs.make_overlay(os.path.join(run_dir, "overlay")), log_dir=run_dir, setup=ca.arg_setup(args),
-        modules={v.name: v.base.module for v in vlist if v.base.module != "numba-cuda"})
+        modules={v.name: v.base.module for v in vlist if v.base.module != "numba-cuda"},
+        expect={v.name: envs.expected_import(resolved[v.base]) for v in vlist})
     progress = runner.Progress(args.processes * len(vlist), enabled=not args.quiet)
     if args.simulator:
         progress.line("launchbench: CUDA SIMULATOR: counting the simulator's launch path, not numba-cuda's")

@@ -107,6 +107,7 @@ def run(args) -> int:
                       lambda say: CommitEnvs(ca.env_options(args), say, target=args.target))
     head = builds.resolve(clone, args.ref)
     base = builds.resolve(clone, args.base) if args.base else builds.merge_base(clone, head, args.main)
+    builds.check_numba_cuda(clone, head, base)
     if base.sha == head.sha:
         raise UserError(f"{args.ref} is its own base ({head.short}); pass --base REF or a ref ahead of the main line")
     if builds.is_ancestor(clone, head, base):

@@ -110,6 +110,14 @@ def settings(opts: CommitRun, arg_counts, prefetch, affinity, rounds) -> dict:
                      " per round, interleaved samples, paired by repeat slot"}
 
 
+def built_import(rec: dict) -> dict:
+    """What a commit's workers must import (runner.Plan's ``expect``): the package of its own
+    environment, at its wheel's version (``X.Y.Z+g<sha8>``, from the file name)."""
+    wheel = os.path.basename(rec.get("wheel") or "")
+    version = wheel[:-len(".whl")].split("-")[1] if wheel.endswith(".whl") and wheel.count("-") >= 2 else None
+    return {"prefix": rec.get("env"), "version": version}
+
+
 class Session:
     """What history and bisect share: the clone, the wheel cache, the env manager, the engine."""
 
@@ -184,7 +192,8 @@ class Session:
             affinity=self.affinity, peers=False, overlay=self.envs.make_overlay(os.path.join(log_dir, "overlay")),
             log_dir=log_dir, prefetch=prefetch, setup_cpus=runner.setup_cpus(self.affinity), setup=setup,
             stop=stop, max_time=self.opts.max_time if max_time is None else max_time, count_rounds=count_rounds,
-            spawn=self.opts.spawn, fork_rounds=self.opts.fork_rounds, worker_env=self.connections_env)
+            spawn=self.opts.spawn, fork_rounds=self.opts.fork_rounds, worker_env=self.connections_env,
+            expect={r["variant"]: built_import(r) for r in measured})
         total = rounds * self.opts.repeats * len(self.arg_counts) * len(measured)
         progress = runner.Progress(total, enabled=not self.opts.quiet)
         if self.opts.simulator:

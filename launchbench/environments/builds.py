@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from ..base.atomic import WRITE_ERRNOS, write_json_atomic
 from ..base.errors import UserError
-from .variants import DEFAULT_PINS
+from .variants import CUDA_PACKAGE_FILES, DEFAULT_PINS
 
 MARKER = "launchbench-wheel.json"
 BUILD_ENV_MARKER = "launchbench-build-env.json"
@@ -87,6 +87,17 @@ def _check_numba_cuda(clone: str, sha: str) -> None:
     if _git(clone, "cat-file", "-e", f"{sha}:numba_cuda").returncode != 0:
         raise UserError(f"{clone} is not a numba-cuda checkout (no numba_cuda/ at {sha[:8]}); "
                         f"pass a clone of https://github.com/NVIDIA/numba-cuda")
+    for path in CUDA_PACKAGE_FILES:
+        if _git(clone, "cat-file", "-e", f"{sha}:{path}").returncode != 0:
+            raise UserError(f"{clone} at {sha[:8]} holds no numba-cuda CUDA package (no {path}), so numba's own "
+                            "numba.cuda would be measured; pass a clone of https://github.com/NVIDIA/numba-cuda "
+                            "and commits that have it")
+
+
+def check_numba_cuda(clone: str, *commits: Commit) -> None:
+    """Refuse, before any build, a commit whose tree lacks numba-cuda's CUDA package (CUDA_PACKAGE_FILES)."""
+    for c in commits:
+        _check_numba_cuda(clone, c.sha)
 
 
 def _commit(clone: str, sha: str) -> Commit:
@@ -153,6 +164,7 @@ def first_parent_commits(clone: str, a: str, b: str) -> list[Commit]:
         if head is not None:
             _check_numba_cuda(clone, head)
     start, end = resolve(clone, a), resolve(clone, b)
+    check_numba_cuda(clone, start, end)
     if _git(clone, "merge-base", "--is-ancestor", start.sha, end.sha).returncode != 0:
         raise UserError(f"{a} is not an ancestor of {b} in {clone}; give the older commit first (A..B)")
     out = _git(clone, "rev-list", "--first-parent", "--reverse", f"{start.sha}..{end.sha}", check=True)

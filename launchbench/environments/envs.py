@@ -394,6 +394,21 @@ def make_overlay(root: str) -> str:
     return overlay
 
 
+def expected_import(env: Env) -> dict | None:
+    """What a worker of *env* must import (runner.Plan's ``expect``): for an environment launchbench
+    built, its own copy at the version installed (a wheel's, known from its spec or file name);
+    None for an ``env:`` base, used as it is (an editable install may live anywhere)."""
+    base = env.base
+    if base.kind == "env":
+        return None
+    version = None
+    if base.kind == "wheel":
+        version = base.target.partition("==")[2] or None
+    elif base.kind == "wheelfile":
+        version = os.path.basename(base.target)[:-len(".whl")].split("-")[1]
+    return {"prefix": env.path, "version": version}
+
+
 def check_python_matches(env: Env, label: str) -> str:
     """The env's Python version; error if its minor differs from ours (C extensions would not load)."""
     facts = python_facts(env.python)
