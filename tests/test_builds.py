@@ -274,6 +274,7 @@ def test_offline_pip_commands(tmp_path, monkeypatch):
                               log=lambda m: None)
     cache._tag = "cp311"
     monkeypatch.setattr(builds.subprocess, "run", fake_run)
+    monkeypatch.setattr(builds.lifeline, "run_group", lambda cmd, **kw: fake_run(cmd, **kw).returncode)  # build steps
     with open(tmp_path / "log", "w") as log:
         cache._pip_wheel(str(tmp_path / "src"), str(tmp_path / "out"), log)
     venv, install, wheel = seen

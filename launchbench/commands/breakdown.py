@@ -13,7 +13,7 @@ import os
 import sys
 import time
 
-from ..base import device
+from ..base import childenv, device
 from ..base import signals
 from ..base.atomic import write_json_atomic, write_text_atomic
 from ..base.errors import UserError
@@ -245,6 +245,7 @@ def build_document(*, argv, host, settings, reference, variants, outcome, names,
         "schema": documents.schema_id("breakdown", documents.PAIRED_BREAKDOWN),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "command": list(argv),
+        "child_env": childenv.record(),  # names withheld from / passed to builds and workers (base/childenv.py)
         "simulator": bool(simulator),
         "measurement": not simulator,
         "label": ("stand-in launch path under the CUDA simulator: NOT A MEASUREMENT" if simulator

@@ -17,7 +17,7 @@ import os
 import sys
 import time
 
-from ..base import atomic, signals
+from ..base import atomic, childenv, signals
 from ..base.errors import UserError
 from ..base import options as opt
 from ..base.options import parse_counts, parse_ints
@@ -145,6 +145,7 @@ def build_document(*, argv, simulator, host, settings, reference, variants, outc
         **documents.stamp("compare"),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "command": list(argv),
+        "child_env": childenv.record(),  # names withheld from / passed to builds and workers (base/childenv.py)
         "simulator": bool(simulator),
         "measurement": not simulator,
         "label": label,

@@ -14,7 +14,7 @@ import os
 import sys
 import time
 
-from ..base import device
+from ..base import childenv, device
 from ..base.atomic import write_text_atomic
 from ..base.errors import UserError
 from ..base import options as opt
@@ -97,7 +97,7 @@ def build_document(*, argv, args, host, arg_counts, reference, vlist, resolved, 
     return {
         **documents.stamp("counts"),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "command": list(argv), "simulator": bool(args.simulator), "label": label, "host": host,
+        "command": list(argv), "child_env": childenv.record(), "simulator": bool(args.simulator), "label": label, "host": host,
         "device": ref_info.get("device") or {"name": None},
         "settings": {"arg_counts": arg_counts, "arg_kind": args.arg_kind, "dispatch": args.dispatch,
                      "processes": args.processes, "launches": args.launches, "top": args.top},

@@ -22,7 +22,7 @@ import os
 import time
 
 from ..base.errors import UserError
-from ..base import signals
+from ..base import childenv, signals
 from ..engine.history import Session, command_line
 from ..base import options as opt
 from ..base.options import parse_counts
@@ -125,7 +125,7 @@ def run(args) -> int:
     session.build(records)
     base_rec, head_rec = records
     doc = {**documents.stamp("pr"),
-           "command": command_line(), "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "command": command_line(), "child_env": childenv.record(), "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "simulator": bool(args.simulator), "clone": clone,
            "head": _commit_json(head, head_rec), "base": _commit_json(base, base_rec),
            "same_code": head_rec.get("aa", False), "conformance": None, "measurement": None, "gate": None}

@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 
+from ..base import childenv
 from . import conformance_plugin
 from .conformance_plugin import OUT_ENV
 
@@ -52,7 +53,7 @@ def run_suite(python: str, overlay: str, work_dir: str, suite: str | None = None
         os.unlink(out_json)
     except FileNotFoundError:
         pass
-    child_env = dict(os.environ, **(env or {}))
+    child_env = dict(childenv.child_environ(), **(env or {}))  # the code under test: no credentials
     child_env[OUT_ENV] = out_json
     child_env["PYTHONPATH"] = overlay
     if not _has_pytest(python, child_env):

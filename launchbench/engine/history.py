@@ -15,7 +15,7 @@ import statistics
 import sys
 import time
 
-from ..base import device
+from ..base import childenv, device
 from ..base.errors import UserError
 from ..base.options import DEFAULT_FORK_ROUNDS
 from . import analysis, commitcounts, runner, stats
@@ -223,6 +223,7 @@ class Session:
         info = out.infos.get(reference, {})
         return {
             "schema": f"{SCHEMA}/{SCHEMA_VERSION}", "schema_version": SCHEMA_VERSION, "command": command_line(),
+            "child_env": childenv.record(),
             "kind": command,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "simulator": bool(self.opts.simulator), "measurement": not self.opts.simulator,

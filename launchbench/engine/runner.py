@@ -32,7 +32,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from ..base import atomic, cudamod, lifeline, signals
+from ..base import atomic, childenv, cudamod, lifeline, signals
 from ..base.errors import UserError
 from ..base.options import DEFAULT_FORK_ROUNDS, format_counts, parse_set
 from . import zygote as zygote_mod
@@ -63,8 +63,9 @@ class Halted(Exception):
 
 def worker_environment(overlay: str, simulator: bool, module: str | None = None,
                        extra_env: dict | None = None) -> dict:
-    """A worker's (or a zygote's) environment: this one, with only launchbench on PYTHONPATH."""
-    env = dict(os.environ)
+    """A worker's (or a zygote's) environment: this one less its credentials (it runs the code under
+    test: base/childenv.py), with only launchbench on PYTHONPATH."""
+    env = childenv.child_environ()
     env["PYTHONPATH"] = overlay  # only launchbench; nothing else of the parent
     env["PYTHONNOUSERSITE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
