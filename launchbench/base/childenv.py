@@ -10,7 +10,6 @@ needs them. Import-light.
 """
 from __future__ import annotations
 
-import argparse
 import fnmatch
 import os
 import re
@@ -36,12 +35,9 @@ def is_secret(name: str) -> bool:
     return any(fnmatch.fnmatchcase(upper, pattern) for pattern in SECRET_PATTERNS)
 
 
-def env_name(text: str) -> str:
-    """``--pass-env``'s type: one environment variable's name (never a value)."""
-    if not _NAME.fullmatch(text or ""):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a variable name (letters, digits and _; give NAME, "
-                                         "not NAME=VALUE), e.g. --pass-env HF_TOKEN")
-    return text
+def is_name(text: str) -> bool:
+    """An environment variable's name as ``--pass-env`` takes it (never NAME=VALUE)."""
+    return bool(_NAME.fullmatch(text or ""))
 
 
 def set_passed(names) -> None:

@@ -95,8 +95,16 @@ def add_env_options(e, commits: bool = False) -> None:
     add_pass_env(e)
 
 
+def env_name(text: str) -> str:
+    """``--pass-env``'s type: one environment variable's name."""
+    if not childenv.is_name(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a variable name (letters, digits and _; give NAME, "
+                                         "not NAME=VALUE), e.g. --pass-env HF_TOKEN")
+    return text
+
+
 def add_pass_env(e) -> None:
-    e.add_argument("--pass-env", action="append", metavar="NAME", type=childenv.env_name,
+    e.add_argument("--pass-env", action="append", metavar="NAME", type=env_name,
                    help="builds and workers run the code under test without the caller's tokens and "
                         "credentials (names like *TOKEN*, *SECRET*, *_KEY, *PASSWORD*, AWS_*); pass NAME "
                         "to them anyway (repeatable; the documents record names only)")
