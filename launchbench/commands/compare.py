@@ -342,6 +342,7 @@ def run(args) -> int:
             recs.append({
                 "name": v.name, "spec": v.spec, "kind": v.kind, "mechanism": v.mechanism,
                 "base": v.base.label, "numba_cuda_version": info.get("numba_cuda_version"),
+                "cuda_module_file": info.get("cuda_module_file"),  # checked: runner.import_mismatch
                 "git_sha": env.git_sha, "pins": pins if v.base.kind != "env" else {},
                 "installed": info.get("installed", {}), "python": info.get("python") or env.python_version,
                 "env": env.path, "affinity": info.get("affinity"),

@@ -220,6 +220,8 @@ class Session:
             ref_l, var_l = analysis.paired_rounds(by, reference, d["variant"], d["nargs"])
             d["ci99_us"] = stats.paired_median_delta(ref_l, var_l, 0.99)["ci_us"]
         step_recs = steps(by, records, keys, self.opts.threshold)
+        for r in measured:  # where each commit's CUDA module came from (checked: runner.import_mismatch)
+            r["cuda_module_file"] = out.infos.get(r["variant"], {}).get("cuda_module_file")
         info = out.infos.get(reference, {})
         return {
             "schema": f"{SCHEMA}/{SCHEMA_VERSION}", "schema_version": SCHEMA_VERSION, "command": command_line(),
