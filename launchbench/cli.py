@@ -13,7 +13,7 @@ import importlib
 import sys
 
 from . import __version__
-from .base import atomic, signals
+from .base import atomic, childenv, signals
 from .base.errors import UserError
 
 # Order is the order shown in --help.
@@ -62,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     atomic.new_run()
+    childenv.set_passed(getattr(args, "pass_env", None) or ())  # this invocation's, never an earlier one's
     try:
         with signals.sigterm_as_interrupt():
             return signals.exit_status(int(args.func(args) or 0))

@@ -51,6 +51,7 @@ def repo(tmp_path_factory):
         "setup.py": SETUP_PY, "numba_cuda/VERSION": "0.1.0\n",
         "numba_cuda/__init__.py": "X = 1\n",
         "numba_cuda/numba/cuda/tests/test_x.py": "def test(): pass\n",
+        "numba_cuda/numba/cuda/__init__.py": "", "numba_cuda/numba/cuda/dispatcher.py": "",
         "tests/test_top.py": "def test(): pass\n",
     })
     git(r, "tag", "v1")
@@ -273,6 +274,7 @@ def test_offline_pip_commands(tmp_path, monkeypatch):
                               log=lambda m: None)
     cache._tag = "cp311"
     monkeypatch.setattr(builds.subprocess, "run", fake_run)
+    monkeypatch.setattr(builds.lifeline, "run_group", lambda cmd, **kw: fake_run(cmd, **kw).returncode)  # build steps
     with open(tmp_path / "log", "w") as log:
         cache._pip_wheel(str(tmp_path / "src"), str(tmp_path / "out"), log)
     venv, install, wheel = seen

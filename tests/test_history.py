@@ -56,6 +56,8 @@ def standin(tmp_path_factory):
     _write(repo, "numba_cuda/VERSION", "0.1.0\n")
     _write(repo, "numba_cuda/__init__.py", _code(5))
     _write(repo, "numba_cuda/tests/test_x.py", "X = 1\n")
+    _write(repo, "numba_cuda/numba/cuda/__init__.py", "")  # numba-cuda's CUDA package: builds.check_numba_cuda
+    _write(repo, "numba_cuda/numba/cuda/dispatcher.py", "")
     steps = [("base", None),
              ("tests only", ("numba_cuda/tests/test_x.py", "X = 2\n")),
              ("same cost, new code", ("numba_cuda/__init__.py", _code(5, "# reworded"))),
@@ -104,6 +106,8 @@ def counted_standin(tmp_path_factory):
     _write(repo, "numba_cuda/VERSION", "0.1.0\n")
     _write(repo, "numba_cuda/__init__.py", _counted_code(20, 100))
     _write(repo, "numba_cuda/tests/test_x.py", "X = 1\n")
+    _write(repo, "numba_cuda/numba/cuda/__init__.py", "")  # numba-cuda's CUDA package: builds.check_numba_cuda
+    _write(repo, "numba_cuda/numba/cuda/dispatcher.py", "")
     steps = [("base", None),
              ("tests only", ("numba_cuda/tests/test_x.py", "X = 2\n")),
              ("python-level step", ("numba_cuda/__init__.py", _counted_code(20 + PY_STEP_LOOPS, 100))),

@@ -92,6 +92,9 @@ def standin(tmp_path_factory):
                                    '"numba_cuda/VERSION").read().strip(), packages=["numba_cuda"])\n')
     (repo / "numba_cuda").mkdir()
     (repo / "numba_cuda" / "VERSION").write_text("0.1.0\n")
+    (repo / "numba_cuda" / "numba" / "cuda").mkdir(parents=True)  # numba-cuda's CUDA package: builds.check_numba_cuda
+    for name in ("__init__.py", "dispatcher.py"):
+        (repo / "numba_cuda" / "numba" / "cuda" / name).write_text("")
     init = repo / "numba_cuda" / "__init__.py"
     init.write_text(_code(BASE_OK, 5))
     _git(repo, "add", "-A")

@@ -11,7 +11,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def fake_checkout(tmp_path):
-    (tmp_path / "numba_cuda").mkdir()
+    (tmp_path / "numba_cuda" / "numba" / "cuda").mkdir(parents=True)
+    for rel in variants.CUDA_PACKAGE_FILES:  # numba-cuda's CUDA package: what check_repo looks for
+        (tmp_path / rel).write_text("")
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "numba-cuda"\n')
     return str(tmp_path)
 

@@ -151,3 +151,43 @@ def reap() -> int:
 
 
 atexit.register(reap)
+
+
+#: A build step (venv, pip) runs under a keeper, ``python -c GROUP_KEEPER_CODE CMD...``: the keeper
+#: leads a process group of its own, in which the step and everything it starts (setup.py, the
+#: compilers) run, and kills that whole group when its parent ends (PR_SET_PDEATHSIG delivered as
+#: SIGTERM, which it handles), at once if the parent is already gone, or on SIGTERM/SIGHUP.
+GROUP_KEEPER_CODE = (
+    "import os, signal, subprocess, sys\n"
+    "def _end(*_):\n"
+    "    os.killpg(0, signal.SIGKILL)\n"
+    "signal.signal(signal.SIGTERM, _end)\n"
+    "signal.signal(signal.SIGHUP, _end)\n"
+    f"_p = os.environ.pop({PARENT_ENV!r}, '')\n"
+    "if sys.platform.startswith('linux'):\n"
+    "    try:\n"
+    "        import ctypes\n"
+    f"        ctypes.CDLL(None).prctl({PR_SET_PDEATHSIG}, int(signal.SIGTERM), 0, 0, 0)\n"
+    "    except (OSError, AttributeError):\n"
+    "        pass\n"
+    "if _p.isdigit() and os.getppid() != int(_p):\n"
+    "    _end()\n"
+    "sys.exit(subprocess.call(sys.argv[1:]))\n"
+)
+
+
+def run_group(cmd: list, stdout=None, stderr=None, env: dict | None = None, cwd: str | None = None) -> int:
+    """Run *cmd* (a build step) to its end in a process group that ends with this process: its
+    exit status. Interrupted here (Ctrl-C, SIGTERM), the whole group is killed before the
+    interrupt goes on; killed here (SIGKILL), the keeper kills it."""
+    proc = _POPEN([sys.executable, "-c", GROUP_KEEPER_CODE, *cmd], stdin=subprocess.DEVNULL, stdout=stdout,
+                  stderr=stderr, env=child_env(dict(os.environ if env is None else env)), cwd=cwd,
+                  start_new_session=True)
+    track(proc)
+    try:
+        return proc.wait()
+    except BaseException:
+        kill_group(proc)
+        raise
+    finally:
+        end(proc)

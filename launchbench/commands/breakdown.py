@@ -13,7 +13,7 @@ import os
 import sys
 import time
 
-from ..base import device
+from ..base import childenv, device
 from ..base import signals
 from ..base.atomic import write_json_atomic, write_text_atomic
 from ..base.errors import UserError
@@ -185,7 +185,8 @@ def run_paired(args) -> int:
         sample_target_s=args.sample_time, simulator=args.simulator, affinity=affinity, peers=False,
         overlay=overlay, log_dir=run_dir, prefetch=prefetch, setup_cpus=runner.setup_cpus(affinity),
         keys=keys, setup=setup, max_time=args.max_time, log_prefix="stages-r", count_rounds=args.counts,
-        modules={v.name: v.base.module for v in vlist if v.base.module != "numba-cuda"})
+        modules={v.name: v.base.module for v in vlist if v.base.module != "numba-cuda"},
+        expect={v.name: envs.expected_import(resolved[v.base]) for v in vlist})
     host = device.host_info()
     argv = ["launchbench"] + sys.argv[1:] if os.path.basename(sys.argv[0]) in ("launchbench", "__main__.py") else list(sys.argv)
     names = [v.name for v in vlist]
@@ -244,6 +245,7 @@ def build_document(*, argv, host, settings, reference, variants, outcome, names,
         "schema": documents.schema_id("breakdown", documents.PAIRED_BREAKDOWN),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "command": list(argv),
+        "child_env": childenv.record(),  # names withheld from / passed to builds and workers (base/childenv.py)
         "simulator": bool(simulator),
         "measurement": not simulator,
         "label": ("stand-in launch path under the CUDA simulator: NOT A MEASUREMENT" if simulator

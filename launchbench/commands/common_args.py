@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..base import childenv
 from ..base import options as opt
 from ..base.options import counts_help
 from ..engine.commitcounts import MAX_JOBS as MAX_COUNT_JOBS
@@ -79,6 +80,7 @@ def add_env_options(e, commits: bool = False) -> None:
         e.add_argument("--constraints", metavar="FILE", help="pins for the envs (default: constraints.txt's)")
         e.add_argument("--extras", default=None,
                        help="numba-cuda extras (default cu13, none with --system-site-packages)")
+        add_pass_env(e)
         return
     e.add_argument("--env-dir", help="where variant envs are cached (default ~/.cache/launchbench/envs)")
     e.add_argument("--no-install", action="store_true", help="reuse existing envs only; error if one is missing")
@@ -90,6 +92,22 @@ def add_env_options(e, commits: bool = False) -> None:
     e.add_argument("--constraints", metavar="FILE", help="pins for built envs (default: constraints.txt's)")
     e.add_argument("--extras", default=None,
                    help="numba-cuda extras to install (default cu13, or none with --system-site-packages)")
+    add_pass_env(e)
+
+
+def env_name(text: str) -> str:
+    """``--pass-env``'s type: one environment variable's name."""
+    if not childenv.is_name(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a variable name (letters, digits and _; give NAME, "
+                                         "not NAME=VALUE), e.g. --pass-env HF_TOKEN")
+    return text
+
+
+def add_pass_env(e) -> None:
+    e.add_argument("--pass-env", action="append", metavar="NAME", type=env_name,
+                   help="builds and workers run the code under test without the caller's tokens and "
+                        "credentials (names like *TOKEN*, *SECRET*, *_KEY, *PASSWORD*, AWS_*); pass NAME "
+                        "to them anyway (repeatable; the documents record names only)")
 
 
 def env_options(ns) -> EnvOptions:

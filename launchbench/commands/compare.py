@@ -17,7 +17,7 @@ import os
 import sys
 import time
 
-from ..base import atomic, signals
+from ..base import atomic, childenv, signals
 from ..base.errors import UserError
 from ..base import options as opt
 from ..base.options import parse_counts, parse_ints
@@ -143,6 +143,7 @@ def build_document(*, argv, simulator, host, settings, reference, variants, outc
         **documents.stamp("compare"),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "command": list(argv),
+        "child_env": childenv.record(),  # names withheld from / passed to builds and workers (base/childenv.py)
         "simulator": bool(simulator),
         "measurement": not simulator,
         "label": label,
@@ -316,6 +317,7 @@ def run(args) -> int:
         modules={v.name: v.base.module for v in vlist if v.base.module != "numba-cuda"},
         max_time=args.max_time or None, pinned_warmup=min(args.pinned_warmup, args.warmup),
         count_rounds=args.counts, spawn=args.spawn, fork_rounds=args.fork_rounds, worker_env=connections_env,
+        expect={v.name: envs.expected_import(resolved[v.base]) for v in vlist},
     )
     rule = stop_rule(args)
     if rule is not None:
@@ -338,6 +340,7 @@ def run(args) -> int:
             recs.append({
                 "name": v.name, "spec": v.spec, "kind": v.kind, "mechanism": v.mechanism,
                 "base": v.base.label, "numba_cuda_version": info.get("numba_cuda_version"),
+                "cuda_module_file": info.get("cuda_module_file"),  # checked: runner.import_mismatch
                 "git_sha": env.git_sha, "pins": pins if v.base.kind != "env" else {},
                 "installed": info.get("installed", {}), "python": info.get("python") or env.python_version,
                 "env": env.path, "affinity": info.get("affinity"),

@@ -14,7 +14,7 @@ import os
 import sys
 import time
 
-from ..base import device
+from ..base import childenv, device
 from ..base.atomic import write_text_atomic
 from ..base.errors import UserError
 from ..base import options as opt
@@ -97,7 +97,7 @@ def build_document(*, argv, args, host, arg_counts, reference, vlist, resolved, 
     return {
         **documents.stamp("counts"),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "command": list(argv), "simulator": bool(args.simulator), "label": label, "host": host,
+        "command": list(argv), "child_env": childenv.record(), "simulator": bool(args.simulator), "label": label, "host": host,
         "device": ref_info.get("device") or {"name": None},
         "settings": {"arg_counts": arg_counts, "arg_kind": args.arg_kind, "dispatch": args.dispatch,
                      "processes": args.processes, "launches": args.launches, "top": args.top},
@@ -127,7 +127,8 @@ def run(args) -> int:
         [(v.name, resolved[v.base].python, v.mechanism) for v in vlist], reference, arg_counts,
         processes=args.processes, launches=args.launches, simulator=args.simulator,
         overlay=envs.make_overlay(os.path.join(run_dir, "overlay")), log_dir=run_dir, setup=ca.arg_setup(args),
-        modules={v.name: v.base.module for v in vlist if v.base.module != "numba-cuda"})
+        modules={v.name: v.base.module for v in vlist if v.base.module != "numba-cuda"},
+        expect={v.name: envs.expected_import(resolved[v.base]) for v in vlist})
     progress = runner.Progress(args.processes * len(vlist), enabled=not args.quiet)
     if args.simulator:
         progress.line("launchbench: CUDA SIMULATOR: counting the simulator's launch path, not numba-cuda's")

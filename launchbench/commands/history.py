@@ -32,7 +32,7 @@ import os
 import sys
 import time
 
-from ..base import device, outputs
+from ..base import childenv, device, outputs
 from ..base import signals
 from ..base.atomic import write_json_atomic
 from ..base.errors import UserError
@@ -214,6 +214,7 @@ def run_bisect(args) -> int:
     counted: dict = {}  # variant -> commitcounts result
     arg_counts = session.arg_counts
     doc = {"schema": documents.schema_id("bisect"), "kind": "bisect", "command": command_line(),
+           "child_env": childenv.record(),
            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "simulator": bool(args.simulator),
            "clone": clone, "good": good.sha, "bad": bad.sha, "threshold_us": args.threshold,
            "settings": {"arg_counts": arg_counts, "points": args.points, "rounds": args.rounds,

@@ -22,7 +22,7 @@ import os
 import time
 
 from ..base.errors import UserError
-from ..base import signals
+from ..base import childenv, signals
 from ..engine.history import Session, command_line
 from ..base import options as opt
 from ..base.options import parse_counts
@@ -107,6 +107,7 @@ def run(args) -> int:
                       lambda say: CommitEnvs(ca.env_options(args), say, target=args.target))
     head = builds.resolve(clone, args.ref)
     base = builds.resolve(clone, args.base) if args.base else builds.merge_base(clone, head, args.main)
+    builds.check_numba_cuda(clone, head, base)
     if base.sha == head.sha:
         raise UserError(f"{args.ref} is its own base ({head.short}); pass --base REF or a ref ahead of the main line")
     if builds.is_ancestor(clone, head, base):
@@ -124,7 +125,7 @@ def run(args) -> int:
     session.build(records)
     base_rec, head_rec = records
     doc = {**documents.stamp("pr"),
-           "command": command_line(), "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "command": command_line(), "child_env": childenv.record(), "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "simulator": bool(args.simulator), "clone": clone,
            "head": _commit_json(head, head_rec), "base": _commit_json(base, base_rec),
            "same_code": head_rec.get("aa", False), "conformance": None, "measurement": None, "gate": None}

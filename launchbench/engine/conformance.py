@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 
+from ..base import childenv
 from . import conformance_plugin
 from .conformance_plugin import OUT_ENV
 
@@ -52,7 +53,7 @@ def run_suite(python: str, overlay: str, work_dir: str, suite: str | None = None
         os.unlink(out_json)
     except FileNotFoundError:
         pass
-    child_env = dict(os.environ, **(env or {}))
+    child_env = dict(childenv.child_environ(), **(env or {}))  # the code under test: no credentials
     child_env[OUT_ENV] = out_json
     child_env["PYTHONPATH"] = overlay
     if not _has_pytest(python, child_env):
@@ -169,12 +170,25 @@ def diff(base_tests: dict, head_tests: dict) -> dict:
     return out
 
 
+#: the verdict of a suite whose every test was skipped on the head (no GPU, a missing feature):
+#: nothing was checked, so never "ok"
+NOT_RUN = "not run"
+
+
+def ran(run: dict) -> int:
+    """How many of a run's tests did run (any outcome but skipped)."""
+    return sum(1 for rec in run.get("tests", {}).values() if outcome_of(rec) != "skipped")
+
+
 def verdict(base_run: dict, head_run: dict, changes: dict) -> str:
-    """"broken", "ok" or "unknown" (a run did not report tests)."""
+    """"broken", "ok", "not run" (every head test skipped, or none) or "unknown" (a run did not
+    report tests)."""
     if not head_run["ok"]:
         return "unknown"
     if changes["broken"]:
         return "broken"
+    if not ran(head_run):
+        return NOT_RUN
     return "ok" if base_run["ok"] else "unknown"
 
 

@@ -23,7 +23,8 @@ def no_timing(plan, rnd, workers, out, progress) -> None:
 
 
 def plan(variants: list, reference: str, arg_counts: list, *, processes: int, launches: int, simulator: bool,
-         overlay: str, log_dir: str, setup: dict | None = None, modules: dict | None = None) -> runner.Plan:
+         overlay: str, log_dir: str, setup: dict | None = None, modules: dict | None = None,
+         expect: dict | None = None) -> runner.Plan:
     """The runner's Plan of a counts pass: *processes* rounds of one worker per variant
     ((name, python, mechanism) as compare's), all set up at once, none pinned, none timed."""
     return runner.Plan(
@@ -32,7 +33,7 @@ def plan(variants: list, reference: str, arg_counts: list, *, processes: int, la
         repeats=1, rounds=processes, warmup=0, sample_target_s=0.0, simulator=simulator, affinity=None,
         peers=False, overlay=overlay, log_dir=log_dir, prefetch=max(0, processes - 1), setup=dict(setup or {}),
         measure=no_timing, modules=dict(modules or {}), count_rounds=processes, count_launches=launches,
-        log_prefix="counts-p",
+        log_prefix="counts-p", expect=dict(expect or {}),
     )
 
 

@@ -15,7 +15,7 @@ import statistics
 import sys
 import time
 
-from ..base import device
+from ..base import childenv, device
 from ..base.errors import UserError
 from ..base.options import DEFAULT_FORK_ROUNDS
 from . import analysis, commitcounts, runner, stats
@@ -110,6 +110,14 @@ def settings(opts: CommitRun, arg_counts, prefetch, affinity, rounds) -> dict:
                      " per round, interleaved samples, paired by repeat slot"}
 
 
+def built_import(rec: dict) -> dict:
+    """What a commit's workers must import (runner.Plan's ``expect``): the package of its own
+    environment, at its wheel's version (``X.Y.Z+g<sha8>``, from the file name)."""
+    wheel = os.path.basename(rec.get("wheel") or "")
+    version = wheel[:-len(".whl")].split("-")[1] if wheel.endswith(".whl") and wheel.count("-") >= 2 else None
+    return {"prefix": rec.get("env"), "version": version}
+
+
 class Session:
     """What history and bisect share: the clone, the wheel cache, the env manager, the engine."""
 
@@ -184,7 +192,8 @@ class Session:
             affinity=self.affinity, peers=False, overlay=self.envs.make_overlay(os.path.join(log_dir, "overlay")),
             log_dir=log_dir, prefetch=prefetch, setup_cpus=runner.setup_cpus(self.affinity), setup=setup,
             stop=stop, max_time=self.opts.max_time if max_time is None else max_time, count_rounds=count_rounds,
-            spawn=self.opts.spawn, fork_rounds=self.opts.fork_rounds, worker_env=self.connections_env)
+            spawn=self.opts.spawn, fork_rounds=self.opts.fork_rounds, worker_env=self.connections_env,
+            expect={r["variant"]: built_import(r) for r in measured})
         total = rounds * self.opts.repeats * len(self.arg_counts) * len(measured)
         progress = runner.Progress(total, enabled=not self.opts.quiet)
         if self.opts.simulator:
@@ -211,9 +220,12 @@ class Session:
             ref_l, var_l = analysis.paired_rounds(by, reference, d["variant"], d["nargs"])
             d["ci99_us"] = stats.paired_median_delta(ref_l, var_l, 0.99)["ci_us"]
         step_recs = steps(by, records, keys, self.opts.threshold)
+        for r in measured:  # where each commit's CUDA module came from (checked: runner.import_mismatch)
+            r["cuda_module_file"] = out.infos.get(r["variant"], {}).get("cuda_module_file")
         info = out.infos.get(reference, {})
         return {
             "schema": f"{SCHEMA}/{SCHEMA_VERSION}", "schema_version": SCHEMA_VERSION, "command": command_line(),
+            "child_env": childenv.record(),
             "kind": command,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "simulator": bool(self.opts.simulator), "measurement": not self.opts.simulator,

@@ -32,7 +32,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from ..base import atomic, cudamod, lifeline, signals
+from ..base import atomic, childenv, cudamod, lifeline, signals
 from ..base.errors import UserError
 from ..base.options import DEFAULT_FORK_ROUNDS, format_counts, parse_set
 from . import zygote as zygote_mod
@@ -63,8 +63,9 @@ class Halted(Exception):
 
 def worker_environment(overlay: str, simulator: bool, module: str | None = None,
                        extra_env: dict | None = None) -> dict:
-    """A worker's (or a zygote's) environment: this one, with only launchbench on PYTHONPATH."""
-    env = dict(os.environ)
+    """A worker's (or a zygote's) environment: this one less its credentials (it runs the code under
+    test: base/childenv.py), with only launchbench on PYTHONPATH."""
+    env = childenv.child_environ()
     env["PYTHONPATH"] = overlay  # only launchbench; nothing else of the parent
     env["PYTHONNOUSERSITE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
@@ -291,6 +292,9 @@ class Plan:
     cancel: object = None  # a threading.Event: set, the round in progress ends at once (lanes: a signal)
     spawn: str = "fresh"   # "fork": each round's workers forked from per-variant zygotes (engine/zygote.py)
     fork_rounds: int = DEFAULT_FORK_ROUNDS  # with "fork": consecutive rounds one zygote serves, one cluster
+    # variant name -> {"prefix": the env launchbench built, "version": the version it installed} (either
+    # may be None): each worker's imported CUDA module is checked against it (import_mismatch)
+    expect: dict = field(default_factory=dict)
 
     def cluster(self, rnd: int) -> int | None:
         """The cluster of round *rnd*: rounds forked from the same zygotes (None: fresh workers,
@@ -584,9 +588,54 @@ def _spawn_round(plan: Plan, rnd: int, zygotes: Zygotes | None = None) -> dict:
     return workers
 
 
+#: numba-cuda's CUDA package inside its distribution; numba's own bundled copy is ``numba/cuda/``
+NUMBA_CUDA_PACKAGE = os.path.join("numba_cuda", "numba", "cuda", "__init__.py")
+
+
+def _release_text(version: str) -> str:
+    """``0.30`` and ``0.30.0`` alike (PEP 440 trailing zeros); the local part kept."""
+    public, plus, local = version.strip().lower().partition("+")
+    parts = public.split(".")
+    while len(parts) > 1 and parts[-1] == "0":
+        parts.pop()
+    return ".".join(parts) + plus + local
+
+
+def import_mismatch(info: dict, expect: dict | None) -> str | None:
+    """Why a worker's imported CUDA module is not what its environment was built with, or None.
+
+    numba-cuda's must be its own package (a tree without it leaves numba's bundled ``numba.cuda``
+    in its place, recorded under the clone's version); in an environment launchbench built
+    (*expect*'s ``prefix``) it must come from that environment, at the version installed there."""
+    if "cuda_module" not in info:  # a target callable or the stand-in path: no CUDA module
+        return None
+    path = info.get("cuda_module_file")
+    if not path:
+        return "no CUDA module file recorded"
+    if info["cuda_module"] == "numba-cuda" and not path.endswith(NUMBA_CUDA_PACKAGE):
+        return (f"numba.cuda came from {path}, numba's own bundled copy, not numba-cuda's package "
+                f"(numba_cuda/numba/cuda/)")
+    expect = expect or {}
+    prefix = expect.get("prefix")
+    if prefix:
+        root = os.path.realpath(prefix) + os.sep
+        if not path.startswith(root):
+            return f"{info['cuda_module']} came from {path}, not from its environment {prefix}"
+    version, have = expect.get("version"), info.get("numba_cuda_version")
+    if version and _release_text(have or "") != _release_text(version):
+        return f"{info['cuda_module']} {have} was imported where {version} was installed"
+    return None
+
+
 def _ready(plan: Plan, rnd: int, workers: dict) -> dict:
-    """Wait for a round's set-up, then pin and warm up its workers one at a time."""
+    """Wait for a round's set-up, check what each imported, then pin and warm up its workers one
+    at a time."""
     infos = {name: workers[name].receive()["info"] for name, _p, _m in plan.variants}
+    for name, _p, _m in plan.variants:
+        why = import_mismatch(infos[name], plan.expect.get(name))
+        if why:
+            raise WorkerError(name, "mismatch", f"{why}; the run measures only the package built for it "
+                                                f"(rebuild: remove the environment; worker log: {workers[name].log_path})")
     warmup = plan.warmup if plan.pinned_warmup is None else max(1, plan.pinned_warmup)
     for name in rotated([v[0] for v in plan.variants], rnd):
         infos[name]["affinity"] = workers[name].request(
@@ -856,6 +905,8 @@ def worker_error_message(exc: WorkerError) -> str:
         return f"variant {exc.variant} cannot import numba-cuda: {exc}"
     if exc.kind == "nogpu":
         return f"{exc} (variant {exc.variant})"
+    if exc.kind == "mismatch":
+        return f"variant {exc.variant} measures the wrong package: {exc}"
     return f"variant {exc.variant}: {exc}"
 
 

@@ -23,13 +23,15 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from dataclasses import dataclass
 
+from ..base import archives, buildlock, childenv, lifeline
 from ..base.atomic import WRITE_ERRNOS, write_json_atomic
 from ..base.errors import UserError
-from .variants import DEFAULT_PINS
+from .variants import CUDA_PACKAGE_FILES, DEFAULT_PINS
 
 MARKER = "launchbench-wheel.json"
 BUILD_ENV_MARKER = "launchbench-build-env.json"
@@ -87,6 +89,17 @@ def _check_numba_cuda(clone: str, sha: str) -> None:
     if _git(clone, "cat-file", "-e", f"{sha}:numba_cuda").returncode != 0:
         raise UserError(f"{clone} is not a numba-cuda checkout (no numba_cuda/ at {sha[:8]}); "
                         f"pass a clone of https://github.com/NVIDIA/numba-cuda")
+    for path in CUDA_PACKAGE_FILES:
+        if _git(clone, "cat-file", "-e", f"{sha}:{path}").returncode != 0:
+            raise UserError(f"{clone} at {sha[:8]} holds no numba-cuda CUDA package (no {path}), so numba's own "
+                            "numba.cuda would be measured; pass a clone of https://github.com/NVIDIA/numba-cuda "
+                            "and commits that have it")
+
+
+def check_numba_cuda(clone: str, *commits: Commit) -> None:
+    """Refuse, before any build, a commit whose tree lacks numba-cuda's CUDA package (CUDA_PACKAGE_FILES)."""
+    for c in commits:
+        _check_numba_cuda(clone, c.sha)
 
 
 def _commit(clone: str, sha: str) -> Commit:
@@ -153,6 +166,7 @@ def first_parent_commits(clone: str, a: str, b: str) -> list[Commit]:
         if head is not None:
             _check_numba_cuda(clone, head)
     start, end = resolve(clone, a), resolve(clone, b)
+    check_numba_cuda(clone, start, end)
     if _git(clone, "merge-base", "--is-ancestor", start.sha, end.sha).returncode != 0:
         raise UserError(f"{a} is not an ancestor of {b} in {clone}; give the older commit first (A..B)")
     out = _git(clone, "rev-list", "--first-parent", "--reverse", f"{start.sha}..{end.sha}", check=True)
@@ -234,7 +248,7 @@ def _python_tag(python: str) -> str:
             " + ('t' if sysconfig.get_config_var('Py_GIL_DISABLED') else ''))")
     try:
         out = subprocess.run([python, "-I", "-c", code], capture_output=True, text=True, timeout=60,
-                             stdin=subprocess.DEVNULL)
+                             stdin=subprocess.DEVNULL, env=childenv.child_environ())
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise UserError(f"cannot run python {python} ({exc}); pass a working interpreter") from None
     if out.returncode != 0:
@@ -292,10 +306,15 @@ class WheelCache:
         return path if marker.get("wheel") and os.path.isfile(path) else None
 
     def build(self, clone: str, commit: Commit) -> str:
-        """The wheel of *commit*; cached => returned at once, nothing built. Raises BuildFailed."""
+        """The wheel of *commit*; cached => returned at once, nothing built. Raises BuildFailed.
+        One build per commit at a time (a second run waits for the first: base/buildlock.py)."""
         cached = self.path_for(commit.sha)
         if cached:
             return cached
+        with buildlock.held(self._dir(commit.sha), f"the wheel of {commit.short}", self.log):
+            return self.path_for(commit.sha) or self._build(clone, commit)
+
+    def _build(self, clone: str, commit: Commit) -> str:
         final = self._dir(commit.sha)
         os.makedirs(final, exist_ok=True)
         try:
@@ -346,10 +365,19 @@ class WheelCache:
         """The commit's tree into *src* with its local version; a failure reason or None."""
         archive = subprocess.Popen(["git", "-C", clone, "archive", "--format=tar", commit.sha],
                                    stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
-        tar = subprocess.run(["tar", "-x", "-C", src], stdin=archive.stdout, stdout=log, stderr=log)
-        archive.stdout.close()
-        if archive.wait() != 0 or tar.returncode != 0:
-            return f"git archive | tar exit {archive.returncode}/{tar.returncode}"
+        try:
+            archives.extract_tar_stream(archive.stdout, src)  # refuses a member that would land outside src
+            while archive.stdout.read(1 << 16):  # the tar's end padding: git exits by itself, not by SIGPIPE
+                pass
+            unpacked = None
+        except (archives.UnsafeArchive, tarfile.TarError) as exc:
+            unpacked = str(exc)
+        finally:
+            archive.stdout.close()
+            if archive.wait() != 0 and unpacked is None:
+                unpacked = f"git archive exit {archive.returncode}"
+        if unpacked is not None:
+            return unpacked
         version_file = os.path.join(src, "numba_cuda", "VERSION")
         if not os.path.isfile(version_file):
             return "no numba_cuda/VERSION in the commit"
@@ -370,7 +398,8 @@ class WheelCache:
         cmd += args
         log.write("$ " + " ".join(cmd) + "\n")
         log.flush()
-        return subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
+        # the code under test runs here (setup.py): no credentials, and nothing outlives launchbench
+        return lifeline.run_group(cmd, stdout=log, stderr=subprocess.STDOUT, env=childenv.child_environ())
 
     def _pip_wheel(self, src: str, out_dir: str, log) -> int:
         python = self.build_python()
@@ -391,19 +420,25 @@ class WheelCache:
         path = os.path.join(self.cache_dir, "build-envs", f"{self.python_tag}-{key}")
         python = os.path.join(path, "bin", "python")
         if not os.path.isfile(os.path.join(path, BUILD_ENV_MARKER)):
+            with buildlock.held(path, "the build venv", self.log):
+                self._make_build_env(path, python, reqs)
+        self._build_python = python
+        return python
+
+    def _make_build_env(self, path: str, python: str, reqs: list) -> None:
+        """The build venv at *path* (its lock held), unless another run finished it meanwhile."""
+        if not os.path.isfile(os.path.join(path, BUILD_ENV_MARKER)):
             if os.path.exists(path):
                 shutil.rmtree(path)  # half-built
             os.makedirs(os.path.dirname(path), exist_ok=True)
             log_path = path + ".log"
             self.log(f"launchbench: making the build venv ({', '.join(reqs)}); log: {log_path}")
             with open(log_path, "w") as log:
-                rc = subprocess.run([self.python, "-m", "venv", path], stdout=log, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL).returncode
+                rc = lifeline.run_group([self.python, "-m", "venv", path], stdout=log, stderr=subprocess.STDOUT,
+                                        env=childenv.child_environ())
                 if rc == 0:
                     rc = self._pip(python, "install", reqs, log)
             if rc != 0:
                 hint = f"check that {self.wheels} holds them" if self.wheels else "check the network or pass wheels=DIR"
                 raise UserError(f"making the build venv ({', '.join(reqs)}) failed (exit {rc}); {hint}; see the log: {log_path}")
             write_json_atomic(os.path.join(path, BUILD_ENV_MARKER), {"python": self.python, "requirements": reqs})
-        self._build_python = python
-        return python

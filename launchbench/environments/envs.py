@@ -29,6 +29,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+from ..base import buildlock, childenv, lifeline
 from ..base.atomic import write_json_atomic
 from ..base.errors import UserError
 from .variants import MLIR_PIN_NAMES, Base, env_python
@@ -65,7 +66,8 @@ def python_facts(python: str) -> dict:
         " 'executable': sys.executable, 'site': list(dict.fromkeys(paths))}))\n"
     )
     try:
-        out = subprocess.run([python, "-I", "-c", code], capture_output=True, text=True, timeout=60)
+        out = subprocess.run([python, "-I", "-c", code], capture_output=True, text=True, timeout=60,
+                             env=childenv.child_environ())  # the env's .pth files run: code under test
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise UserError(f"cannot run python {python} ({exc}); pass a working interpreter with --python") from None
     if out.returncode != 0:
@@ -78,7 +80,8 @@ def _dist_dir(python: str, dist: str) -> str:
     code = ("import importlib.metadata as m, sys\n"
             "try:\n    print(m.distribution(sys.argv[1]).locate_file(''))\n"
             "except m.PackageNotFoundError:\n    print('')\n")
-    out = subprocess.run([python, "-c", code, dist], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([python, "-c", code, dist], capture_output=True, text=True, timeout=120,
+                         env=childenv.child_environ())
     return os.path.realpath(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else ""
 
 
@@ -189,7 +192,11 @@ class EnvManager:
                 f"run once without --no-install to build it, or pass the --env-dir used before"
             )
         check_folder(self.env_dir, "--env-dir")  # one line, not a traceback halfway through a build
-        self._build(base, path, label)
+        os.makedirs(self.env_dir, exist_ok=True)
+        with buildlock.held(path, f"the environment of {label} ({base.label})", self.log):
+            if os.path.isfile(os.path.join(path, MARKER)) and os.path.exists(python):  # built while we waited
+                return Env(base, path, python, built=False, git_sha=identity, python_version=self.facts["version"])
+            self._build(base, path, label)
         return Env(base, path, python, built=True, git_sha=identity, python_version=self.facts["version"])
 
     def check_available(self, bases) -> None:
@@ -245,11 +252,15 @@ class EnvManager:
         with open(log_path, "a") as log:
             log.write("$ " + " ".join(cmd) + "\n")
             log.flush()
-            return subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
+            # a checkout's setup.py runs here: no credentials, and nothing outlives launchbench
+            return lifeline.run_group(cmd, stdout=log, stderr=subprocess.STDOUT, env=childenv.child_environ())
 
     def _build(self, base: Base, path: str, label: str) -> None:
-        if os.path.exists(path):
-            shutil.rmtree(path)  # a half-built env (no marker)
+        """Build *path* (its lock held). A folder there without the marker is an unfinished build
+        (a killed or failed run): removed first, never used."""
+        if os.path.lexists(path):
+            self.log(f"launchbench: removing the unfinished environment {path} (its build did not finish)")
+            shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.unlink(path)
         os.makedirs(self.env_dir, exist_ok=True)
         log_path = os.path.join(self.env_dir, os.path.basename(path) + ".build.log")
         with open(log_path, "w") as log:
@@ -257,8 +268,8 @@ class EnvManager:
         self.log(f"launchbench: building the environment for {label} ({base.label}); log: {log_path}")
         start = time.monotonic()
         with open(log_path, "a") as log:
-            rc = subprocess.run([self.python, "-m", "venv", path], stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL).returncode
+            rc = lifeline.run_group([self.python, "-m", "venv", path], stdout=log, stderr=subprocess.STDOUT,
+                                    env=childenv.child_environ())
         if rc != 0:
             raise UserError(f"creating a virtualenv for {label} failed (python -m venv exit {rc}); see the log: {log_path}")
         python = os.path.join(path, "bin", "python")
@@ -392,6 +403,21 @@ def make_overlay(root: str) -> str:
     except OSError:
         shutil.copytree(package_dir(), link)
     return overlay
+
+
+def expected_import(env: Env) -> dict | None:
+    """What a worker of *env* must import (runner.Plan's ``expect``): for an environment launchbench
+    built, its own copy at the version installed (a wheel's, known from its spec or file name);
+    None for an ``env:`` base, used as it is (an editable install may live anywhere)."""
+    base = env.base
+    if base.kind == "env":
+        return None
+    version = None
+    if base.kind == "wheel":
+        version = base.target.partition("==")[2] or None
+    elif base.kind == "wheelfile":
+        version = os.path.basename(base.target)[:-len(".whl")].split("-")[1]
+    return {"prefix": env.path, "version": version}
 
 
 def check_python_matches(env: Env, label: str) -> str:

@@ -39,6 +39,10 @@ FORMS = ("numba-cuda==X.Y.Z, numba-cuda-mlir==X.Y.Z, repo:PATH, env:PATH, mlir-e
          "(e.g. contextvar@numba-cuda==0.29.0)")
 #: Pins numba-cuda-mlir envs keep: it has no numba dependency, so numba/llvmlite pins would only add packages.
 MLIR_PIN_NAMES = ("numpy", "cuda-core")
+#: What makes a tree numba-cuda's: its CUDA package and the launch path in it (CUDADispatcher and
+#: _LaunchConfiguration live in dispatcher.py from v0.0.1 on). Without them a build installs only
+#: metadata and ``numba.cuda`` resolves to numba's own bundled copy, which would be measured instead.
+CUDA_PACKAGE_FILES = ("numba_cuda/numba/cuda/__init__.py", "numba_cuda/numba/cuda/dispatcher.py")
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,10 @@ def check_repo(path: str) -> str:
             f"{path} is not a numba-cuda checkout (no numba_cuda/ package next to a pyproject.toml or "
             f"setup.py); pass the root of a clone of https://github.com/NVIDIA/numba-cuda"
         )
+    missing = [f for f in CUDA_PACKAGE_FILES if not os.path.isfile(os.path.join(real, f))]
+    if missing:
+        raise UserError(f"{path} holds no numba-cuda CUDA package (no {missing[0]}), so numba's own numba.cuda "
+                        "would be measured; pass the root of a clone of https://github.com/NVIDIA/numba-cuda")
     return real
 
 

@@ -10,6 +10,7 @@ rendered by output.counts. Pure functions of the pr document (commands/pr.py).
 from __future__ import annotations
 
 from . import counts as counts_out
+from ..engine import conformance
 from ..engine.countdiff import NOT_VISIBLE
 
 CHANGE_TITLES = {
@@ -36,6 +37,10 @@ def _conformance_line(doc: dict) -> str:
     if conf["verdict"] == "unknown":
         why = conf["head"]["reason"] if not conf["head"]["ok"] else conf["base"]["reason"]
         return f"conformance: UNKNOWN -- the suite did not report tests ({why})"
+    if conf["verdict"] == conformance.NOT_RUN:
+        n = len(conf["head"].get("tests", {}))
+        return (f"conformance: not run -- all {n} tests skipped on the head" if n
+                else "conformance: not run -- the suite holds no tests")
     return f"conformance: {'BROKEN' if conf['verdict'] == 'broken' else 'ok'} -- {counts}"
 
 
