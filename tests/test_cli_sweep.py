@@ -533,7 +533,7 @@ def _number_values(t: Number) -> list:
 
 # (subcommand, option) or option -> its kind; "skip": hidden test hooks with no user-facing grammar.
 OPTION_KINDS = {
-    "--help": None, "-h": None,
+    "--help": None, "-h": None, "--pass-env": "text",
     "--no-install": "flag", "--system-site-packages": "flag", "--peers": "flag", "--simulator": "flag",
     "--no-report": "flag", "--quiet": "flag", "--no-measure": "flag", "--no-counts": "flag", "--no-hints": "flag", "--no-conformance": "flag",
     "--build-only": "flag", "--no-fetch": "flag", "--force": "flag", "--breakdown": "flag", "--no-insitu": "flag",

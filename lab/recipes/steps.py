@@ -298,7 +298,33 @@ def env_check():
           "numpy", numpy.__version__, "llvmlite", llvmlite.__version__, "cuda-core", md.version("cuda-core"))
 
 
-STEPS = {"wheel_so": wheel_so, "preflight_measured": preflight_measured, "asv_releases_summary": asv_releases_summary, "breakdown_summary": breakdown_summary, "compare_summary": compare_summary, "contextvar_check": contextvar_check, "lanes_summary": lanes_summary, "mechanisms_summary": mechanisms_summary, "peers_summary": peers_summary, "unpack_wheel": unpack_wheel, "env_check": env_check}
+def callees_summary():
+    """counts_callees.sh: every C callee per variant and arg count with its callers, and those that changed."""
+    doc = json.load(open(sys.argv[1]))
+    section = doc["counts"]
+    for name, per in section["variants"].items():
+        for nargs, rec in per.items():
+            print(f"{name}, {nargs} args ({rec['counter']}, Python {rec['python']}; reproducible: {rec['reproducible']})")
+            by = {}
+            for f in rec["functions"]:
+                for callee, calls in (f.get("c_callees") or {}).items():
+                    acc = by.setdefault(callee, [0, []])
+                    acc[0] += calls
+                    acc[1].append(f"{f['module']}:{f['function']}")
+            for callee, (calls, callers) in sorted(by.items(), key=lambda kv: (-kv[1][0], kv[0])):
+                print(f"  {calls:>6} {callee}  <- {', '.join(callers)}")
+            print(f"  C calls per launch {rec['per_launch'].get('c_calls')}, named {sum(v[0] for v in by.values())}")
+    for name, per in section["diffs"].items():
+        for nargs, d in per.items():
+            if "error" in d:
+                print(f"{name} vs {section['reference']}, {nargs} args: {d['error']}")
+                continue
+            print(f"{name} vs {section['reference']}, {nargs} args: C callees that changed (launch):")
+            for c in d["c_callees"]:
+                print(f"  {c['delta']:+} {c['name']} ({c['ref']} -> {c['other']}, {c['status']})")
+
+
+STEPS = {"callees_summary": callees_summary, "wheel_so": wheel_so, "preflight_measured": preflight_measured, "asv_releases_summary": asv_releases_summary, "breakdown_summary": breakdown_summary, "compare_summary": compare_summary, "contextvar_check": contextvar_check, "lanes_summary": lanes_summary, "mechanisms_summary": mechanisms_summary, "peers_summary": peers_summary, "unpack_wheel": unpack_wheel, "env_check": env_check}
 
 
 def main(argv):
