@@ -112,10 +112,26 @@ MUTATIONS = [
         "new": "rule, reference, True)",
         "tests": ["tests/test_compare_stop.py", "-k", "cap"],
     },
+    {
+        "name": "countdiff: a move between functions",
+        "why": "counts moved only when a total moved: bytecodes moving from one function to another read 'no change'",
+        "file": "launchbench/engine/countdiff.py",
+        "old": "    counts_moved = any(totals.values()) or any(any(r[\"delta\"].values()) for r in rows)\n",
+        "new": "    counts_moved = any(totals.values())\n",
+        "tests": ["tests/test_counts.py"],
+    },
+    {
+        "name": "countdiff: C callees",
+        "why": "a C callee that changed (len -> sum) is not a move: the reading falls back to 'not visible'",
+        "file": "launchbench/engine/countdiff.py",
+        "old": "    callees_moved = any(r[\"c_callees\"] for r in rows)\n",
+        "new": "    callees_moved = False\n",
+        "tests": ["tests/test_counts.py", "tests/test_counts_engine.py"],
+    },
 ]
 
 IGNORE = shutil.ignore_patterns(".git", ".venv", ".venv-3.*", "build", "__pycache__", "*.egg-info", ".pytest_cache",
-                                "site", ".asv", "html", "dist")
+                                "site", ".asv", "html", "dist", ".whl*")
 
 
 def copy_tree(dest: str) -> str:
