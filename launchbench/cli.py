@@ -74,8 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"launchbench: error: {atomic.describe_write_error(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("launchbench: terminated (SIGTERM)" if signals.terminated() else "launchbench: interrupted",
-              file=sys.stderr)
+        print(f"launchbench: {signals.stopped_by()}", file=sys.stderr)
         return signals.exit_status(130)
 
 

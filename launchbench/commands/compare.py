@@ -397,7 +397,8 @@ def run(args) -> int:
         written += export_reports(doc, output, markdown=args.markdown, plot=args.plot)
     log("launchbench: wrote " + ", ".join(written))
     if outcome.interrupted:
-        stopped = "terminated (SIGTERM): " if outcome.reason == signals.SIGTERM_REASON else ""
+        stopped = (f"terminated ({outcome.reason}): " if signals.by_signal(outcome.reason)
+                   and outcome.reason != signals.SIGINT_REASON else "")
         print(f"launchbench: {stopped}interrupted after {outcome.rounds_completed} of {args.rounds} rounds "
               f"({outcome.reason}); the results keep the completed rounds", file=sys.stderr)
         return 130 if signals.by_signal(outcome.reason) else 1

@@ -14,7 +14,7 @@ import os
 import sys
 import time
 
-from ..base import device
+from ..base import device, signals
 from ..base.atomic import write_text_atomic
 from ..base.errors import UserError
 from ..base import options as opt
@@ -150,5 +150,5 @@ def run(args) -> int:
     if outcome.interrupted:
         print(f"launchbench: interrupted after {outcome.rounds_completed} of {args.processes} processes per variant "
               f"({outcome.reason}); the results keep the finished ones", file=sys.stderr)
-        return 130 if outcome.reason == "KeyboardInterrupt" else 1
+        return 130 if signals.by_signal(outcome.reason) else 1
     return 0

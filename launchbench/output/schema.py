@@ -79,7 +79,7 @@ Schema ``launchbench.compare`` version 1 (all times in microseconds per launch):
       "rounds_planned": 10,
       "rounds_completed": 10,
       "interrupted": false,
-      "interrupt_reason": null | "KeyboardInterrupt" | "SIGTERM" | "worker v2 died: ..." |
+      "interrupt_reason": null | "KeyboardInterrupt" | "SIGTERM" | "SIGHUP" | "worker v2 died: ..." |
                           "output refused: cannot write PATH: No space left on device",
       "counts": null | {                   # optional (absent before 2026-11-26): exact Python-level counts
         "reference": "baseline",           #   per launch (engine/countdiff.py, workloads/counts.py)
