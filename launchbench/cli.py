@@ -13,7 +13,7 @@ import importlib
 import sys
 
 from . import __version__
-from .base import atomic, signals
+from .base import atomic, outputs, signals
 from .base.errors import UserError
 
 # Order is the order shown in --help.
@@ -62,6 +62,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     atomic.new_run()
+    outputs.release()  # a plan left by a command called outside main (tests) is not this run's
+    try:
+        return _run(args)
+    finally:
+        outputs.release()  # this run's output locks, so the next run on the same outputs may start
+
+
+def _run(args) -> int:
     try:
         with signals.sigterm_as_interrupt():
             return signals.exit_status(int(args.func(args) or 0))
