@@ -22,10 +22,10 @@ from ..base import atomic, device
 from ..base import options as opt
 from ..base.errors import UserError
 from ..output.asvtools import (SMOKE_MACHINE, asv_command, bench_args, check_machine_label, default_machine,
-                               derive_config, ensure_machine, load_config, offline_config, parse_attributes,
+                               check_branches, derive_config, ensure_machine, load_config, offline_config, parse_attributes,
                                require_numba_cuda_repo, resolve_repo, run_asv, smoke_requested,
                                write_asv_config)
-from ..base.outputs import check_folder, check_outputs, check_writable
+from ..base.outputs import check_folder, check_outputs
 from ..environments import ledger
 from ..workloads import normalize
 
@@ -71,7 +71,7 @@ def with_a0_dir(env: dict, results_dir) -> dict:
 
 # ----------------------------------------------------------------- asv-config
 def cmd_asv_config(args) -> int:
-    check_writable(args.output, "--output")
+    check_outputs([(args.output, "--output")], inputs=[(args.config, "the base config --config")])
     base = load_config(args.config)
     if args.host_site and not args.offline:
         raise UserError("--host-site goes with --offline DIR (the wheels the envs install from)")
@@ -82,7 +82,12 @@ def cmd_asv_config(args) -> int:
                          results_dir=args.results_dir, env_dir=args.env_dir, html_dir=args.html_dir)
     if "repo" not in conf:
         raise UserError(f"asv config {args.config} names no repo; give --repo PATH (a numba-cuda clone)")
+    for key in ("results_dir", "env_dir", "html_dir"):  # asv writes there: refused now, not mid-run
+        if conf.get(key):
+            flag = "--" + key.replace("_", "-")
+            check_folder(conf[key], flag if getattr(args, key) else f"the base config's {key}")
     require_numba_cuda_repo(conf["repo"])
+    check_branches(conf)
     if args.offline:
         conf = offline_config(conf, args.offline, args.host_site, args.launch_method)
     elif args.launch_method:

@@ -251,6 +251,9 @@ def report_paths(ns, output: str, kinds=("markdown", "plot")) -> dict:
     return {k: v if v is not None else stem + suffix[k] for k, v in given.items()}
 
 
+_REPORT_NAMES = {"markdown": "Markdown report", "plot": "PNG plot", "html": "HTML report"}
+
+
 def plan_outputs(ns, output: str, reports: dict, inputs=()) -> str:
     """Check and claim a run's outputs before any work (``base/outputs.py``): the JSON *output*, its
     *reports* (``report_paths``) and its ``NAME.logs`` folder, none the same as another or as an
@@ -259,7 +262,7 @@ def plan_outputs(ns, output: str, reports: dict, inputs=()) -> str:
     for kind, path in reports.items():
         if path is not None:
             pairs.append((path, f"--{kind}" if getattr(ns, kind, None) is not None else
-                          f"--{kind} (default: beside --output)"))
+                          f"the {_REPORT_NAMES[kind]} (beside --output)"))
     ins = [(getattr(ns, "constraints", None), "the --constraints file"), *inputs]
     full = outputs.check_outputs(pairs, inputs=ins)[0]
     outputs.check_derived(os.path.splitext(full)[0] + ".logs", "the logs folder (beside --output)", folder=True)

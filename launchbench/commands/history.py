@@ -50,7 +50,7 @@ from ..environments.variant_options import check_env_options
 from . import common_args as ca
 from ..output import asvresults, documents
 from ..output.lanes import render as render_lanes
-from ..output.history import export, render, render_bisect
+from ..output.history import export, render, render_bisect, report_paths as history_report_paths
 
 DEFAULT_ROUNDS = 30
 DEFAULT_POINTS = 5
@@ -112,7 +112,10 @@ def _start(args):
 
     if args.rounds < 2:
         raise UserError("--rounds must be at least 2 (intervals are over rounds)")
-    output = outputs.check_writable(args.output, "--output")
+    reports = {}
+    if not getattr(args, "no_report", True):  # history's Markdown and PNG, named as export names them
+        reports = dict(zip(("markdown", "plot"), history_report_paths(args.output)))
+    output = ca.plan_outputs(args, args.output, reports)
     env_opts = ca.env_options(args)
     check_env_options(env_opts)
     if getattr(args, "asv_results", None) is not None:  # history's: refused now, not after the measuring

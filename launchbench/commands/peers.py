@@ -22,7 +22,7 @@ from ..workloads.peers import LABELS, LAUNCHERS
 from ..engine.analysis import concat_rounds
 from ..engine import runner
 from ..base.device import device_info, host_info, require_gpu
-from ..base.outputs import check_writable
+from ..base.outputs import check_outputs
 from ..engine.peerstats import analyse, fit_line, summarize  # noqa: F401 - fit_line: for callers
 from ..output.peers import format_table
 from . import common_args as ca
@@ -109,7 +109,7 @@ def run_peers(args) -> int:
     check_counts(args.loops, args.repeats, args.rounds)
     names = parse_launchers(args.only)
     if args.output is not None:
-        check_writable(args.output, "--output")
+        check_outputs([(args.output, "--output")])
     runner.parse_affinity(args.affinity)  # with the other options, before the GPU guard
     require_gpu(smoke_flag=False)
     started = time.time()
