@@ -193,6 +193,12 @@ def add_inputs(inputs) -> None:
         if path is None:
             continue
         real = os.path.realpath(os.path.abspath(os.path.expanduser(os.fspath(path))))
+        try:
+            odd = _kind(os.stat(real).st_mode)
+        except OSError:  # missing or unreadable: its reader says so
+            odd = None
+        if odd:  # a FIFO would block its reader, a device never end
+            raise UserError(f"{what} {shown(path)} is {odd}, not a file; give a file")
         for out, (option, text, _folder) in _planned.items():
             if out == real or _same_file(out, real):
                 raise UserError(f"{option} {shown(text)} is {what} {shown(path)} itself: the run would overwrite "

@@ -32,6 +32,7 @@ def register(sub) -> None:
 
 def _run(args) -> int:
     add_inputs([(args.results, "the results file")])  # no output may be it: checked before it is read
+    check_outputs([(args.text, "--text"), (args.markdown, "--markdown"), (args.html, "--html"), (args.plot, "--plot")])
     raw = documents.load(args.results, "compare")  # read once; a file that is not JSON: compare's one line
     given = {"--markdown": args.markdown, "--html": args.html, "--plot": args.plot}
     if documents.kind_of(raw) == "breakdown":
