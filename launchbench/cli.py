@@ -13,7 +13,7 @@ import importlib
 import sys
 
 from . import __version__
-from .base import atomic, outputs, signals
+from .base import atomic, device, outputs, signals
 from .base.errors import UserError
 
 # Order is the order shown in --help.
@@ -72,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args) -> int:
     try:
         with signals.sigterm_as_interrupt():
+            device.check_simulator_env()  # what --simulator sets, checked as an option is
             return signals.exit_status(int(args.func(args) or 0))
     except UserError as exc:
         print(f"launchbench: error: {exc}", file=sys.stderr)
