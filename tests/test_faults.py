@@ -459,6 +459,30 @@ def test_a_hang_up_is_raised_as_terminated_and_its_terminal_writes_are_dropped()
 
 
 @pytest.mark.skipif(not LINUX, reason="finds workers through /proc")
+def test_a_second_run_on_the_same_output_is_refused_and_the_first_keeps_its_rounds(tmp_path):
+    """Two runs started with one -o once both exited 0, one's rounds lost and their logs mixed: the
+    second is refused in one line naming the first's pid, before any work, and the first, stopped,
+    keeps its rounds and reports; no worker of either is left."""
+    first, out = _start(tmp_path, "--prefetch", "1")
+    second, _ = _launch(tmp_path)
+    stdout, stderr = second.communicate(timeout=120)
+    assert second.returncode == 2, stderr
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    assert lines == [f"launchbench: error: --output {out} is being written by another launchbench run "
+                     f"(pid {first.pid}); wait for it to end or give --output another name"], stderr
+    assert first.poll() is None, "the first run was disturbed"
+    seen = workers_of(first.pid)
+    first.send_signal(signal.SIGTERM)
+    stdout, stderr = first.communicate(timeout=120)
+    assert first.returncode == 143, stderr
+    doc = json.loads(out.read_text())
+    assert doc["interrupted"] is True and doc["rounds_completed"] >= 1
+    assert len({s["worker"] for s in doc["samples"]}) == doc["rounds_completed"] * 2  # one run's workers only
+    assert (tmp_path / "r.md").is_file() and not list(tmp_path.glob(".*launchbench-lock"))
+    assert not wait_until_gone(seen | {int(s["worker"]) for s in doc["samples"]})
+
+
+@pytest.mark.skipif(not LINUX, reason="finds workers through /proc")
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_two_lanes_interrupted_keep_their_rounds(tmp_path, signum):
     proc, out = _start(tmp_path, "--gpus", "0,1", "--affinity", "none", "--prefetch", "0")

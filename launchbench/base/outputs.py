@@ -82,6 +82,14 @@ def _kind(mode: int) -> str | None:
     return None
 
 
+def check_regular(path, option: str) -> None:
+    """Refuse input *path* (given with *option*) in one line when it is a FIFO, device or socket: a
+    reader would block or never end. A missing file is left to the reader's own message (OSError)."""
+    odd = _kind(os.stat(path).st_mode)
+    if odd:
+        raise UserError(f"{option} {shown(path)} is {odd}, not a file; give a file")
+
+
 def resolve(path, option: str, empty: str = "give a file name") -> tuple:
     """``(absolute, real)`` for *path*: refused in one line where it is empty, not valid UTF-8, a
     symlink loop or a dangling symlink, or passes through one; *real* has every symlink resolved."""

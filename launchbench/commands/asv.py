@@ -78,8 +78,14 @@ def cmd_asv_config(args) -> int:
     for folder, flag in ((args.offline, "--offline"), (args.host_site, "--host-site")):
         if folder and not os.path.isdir(folder):
             raise UserError(f"{flag} {folder} is not a directory")
-    conf = derive_config(base, Path(args.config).resolve().parent, repo=args.repo,
-                         results_dir=args.results_dir, env_dir=args.env_dir, html_dir=args.html_dir)
+    for key in ("results_dir", "env_dir", "html_dir"):  # before they are resolved: a symlink loop is one line
+        if getattr(args, key):
+            check_folder(getattr(args, key), "--" + key.replace("_", "-"))
+    try:
+        conf = derive_config(base, Path(args.config).resolve().parent, repo=args.repo,
+                             results_dir=args.results_dir, env_dir=args.env_dir, html_dir=args.html_dir)
+    except (OSError, RuntimeError) as exc:  # a path of the base config that cannot be resolved (a loop)
+        raise UserError(f"asv config {args.config}: a path in it cannot be resolved ({exc}); fix the config") from None
     if "repo" not in conf:
         raise UserError(f"asv config {args.config} names no repo; give --repo PATH (a numba-cuda clone)")
     for key in ("results_dir", "env_dir", "html_dir"):  # asv writes there: refused now, not mid-run

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..base.errors import UserError
 from ..base import atomic
+from ..base.outputs import check_regular
 from ..environments.envs import HOST_SITE_PTH
 
 #: Machine name forced for simulator smoke runs: asv shows it everywhere.
@@ -34,6 +35,8 @@ MAX_CONFIG_BYTES = 1 << 20  # an asv config is a few KiB
 def load_config(path) -> dict:
     """Read an asv config; asv allows // comments, so parse as asv does (json5)."""
     path = Path(path)
+    if path.exists() and not path.is_dir():
+        check_regular(path, "asv config")  # a FIFO would block, /dev/zero never end
     if not path.is_file():
         raise UserError(f"asv config {path} not found; run from the launchbench checkout or pass --config")
     size = path.stat().st_size
