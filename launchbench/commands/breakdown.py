@@ -86,7 +86,8 @@ def run_cli(args) -> int:
 
 
 def register(sub) -> None:
-    b = sub.add_parser("breakdown", help="time each stage of a numba-cuda launch on its own")
+    b = sub.add_parser("breakdown", help="time each stage of a numba-cuda launch on its own",
+                       description=" ".join(__doc__.split("\n\n")[0].split()).replace("``", "`"))
     add_arguments(b)
     b.set_defaults(func=run_cli)
 

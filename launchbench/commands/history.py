@@ -74,7 +74,9 @@ def register(sub) -> None:
     ca.add_commit_counts(p)
     p.set_defaults(func=run_history)
     b = sub.add_parser("bisect", help="find the commit where launch cost steps in the GOOD -> BAD direction",
-                       description=__doc__.split("\n\n")[3].replace("\n", " "))
+                       description=__doc__.split("\n\n")[3].replace("\n", " ") + " Exit status: 0 when a culprit "
+                       "is found, 1 when the search ends undecided (or finds none), 2 for a usage error, 130/143/129 "
+                       "when interrupted.")
     ca.add_clone(b)
     b.add_argument("good", help="a commit with the old cost")
     b.add_argument("bad", help="a later commit (first-parent descendant) with the new cost")

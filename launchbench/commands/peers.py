@@ -147,7 +147,10 @@ def run_peers(args) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("peers", help="numba-cuda's launch next to CuPy, cuda.core and a raw cuLaunchKernel loop")
+    p = sub.add_parser("peers", help="numba-cuda's launch next to CuPy, cuda.core and a raw cuLaunchKernel loop",
+                       description="Time numba-cuda's kernel launch next to CuPy's, cuda.core's and a C loop of "
+                       "cuLaunchKernel (the floor), interleaved in fresh worker processes; a launcher whose "
+                       "package is missing is listed as unavailable. Needs a GPU.")
     p.add_argument("--loops", type=opt.LOOPS, default=10000, help="launches per sample, same for every launcher (default 10000)")
     ca.add_repeats(p, ca.REPEATS_PEERS, "samples per launcher per round")
     ca.add_rounds(p, 3, "rounds, each a fresh worker process with every launcher interleaved (default 3)")
