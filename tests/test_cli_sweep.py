@@ -759,8 +759,8 @@ def test_option_sweep(argv, needle, value, sweep_env, binary_file, capsys, tmp_p
 # UTF-8) are values of BAD_VALUES above; inconsistent documents are tests/test_documents.py's
 # generator (every kind) and report's here.
 
-import functools  # noqa: E402
-import itertools  # noqa: E402
+import functools
+import itertools
 
 #: the run outputs of each command a second run must not share (locked): file options, and folders
 RUN_OUTPUTS = {"outfile"}
@@ -834,7 +834,7 @@ def _run_case(argv, subs, capsys):
 
 @pytest.mark.parametrize("argv, input_key", _alias_cases())
 def test_outputs_that_alias_are_refused(argv, input_key, sweep_env, inputs, capsys, tmp_path):
-    roots, subs = sweep_env
+    _roots, subs = sweep_env
     src = inputs / INPUTS[input_key][0] if input_key else None
     subs = {**subs, "{out}": str(tmp_path / "out"), "{input}": str(src)}
     before = src.read_bytes() if src else None
@@ -892,7 +892,7 @@ def _concurrent_cases():
 
 @pytest.mark.parametrize("argv, folder", _concurrent_cases())
 def test_an_output_another_run_is_writing_is_refused(argv, folder, sweep_env, holder, capsys, tmp_path):
-    roots, subs = sweep_env
+    _roots, subs = sweep_env
     busy = tmp_path / "out" / "busy"
     holder(str(busy), folder)
     line = _run_case(argv, {**subs, "{out}": str(tmp_path / "out")}, capsys)
@@ -920,7 +920,7 @@ def _env_cases():
 @pytest.mark.parametrize("environ, argv, needle", _env_cases())
 def test_an_environment_variable_is_checked_as_its_option(environ, argv, needle, sweep_env, capsys, monkeypatch,
                                                           tmp_path):
-    roots, subs = sweep_env
+    _roots, subs = sweep_env
     for key, value in environ.items():
         monkeypatch.setenv(key, value)
     line = _run_case(argv, {**subs, "{out}": str(tmp_path / "out")}, capsys)

@@ -214,7 +214,7 @@ def test_every_kind_with_intervals_gets_a_reversed_one():
     (lambda d: d["stats"][0].update(mean=-1.0), "is not a time a launch can take"),
 ])
 def test_a_compare_document_whose_numbers_contradict_it_is_refused(change, needle, tmp_path):
-    path, doc, _ = _real("compare")
+    _path, doc, _ = _real("compare")
     assert any(d["verdict"] != "inconclusive" for d in doc["deltas"])
     change(doc)
     with pytest.raises(SchemaError) as info:

@@ -275,7 +275,7 @@ def test_simulator_flag_sets_the_simulator_itself(tmp_path):
     out = tmp_path / "m.json"
     proc = subprocess.run([sys.executable, "-m", "launchbench", "mechanisms", "--simulator", "--processes", "1",
                            "--args", "0", "--rounds", "2", "--mechanisms", "passthrough", "-o", str(out)],
-                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(out.read_text())["simulator"] is True
 

@@ -1,6 +1,7 @@
 """Output paths are checked before any work (launchbench.base.outputs), and the commands that write
 -o/--output use it: a bad path is one line, exit 2, before anything is built or measured."""
 import os
+import subprocess
 import sys
 
 import pytest
@@ -262,7 +263,6 @@ sys.stdin.read()
 
 
 def _holder(path):
-    import subprocess
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     proc = subprocess.Popen([sys.executable, "-c", HOLD, str(path)], cwd=root, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..base import options as opt, outputs
+from ..base import options as opt
+from ..base import outputs
 from ..base.errors import UserError
 from ..base.options import counts_help
 from ..engine.commitcounts import MAX_JOBS as MAX_COUNT_JOBS

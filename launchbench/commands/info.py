@@ -6,7 +6,6 @@ import sys
 from ..base.device import device_info, host_info
 from ..base.errors import UserError
 
-
 #: what a machine without a GPU can still run: said where info finds none
 SIMULATOR_HINT = ("; without a GPU, smoke runs work on CPU under the CUDA simulator: e.g. "
                   "launchbench compare --simulator")

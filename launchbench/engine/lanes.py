@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 import os
+import re
 import statistics
 import threading
 
