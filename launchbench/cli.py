@@ -13,7 +13,7 @@ import importlib
 import sys
 
 from . import __version__
-from .base import atomic, childenv, signals
+from .base import atomic, childenv, device, outputs, signals
 from .base.errors import UserError
 
 # Order is the order shown in --help.
@@ -63,8 +63,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     atomic.new_run()
     childenv.set_passed(getattr(args, "pass_env", None) or ())  # this invocation's, never an earlier one's
+    outputs.release()  # a plan left by a command called outside main (tests) is not this run's
+    try:
+        return _run(args)
+    finally:
+        outputs.release()  # this run's output locks, so the next run on the same outputs may start
+
+
+def _run(args) -> int:
     try:
         with signals.sigterm_as_interrupt():
+            device.check_simulator_env()  # what --simulator sets, checked as an option is
             return signals.exit_status(int(args.func(args) or 0))
     except UserError as exc:
         print(f"launchbench: error: {exc}", file=sys.stderr)
@@ -75,8 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"launchbench: error: {atomic.describe_write_error(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("launchbench: terminated (SIGTERM)" if signals.terminated() else "launchbench: interrupted",
-              file=sys.stderr)
+        print(f"launchbench: {signals.stopped_by()}", file=sys.stderr)
         return signals.exit_status(130)
 
 

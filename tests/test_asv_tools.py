@@ -1,5 +1,6 @@
 """Unit tests for launchbench.output.asvtools, launchbench.commands.asv and launchbench.environments.ledger (fast, no asv runs)."""
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +37,38 @@ def test_load_config_without_json5(tmp_path, monkeypatch):
     path.write_text('{\n  // a comment\n  "repo": "x"\n}\n')
     monkeypatch.setitem(sys.modules, "json5", None)
     assert asvtools.load_config(path) == {"repo": "x"}
+
+
+@pytest.mark.parametrize("text, needle", [
+    ('{"schema": "launchbench.compare", "schema_version": 1}', "a launchbench document"),
+    ('{"version": 2, "commit_hash": "abc", "results": {}}', "not an asv config"),
+    ('{"version": 1, "pad": "' + "x" * (1 << 20) + '"}', "KiB, not an asv config"),
+])
+def test_load_config_refuses_what_is_not_an_asv_config(tmp_path, text, needle):
+    path = tmp_path / "c.json"
+    path.write_text(text)
+    with pytest.raises(UserError) as err:
+        asvtools.load_config(path)
+    assert needle in str(err.value) and "\n" not in str(err.value)
+
+
+def test_asv_config_refuses_read_only_folders_and_its_base_as_output(tmp_path, capsys):
+    if os.geteuid() == 0:
+        ro = "/proc/launchbench-test"  # root writes anywhere but /proc
+    else:
+        (tmp_path / "ro").mkdir(mode=0o500)
+        ro = str(tmp_path / "ro" / "x")
+    base = tmp_path / "base.json"
+    base.write_text('{"version": 1, "repo": "https://example.com/x.git", "results_dir": "r"}')
+    for flag in ("--results-dir", "--html-dir", "--env-dir"):
+        assert main(["asv-config", "--repo", "https://example.com/x.git", "--config", str(base), flag, ro,
+                     "-o", str(tmp_path / "o.json")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"launchbench: error: {flag} ") and len(err.strip().splitlines()) == 1
+    assert main(["asv-config", "--repo", "https://example.com/x.git", "--config", str(base), "-o", str(base)]) == 2
+    assert "the base config --config" in capsys.readouterr().err
+    assert json.loads(base.read_text())["results_dir"] == "r"
+    assert not (tmp_path / "o.json").exists()
 
 
 def test_load_config_missing(tmp_path):
@@ -75,6 +108,12 @@ def test_asv_config_cli_writes_usable_config(tmp_path, capsys):
     subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
     subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
                    check=True)
+    # the base config's branches (main) must be branches of the clone: asv publish fails on them late
+    assert main(["asv-config", "--repo", str(repo), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "branches ['main'] are not branches of" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+    subprocess.run(["git", "-C", str(repo), "branch", "main"], check=True)
     assert main(["asv-config", "--repo", str(repo), "-o", str(out)]) == 0
     conf = json.loads(out.read_text())
     assert conf["repo"] == str(repo.resolve())

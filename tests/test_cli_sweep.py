@@ -379,7 +379,7 @@ def fixtures(tmp_path_factory):
 
 
 @pytest.fixture
-def sweep_env(tmp_path, monkeypatch, fixtures):
+def sweep_env(tmp_path, monkeypatch, fixtures, odd_paths):
     from launchbench.output import asvtools, site
     from launchbench.commands import asv, mechanisms_cli, mechanisms_procs, peers
     from launchbench.engine import runner
@@ -400,8 +400,20 @@ def sweep_env(tmp_path, monkeypatch, fixtures):
     subs = {"{tmp}": str(fixtures / "dir"), "{file}": str(fixtures / "file.txt"), "{git}": str(fixtures / "git"),
             "{py}": sys.executable, "{prefix}": sys.prefix, "{list}": str(fixtures / "list.json"),
             "{other}": str(fixtures / "other.json"), "{mech}": str(fixtures / "mech.json"),
-            "{empty}": str(fixtures / "empty.json")}
+            "{empty}": str(fixtures / "empty.json"), **odd_paths}
     return [tmp_path, fixtures], subs
+
+
+@pytest.fixture(scope="module")
+def odd_paths(tmp_path_factory):
+    """Paths of odd kinds, outside the folders a case must leave as they were: a symlink loop, a
+    dangling symlink, a FIFO nobody writes, and a name that is not valid UTF-8 (as argv gives it)."""
+    odd = tmp_path_factory.mktemp("sweep-odd")
+    os.symlink(odd / "loop", odd / "loop")
+    os.symlink(odd / "nowhere", odd / "dangling")
+    os.mkfifo(odd / "fifo")
+    return {"{loop}": str(odd / "loop"), "{dangling}": str(odd / "dangling"), "{fifo}": str(odd / "fifo"),
+            "{badname}": os.fsdecode(bytes(odd) + b"/r\xff.json")}
 
 
 def _tree(root: Path) -> set:
@@ -505,12 +517,13 @@ BAD_VALUES = {
     "cpus": ["", "nan", "-1", "\u0663", "99999999"],
     "gpus": ["", "nan", "-1", "\u0663", "0,0"],
     "ints": ["", "nan", "inf", "-1", "0", "99999999999", "\u0663"],
-    "infile": ["", "/no/such/file", "{tmp}", BINARY, "{file}/x"],
-    "injson": ["", "/no/such/file.json", "{tmp}", BINARY, "{file}", "{list}", "{file}/x"],
+    "infile": ["", "/no/such/file", "{tmp}", BINARY, "{file}/x", "{fifo}", "/dev/zero"],
+    "injson": ["", "/no/such/file.json", "{tmp}", BINARY, "{file}", "{list}", "{file}/x", "{fifo}", "/dev/zero"],
     "indir": ["", "/no/such/dir", "{file}"],
     "exe": ["", "/no/such/python", "{file}", "{tmp}"],
-    "outfile": ["", UNWRITABLE, "{tmp}", "{file}/x"],
-    "outdir": ["", "/proc/launchbench-sweep/d", "{file}"],
+    # odd paths (symlink loops, dangling links, FIFOs, names not in UTF-8): see ODD in sweep_env
+    "outfile": ["", UNWRITABLE, "{tmp}", "{file}/x", "{loop}", "{dangling}", "{loop}/x", "{fifo}", "{badname}"],
+    "outdir": ["", "/proc/launchbench-sweep/d", "{file}", "{loop}", "{dangling}", "{loop}/x", "{fifo}"],
     "clone": ["", "/no/such/clone", "{file}", "{tmp}"],
     "ref": ["", "no-such-ref", "-x"],
     "variant": ["", "x", "a=", "=numba-cuda==0.30.4", "a=numba-cuda>=1", "a=bogus@numba-cuda==0.29.0"],
@@ -600,15 +613,14 @@ ACCEPTED = {
 # passing fails here until its row is removed). Keys: (subcommand, option or positional, value).
 KNOWN_GAPS = {
     **{("asv-config", option, value): "checked only after the clone is found to be numba-cuda's (the sweep's "
-       "clone is not)" for option, values in (("--results-dir", ("", "/proc/launchbench-sweep/d", "{file}")),
-                                               ("--env-dir", ("", "/proc/launchbench-sweep/d", "{file}")),
-                                               ("--html-dir", ("", "/proc/launchbench-sweep/d", "{file}")),
+       "clone is not)" for option, values in (("--results-dir", ("",)), ("--env-dir", ("",)), ("--html-dir", ("",)),
                                                ("--offline", ("",)), ("--host-site", ("",)), ("--repo", ("",)))
        for value in values},
     **{("asv-releases", option, value): "checked only after the env's numba-cuda version (the sweep's env has "
-       "another)" for option, values in (("--html-dir", ("", "/proc/launchbench-sweep/d", "{file}")),
+       "another)" for option, values in (("--html-dir", ("", "/proc/launchbench-sweep/d", "{file}", "{loop}",
+                                                         "{dangling}", "{loop}/x", "{fifo}")),
                                          ("--config", ("", "/no/such/file.json", "{tmp}", BINARY, "{file}", "{list}",
-                                                       "{file}/x")),
+                                                       "{file}/x", "{fifo}", "/dev/zero")),
                                          ("--machine", ("", "\u00e9 \u2603")), ("-b", ("", "\u00e9 \u2603")))
        for value in values},
     **{("refs", option, value): "checked only after the clone is found to be numba-cuda's (the sweep's clone is "
@@ -736,3 +748,180 @@ def test_option_sweep(argv, needle, value, sweep_env, binary_file, capsys, tmp_p
     assert [_tree(r) for r in roots] == before, "a failed command left files behind"
     assert _checkout_state() == checkout, "a failed command wrote into the launchbench checkout"
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("*")), "outputs were written"
+
+
+# ---------------------------------------------------------------- generated classes of mistakes
+#
+# One generator per class, over the parsers' own options (OPTION_KINDS): outputs that alias each other
+# or an input, reports named by default on top of the JSON, outputs another run is writing, and
+# environment variables that set what an option sets. Each case: exit 2, one line, nothing written,
+# every input as it was. Odd paths (symlink loops, dangling links, FIFOs, /dev/zero, names not in
+# UTF-8) are values of BAD_VALUES above; inconsistent documents are tests/test_documents.py's
+# generator (every kind) and report's here.
+
+import functools
+import itertools
+
+#: the run outputs of each command a second run must not share (locked): file options, and folders
+RUN_OUTPUTS = {"outfile"}
+RUN_FOLDERS = {("pr", "--out"), ("site", "--html-dir"), ("wheelhouse", "dir")}
+#: an input of each kind the aliasing cases can name: (fixture file name, its source)
+INPUTS = {("report", "results"): ("in.json.gz", COMPARE_JSON), ("asv-config", "--config"): ("in.conf.json", None),
+          ("mechanisms", "--pool"): ("in-mech.json", None), "infile": ("in-constraints.txt", None)}
+#: the reports a command writes beside its JSON by default: -o NAME.md is then two outputs in one file
+DEFAULT_REPORTS = {"compare": (".md", ".png"), "counts": (".md",), "history": (".md", ".png")}
+
+
+def _options_of_kind(command, kinds):
+    """(name, positional index or None) of *command*'s options whose kind is in *kinds*."""
+    parser = _subparsers()[command]
+    positionals = [a for a in parser._actions if not a.option_strings]
+    for action in parser._actions:
+        kind = _kind(command, action)
+        if kind in kinds or (command, action.option_strings[0] if action.option_strings else action.dest) in kinds:
+            if action.option_strings:
+                yield action.option_strings[0], None
+            else:
+                yield action.dest, positionals.index(action) + 1
+
+
+def _with(base, name, index, value):
+    return base[:index] + [value] + base[index + 1:] if index is not None else base + [name, value]
+
+
+def _alias_cases():
+    out = []
+    for command, base in SWEEP_BASE.items():
+        outs = list(_options_of_kind(command, RUN_OUTPUTS))
+        for (a, _), (b, _) in itertools.combinations(outs, 2):
+            out.append(pytest.param(base + [a, "{out}/same", b, "{out}/same"], None, id=f"{command}:{a}={b}"))
+        for name, index in _options_of_kind(command, {"infile", "injson"}):
+            key = (command, name) if (command, name) in INPUTS else _kind(command, next(
+                x for x in _subparsers()[command]._actions if name in x.option_strings or x.dest == name))
+            if key not in INPUTS:
+                continue
+            for o, _ in outs:
+                out.append(pytest.param(_with(base, name, index, "{input}") + [o, "{input}"], key,
+                                        id=f"{command}:{name}={o}"))
+        for ext in DEFAULT_REPORTS.get(command, ()):
+            out.append(pytest.param(base + ["-o", "{out}/x" + ext], None, id=f"{command}:-o=default{ext}"))
+    return out
+
+
+@pytest.fixture
+def inputs(tmp_path_factory):
+    """One fresh copy of each input kind (a case that overwrote one would show)."""
+    root = tmp_path_factory.mktemp("sweep-inputs")
+    (root / "in.json.gz").write_bytes(Path(COMPARE_JSON).read_bytes())
+    (root / "in.conf.json").write_text((ROOT / "asv.conf.json").read_text())
+    (root / "in-mech.json").write_text('{"schema": "launchbench.mechanisms/4"}\n')
+    (root / "in-constraints.txt").write_text((ROOT / "constraints.txt").read_text())
+    return root
+
+
+def _run_case(argv, subs, capsys):
+    argv = [functools.reduce(lambda t, kv: t.replace(*kv), subs.items(), a) for a in argv]
+    try:
+        rc = cli.main(argv)
+    except SystemExit as exc:
+        rc = exc.code
+    out, err = capsys.readouterr()
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert "Traceback" not in out + err, err
+    assert rc == 2 and len(lines) == 1 and lines[0].startswith("launchbench: error: "), (rc, err)
+    return lines[0]
+
+
+@pytest.mark.parametrize("argv, input_key", _alias_cases())
+def test_outputs_that_alias_are_refused(argv, input_key, sweep_env, inputs, capsys, tmp_path):
+    _roots, subs = sweep_env
+    src = inputs / INPUTS[input_key][0] if input_key else None
+    subs = {**subs, "{out}": str(tmp_path / "out"), "{input}": str(src)}
+    before = src.read_bytes() if src else None
+    line = _run_case(argv, subs, capsys)
+    assert "are the same file" in line or "itself" in line, line
+    assert src is None or src.read_bytes() == before, "an input was overwritten"
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("*")), "outputs were written"
+
+
+def test_every_kind_of_alias_is_generated():
+    ids = {p.id for p in _alias_cases()}
+    for wanted in ("compare:--output=--markdown", "compare:--output=--plot", "counts:--output=--markdown",
+                   "breakdown:--output=--markdown", "report:--markdown=--html", "report:results=--markdown",
+                   "compare:--constraints=--output", "asv-config:--config=-o", "mechanisms:--pool=--output",
+                   "compare:-o=default.md", "history:-o=default.png"):
+        assert wanted in ids, wanted
+
+
+HOLDER = """
+import sys
+from launchbench.base import outputs
+for line in sys.stdin:
+    path, folder = line.rstrip("\\n").rsplit(" ", 1)
+    if folder == "1":
+        outputs.check_folder(path, "x", output=True)
+    else:
+        outputs.check_outputs([(path, "x")])
+    print("held", flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def holder():
+    """Another launchbench process: it locks each path sent to it, as a run writing there would."""
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True)
+
+    def hold(path: str, folder: bool) -> None:
+        proc.stdin.write(f"{path} {int(folder)}\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "held"
+    yield hold
+    proc.stdin.close()
+    proc.wait(timeout=60)
+
+
+def _concurrent_cases():
+    out = []
+    for command, base in SWEEP_BASE.items():
+        for name, index in _options_of_kind(command, RUN_OUTPUTS | RUN_FOLDERS):
+            folder = (command, name) in RUN_FOLDERS
+            out.append(pytest.param(_with(base, name, index, "{out}/busy"), folder, id=f"{command}:{name}"))
+    return out
+
+
+@pytest.mark.parametrize("argv, folder", _concurrent_cases())
+def test_an_output_another_run_is_writing_is_refused(argv, folder, sweep_env, holder, capsys, tmp_path):
+    _roots, subs = sweep_env
+    busy = tmp_path / "out" / "busy"
+    holder(str(busy), folder)
+    line = _run_case(argv, {**subs, "{out}": str(tmp_path / "out")}, capsys)
+    assert "is being written by another launchbench run (pid" in line, line
+
+
+def _env_cases():
+    out = []
+    for command, base in SWEEP_BASE.items():
+        options = {o for a in _subparsers()[command]._actions for o in a.option_strings}
+        if "--cuda-connections" in options:
+            for value in ("garbage", "0", "33", "-1", "1.5", "\u0663"):
+                out.append(pytest.param({"CUDA_DEVICE_MAX_CONNECTIONS": value}, base, "CUDA_DEVICE_MAX_CONNECTIONS",
+                                        id=f"{command}:CUDA_DEVICE_MAX_CONNECTIONS={value!r}"))
+        if "--gpus" in options:
+            for value in ("0,0", "0,1,0", "GPU-a,GPU-a"):
+                out.append(pytest.param({"CUDA_VISIBLE_DEVICES": value}, base + ["--gpus", "all"],
+                                        "CUDA_VISIBLE_DEVICES", id=f"{command}:CUDA_VISIBLE_DEVICES={value!r}"))
+        for value in ("yes", "true", "1x"):
+            out.append(pytest.param({"NUMBA_ENABLE_CUDASIM": value}, base, "NUMBA_ENABLE_CUDASIM",
+                                    id=f"{command}:NUMBA_ENABLE_CUDASIM={value!r}"))
+    return out
+
+
+@pytest.mark.parametrize("environ, argv, needle", _env_cases())
+def test_an_environment_variable_is_checked_as_its_option(environ, argv, needle, sweep_env, capsys, monkeypatch,
+                                                          tmp_path):
+    _roots, subs = sweep_env
+    for key, value in environ.items():
+        monkeypatch.setenv(key, value)
+    line = _run_case(argv, {**subs, "{out}": str(tmp_path / "out")}, capsys)
+    assert needle in line, line

@@ -121,7 +121,7 @@ def test_simulator_smoke_end_to_end(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     assert proc.stdout.splitlines()[0].startswith("*** CUDA SIMULATOR SMOKE RUN: NOT A MEASUREMENT")
-    assert "Launch overhead (us/launch):" in proc.stdout and "Deltas vs a:" in proc.stdout
+    assert "Launch overhead (us/launch; mean +/- stdev of all samples):" in proc.stdout and "Deltas vs a:" in proc.stdout
     doc = json.loads(out.read_text())
     assert doc["simulator"] is True and doc["measurement"] is False and "NOT A MEASUREMENT" in doc["label"]
     assert doc["rounds_completed"] == 2 and not doc["interrupted"]

@@ -44,7 +44,7 @@ GOLDEN = """\
 Device: NVIDIA H200, cc 9.0, driver 13.0, runtime 13.0
 Rounds: 2/2 x 3 repeats, loops per sample 20000,20000 (calibrated), 171 s
 
-Launch overhead (us/launch):
+Launch overhead (us/launch; mean +/- stdev of all samples):
 args  baseline            contextvar          v2
 0     11.00 +/- 1.10      14.30 +/- 1.42      11.04 +/- 1.10
 1     16.50 +/- 1.64      20.35 +/- 2.03      16.61 +/- 1.65
@@ -71,7 +71,7 @@ def test_simulator_and_interruption_are_labelled():
     first = text.splitlines()[0]
     assert "SIMULATOR" in first and "NOT A MEASUREMENT" in first
     assert "INTERRUPTED (KeyboardInterrupt)" in text
-    assert "Launch overhead (us/launch):  [SIMULATOR, not a measurement]" in text
+    assert "Launch overhead (us/launch; mean +/- stdev of all samples):  [SIMULATOR, not a measurement]" in text
 
 
 def test_peer_rows():

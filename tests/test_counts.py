@@ -132,6 +132,10 @@ def test_visibility_reads_time_and_counts_together():
     moved = {"moved": True}
     still = {"moved": False}
     assert countdiff.visibility(moved, True) == "counts moved"
+    # per-function rows moved, every total did not (the simulator's threading rows): never "counts moved"
+    shifted = {"moved": True, "per_launch": {"bytecodes": 0, "calls": 0}, "functions": [{"function": "f"}]}
+    assert countdiff.visibility(shifted, False) == countdiff.visibility(shifted, True) == countdiff.FUNCTIONS_ONLY
+    assert countdiff.visibility({"moved": True, "per_launch": {"bytecodes": 2, "calls": 0}}, False) == "counts moved"
     assert countdiff.visibility(still, True) == countdiff.NOT_VISIBLE
     assert countdiff.visibility(still, False) == "no change"
     delta = {"variant": "v", "nargs": 0, "ci_us": [0.1, 0.4], "delta_us": 0.25}

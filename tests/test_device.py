@@ -57,5 +57,20 @@ def test_info_json_without_a_gpu_still_prints_json(monkeypatch, capsys):
     rc = cli.main(["info", "--json"])
     out, err = capsys.readouterr()
     doc = json.loads(out)
-    assert rc == 2 and doc["device"] == {"name": None, "error": "no CUDA GPU is available (test)"}
+    assert rc == 2 and doc["device"]["name"] is None
+    assert doc["device"]["error"].startswith("no CUDA GPU is available (test); without a GPU")
     assert doc["host"]["python"] and err.count("\n") == 1 and "no CUDA GPU" in err
+    assert "--simulator" in err  # what still runs here
+    assert cli.main(["info"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "under the CUDA simulator: e.g. launchbench compare --simulator" in err
+
+
+def test_every_command_has_a_description_and_bisect_its_exit_status():
+    from launchbench import cli
+
+    parser = cli.build_parser()
+    (sub,) = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
+    missing = [name for name, p in sub.choices.items() if not (p.description or "").strip()]
+    assert not missing, f"give these a description in --help: {missing}"
+    assert "1 when the search ends undecided" in sub.choices["bisect"].format_help().replace("\n", " ")

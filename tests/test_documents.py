@@ -6,6 +6,7 @@ import ast
 import copy
 import gzip
 import json
+import os
 import re
 from pathlib import Path
 
@@ -154,3 +155,86 @@ def test_writers_take_their_ids_from_the_table():
     stray = {p: hits for p, hits in found.items() if hits and p not in below | {"output/documents.py"}}
     assert not stray, stray
     assert all(found[p] for p in below), {p: found[p] for p in below}
+
+
+# ---------------------------------------------------------------- documents read defensively
+
+def _first_interval(doc, path=()):
+    """The path of the first [low, high] interval (ci, ci_us, ci_pct, ...) of low < high in *doc*, or None."""
+    items = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
+    for key, value in items:
+        if (isinstance(key, str) and (key == "ci" or key.startswith("ci_")) and isinstance(value, list)
+                and len(value) == 2 and all(isinstance(v, (int, float)) for v in value) and value[0] < value[1]):
+            return path + (key,)
+        found = _first_interval(value, path + (key,)) if isinstance(value, (dict, list)) else None
+        if found:
+            return found
+    return None
+
+
+def _corruptions(doc):
+    """(name, JSON text, what the one line must say) for a real document *doc*: a generator of the
+    inconsistencies every kind is refused for, whatever its fields."""
+    yield "NaN", json.dumps({**doc, "x": [1.0, float("nan")]}), "NaN, which is not a finite number"
+    yield "Infinity", json.dumps({**doc, "x": float("inf")}), "Infinity, which is not a finite number"
+    yield "overflow", json.dumps({**doc, "x": 1.0})[:-1] + ', "y": 1e400}', "1e400, which is not a finite number"
+    yield "surrogate", json.dumps({**doc, "label": "caf\ud800"}), "label holds a lone surrogate"
+    deep = json.dumps({**doc, "x": 0})
+    yield "deep", deep.replace('"x": 0', '"x": ' + "[" * 100 + "]" * 100), "nests deeper than"
+    yield "deeper than the parser", deep.replace('"x": 0', '"x": ' + "[" * 200000 + "]" * 200000), "nests deeper"
+    where = _first_interval(doc)
+    if where:
+        bad = copy.deepcopy(doc)
+        node = bad
+        for part in where[:-1]:
+            node = node[part]
+        node[where[-1]] = node[where[-1]][::-1]
+        yield "reversed interval", json.dumps(bad), "whose lower bound lies above its upper"
+
+
+CORRUPTED = [pytest.param(case, name, text, needle, id=f"{case}-{name}")
+             for case in REAL for name, text, needle in _corruptions(_real(case)[1])]
+
+
+@pytest.mark.parametrize("case, name, text, needle", CORRUPTED)
+def test_an_inconsistent_document_is_refused_in_one_line_naming_the_file(case, name, text, needle, tmp_path):
+    path = tmp_path / "doc.json"
+    path.write_text(text)
+    with pytest.raises(SchemaError) as info:
+        documents.read(str(path), _real(case)[2])
+    line = str(info.value)
+    assert "\n" not in line and str(path) in line and needle in line, line
+
+
+def test_every_kind_with_intervals_gets_a_reversed_one():
+    reversed_kinds = {c for c, name, *_ in (p.values for p in CORRUPTED) if name == "reversed interval"}
+    assert {"compare", "history", "pr"} <= reversed_kinds, reversed_kinds
+
+
+@pytest.mark.parametrize("change, needle", [
+    (lambda d: d.update(samples=[], partial_samples=[]), "beside no samples"),
+    (lambda d: d["samples"][0].update(us=-1e308), "is not a time a launch can take"),
+    (lambda d: d["stats"][0].update(mean=-1.0), "is not a time a launch can take"),
+])
+def test_a_compare_document_whose_numbers_contradict_it_is_refused(change, needle, tmp_path):
+    _path, doc, _ = _real("compare")
+    assert any(d["verdict"] != "inconclusive" for d in doc["deltas"])
+    change(doc)
+    with pytest.raises(SchemaError) as info:
+        documents.validate(doc, "compare", "x.json")
+    assert needle in str(info.value) and "\n" not in str(info.value)
+
+
+def test_odd_files_are_refused_without_reading(tmp_path, monkeypatch):
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)  # opened for reading, it would block until a writer comes: none will
+    for path, needle in ((str(fifo), "is a FIFO, not a file"), ("/dev/zero", "is a character device, not a file")):
+        with pytest.raises(SchemaError) as info:
+            documents.read(path, "compare")
+        assert needle in str(info.value) and path in str(info.value)
+    big = tmp_path / "big.json.gz"
+    with gzip.open(big, "wt") as fh:
+        fh.write('{"x": "' + "a" * 5000 + '"}')
+    monkeypatch.setattr(documents, "MAX_BYTES", 4096)  # the bound is on what is read, gzip'd or not
+    with pytest.raises(SchemaError, match="more than"):
+        documents.read(str(big), "compare")

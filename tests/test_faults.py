@@ -335,6 +335,7 @@ def test_by_signal_and_reason():
     assert signals.by_signal("SIGTERM") and signals.by_signal("KeyboardInterrupt")
     assert not signals.by_signal("a: worker died") and not signals.by_signal(None)
     assert signals.reason(signals.Terminated()) == "SIGTERM" and signals.reason(KeyboardInterrupt()) == "KeyboardInterrupt"
+    assert signals.reason(signals.Terminated(signal.SIGHUP)) == "SIGHUP" and signals.by_signal("SIGHUP")
 
 
 # ---------------------------------------------------------------- compare end to end under the simulator
@@ -363,7 +364,7 @@ def _start(tmp_path, *extra):
 
 
 @pytest.mark.skipif(not LINUX, reason="finds workers through /proc")
-@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM", "SIGTERM twice", "SIGKILL"])
+@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM", "SIGTERM twice", "SIGHUP", "SIGKILL"])
 def test_no_worker_outlives_a_stopped_run(tmp_path, how):
     """Workers busy setting up (an endless set-up warm-up: they never read their stdin again, so
     its end does not stop them), the current round's and two rounds set up ahead: none survives
@@ -380,6 +381,8 @@ def test_no_worker_outlives_a_stopped_run(tmp_path, how):
         proc.kill()
     elif how == "SIGINT":
         proc.send_signal(signal.SIGINT)
+    elif how == "SIGHUP":
+        proc.send_signal(signal.SIGHUP)
     else:
         proc.send_signal(signal.SIGTERM)
         if how == "SIGTERM twice":
@@ -390,11 +393,11 @@ def test_no_worker_outlives_a_stopped_run(tmp_path, how):
     if how == "SIGKILL":
         return
     assert "Traceback" not in stderr, stderr
-    assert proc.returncode == (130 if how == "SIGINT" else 143), stderr
+    assert proc.returncode == {"SIGINT": 130, "SIGHUP": 129}.get(how, 143), stderr
+    reason = {"SIGINT": "KeyboardInterrupt", "SIGHUP": "SIGHUP"}.get(how, "SIGTERM")
     if how != "SIGINT":
-        assert "launchbench: terminated (SIGTERM)" in stderr
+        assert f"launchbench: terminated ({reason})" in stderr
     doc = json.loads(out.read_text())
-    reason = "KeyboardInterrupt" if how == "SIGINT" else "SIGTERM"
     assert doc["interrupted"] is True and doc["interrupt_reason"] == reason
     md = (tmp_path / "r.md").read_text()
     assert f"Interrupted after 0 of 200 rounds ({reason})" in md
@@ -415,6 +418,68 @@ def test_a_second_sigterm_keeps_the_finished_rounds_and_the_reports(tmp_path):
     md = (tmp_path / "r.md").read_text()
     assert f"Interrupted after {doc['rounds_completed']} of 200 rounds (SIGTERM)" in md
     assert (tmp_path / "r.png").is_file()
+    assert not wait_until_gone(seen | {int(s["worker"]) for s in doc["samples"]})
+
+
+@pytest.mark.skipif(not LINUX, reason="finds workers through /proc")
+def test_a_hang_up_keeps_the_finished_rounds_and_every_report(tmp_path):
+    """SIGHUP (a closed terminal or ssh session) is SIGTERM's twin: rounds kept, JSON, Markdown and
+    PNG written, interrupted true, exit 129, no worker left; it once killed the run outright."""
+    proc, out = _start(tmp_path, "--prefetch", "1")
+    seen = workers_of(proc.pid)
+    proc.send_signal(signal.SIGHUP)
+    _stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 129 and "Traceback" not in stderr, stderr
+    assert "launchbench: terminated (SIGHUP)" in stderr
+    doc = json.loads(out.read_text())
+    assert doc["interrupted"] is True and doc["interrupt_reason"] == "SIGHUP" and doc["rounds_completed"] >= 1
+    md = (tmp_path / "r.md").read_text()
+    assert f"Interrupted after {doc['rounds_completed']} of 200 rounds (SIGHUP)" in md
+    assert (tmp_path / "r.png").is_file()
+    assert not wait_until_gone(seen | {int(s["worker"]) for s in doc["samples"]})
+
+
+def test_a_hang_up_is_raised_as_terminated_and_its_terminal_writes_are_dropped():
+    code = textwrap.dedent("""
+        import os, signal, sys, time
+        from launchbench.base import signals
+        with signals.sigterm_as_interrupt():
+            try:
+                os.kill(os.getpid(), signal.SIGHUP)
+                time.sleep(5)
+            except signals.Terminated:
+                print("raised", signals.reason(), signals.exit_status(130), signals.stopped_by(), flush=True)
+            os.close(2)  # the terminal is gone: writing to it fails
+            sys.stderr.write("dropped\\n")
+            print("went on", flush=True)
+        """)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert proc.stdout.splitlines() == ["raised SIGHUP 129 terminated (SIGHUP)", "went on"], proc.stdout + proc.stderr
+    assert proc.returncode == 0
+
+
+@pytest.mark.skipif(not LINUX, reason="finds workers through /proc")
+def test_a_second_run_on_the_same_output_is_refused_and_the_first_keeps_its_rounds(tmp_path):
+    """Two runs started with one -o once both exited 0, one's rounds lost and their logs mixed: the
+    second is refused in one line naming the first's pid, before any work, and the first, stopped,
+    keeps its rounds and reports; no worker of either is left."""
+    first, out = _start(tmp_path, "--prefetch", "1")
+    second, _ = _launch(tmp_path)
+    _stdout, stderr = second.communicate(timeout=120)
+    assert second.returncode == 2, stderr
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    assert lines == [(f"launchbench: error: --output {out} is being written by another launchbench run "
+                      f"(pid {first.pid}); wait for it to end or give --output another name")], stderr
+    assert first.poll() is None, "the first run was disturbed"
+    seen = workers_of(first.pid)
+    first.send_signal(signal.SIGTERM)
+    _stdout, stderr = first.communicate(timeout=120)
+    assert first.returncode == 143, stderr
+    doc = json.loads(out.read_text())
+    assert doc["interrupted"] is True and doc["rounds_completed"] >= 1
+    assert len({s["worker"] for s in doc["samples"]}) == doc["rounds_completed"] * 2  # one run's workers only
+    assert (tmp_path / "r.md").is_file() and not list(tmp_path.glob(".*launchbench-lock"))
     assert not wait_until_gone(seen | {int(s["worker"]) for s in doc["samples"]})
 
 

@@ -112,7 +112,7 @@ def test_lane_plan_splits_rounds_and_bounds_prefetch_by_its_share():
     ("auto", 1, {}, {}, {"value": None, "source": "the driver's default"}),
     ("auto", 4, {}, {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}, {"value": 1, "source": "auto: several lanes"}),
     ("auto", 4, {"CUDA_DEVICE_MAX_CONNECTIONS": "4"}, {},
-     {"value": "4", "source": "the environment's CUDA_DEVICE_MAX_CONNECTIONS"}),
+     {"value": 4, "source": "the environment's CUDA_DEVICE_MAX_CONNECTIONS"}),
     (8, 1, {}, {"CUDA_DEVICE_MAX_CONNECTIONS": "8"}, {"value": 8, "source": "--cuda-connections"}),
     (2, 4, {"CUDA_DEVICE_MAX_CONNECTIONS": "4"}, {"CUDA_DEVICE_MAX_CONNECTIONS": "2"},
      {"value": 2, "source": "--cuda-connections"}),

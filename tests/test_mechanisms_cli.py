@@ -268,11 +268,26 @@ def test_refuses_simulator_without_flag(tmp_path):
     assert not (tmp_path / "x.json").exists()
 
 
-def test_simulator_flag_needs_the_simulator(tmp_path):
+def test_simulator_flag_sets_the_simulator_itself(tmp_path):
+    """As compare, counts and breakdown: --simulator alone is enough (numba is not imported yet)."""
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    proc = subprocess.run([sys.executable, "-m", "launchbench", "mechanisms", "--simulator"],
-                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
-    assert proc.returncode == 2 and "NUMBA_ENABLE_CUDASIM=1" in proc.stderr
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # this checkout's
+    out = tmp_path / "m.json"
+    proc = subprocess.run([sys.executable, "-m", "launchbench", "mechanisms", "--simulator", "--processes", "1",
+                           "--args", "0", "--rounds", "2", "--mechanisms", "passthrough", "-o", str(out)],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(out.read_text())["simulator"] is True
+
+
+def test_simulator_flag_too_late_for_an_imported_numba(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
+    monkeypatch.setitem(sys.modules, "numba", sys.modules.get("numba") or object())
+    from launchbench import cli
+    assert cli.main(["mechanisms", "--simulator", "-o", str(tmp_path / "m.json")]) == 2
+    err = capsys.readouterr().err
+    assert "NUMBA_ENABLE_CUDASIM=1" in err and len(err.strip().splitlines()) == 1
+    assert "NUMBA_ENABLE_CUDASIM" not in os.environ
 
 
 def test_bad_options_are_one_line_errors(tmp_path):

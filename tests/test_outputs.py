@@ -1,6 +1,7 @@
 """Output paths are checked before any work (launchbench.base.outputs), and the commands that write
 -o/--output use it: a bad path is one line, exit 2, before anything is built or measured."""
 import os
+import subprocess
 import sys
 
 import pytest
@@ -177,3 +178,130 @@ def test_a_full_file_system_is_refused_before_any_work(tmp_path, monkeypatch):
     monkeypatch.setattr(outputs.os, "statvfs", lambda path: _Statvfs(0, blocks=0))  # sizes not reported
     assert outputs.check_folder(str(tmp_path / "asv"), "--asv-results") == str(tmp_path / "asv")
     assert listing(tmp_path) == []
+
+
+# ---------------------------------------------------------------- the run's plan: aliases, links, odd files, locks
+
+@pytest.fixture
+def plan():
+    outputs.release()
+    yield outputs
+    outputs.release()
+
+
+def _one_line(err) -> str:
+    text = str(err.value)
+    assert "\n" not in text
+    return text
+
+
+def test_two_outputs_that_are_one_file_are_refused_by_path_symlink_and_hard_link(tmp_path, plan):
+    target = tmp_path / "r.json"
+    target.write_text("{}")
+    (tmp_path / "link.json").symlink_to(target)
+    os.link(target, tmp_path / "hard.json")
+    for other in ("r.json", "link.json", "hard.json", "sub/../r.json"):
+        plan.release()
+        with pytest.raises(UserError) as err:
+            plan.check_outputs([(str(target), "--output"), (str(tmp_path / other), "--markdown")])
+        assert "are the same file" in _one_line(err)
+    assert target.read_text() == "{}"
+
+
+def test_an_output_that_is_an_input_is_refused_either_way_round(tmp_path, plan):
+    src = tmp_path / "in.json"
+    src.write_text("{}")
+    with pytest.raises(UserError) as err:
+        plan.check_outputs([(str(src), "--markdown")], inputs=[(str(src), "the results file")])
+    assert "is the results file" in _one_line(err)
+    plan.release()
+    plan.check_outputs([(str(src), "--markdown")])
+    with pytest.raises(UserError, match="itself"):
+        plan.add_inputs([(str(tmp_path / "." / "in.json"), "the --constraints file")])
+
+
+@pytest.mark.parametrize("make, needle", [
+    (lambda p: os.symlink(p, p), "is a symlink loop"),
+    (lambda p: os.symlink(str(p) + ".nowhere", p), "is a dangling symlink"),
+    (lambda p: os.mkfifo(p), "is a FIFO, not a file"),
+])
+def test_odd_paths_are_refused_as_outputs_and_folders(tmp_path, plan, make, needle):
+    path = tmp_path / "x.json"
+    make(path)
+    for check in (lambda: plan.check_outputs([(str(path), "--output")]),
+                  lambda: plan.check_folder(str(path / "sub") if "symlink" in needle else str(path), "--env-dir")):
+        with pytest.raises(UserError) as err:
+            check()
+        text = _one_line(err)
+        assert needle in text or ("symlink" in needle and "symlink" in text) or "not a folder" in text, text
+    assert sorted(os.listdir(tmp_path)) == ["x.json"]
+
+
+def test_a_read_only_output_and_a_name_not_in_utf8_are_refused(tmp_path, plan):
+    ro = tmp_path / "ro.json"
+    ro.write_text("{}")
+    ro.chmod(0o444)
+    if not os.access(ro, os.W_OK):  # root writes read-only files
+        with pytest.raises(UserError, match="is read-only"):
+            plan.check_outputs([(str(ro), "--output")])
+    bad = os.fsdecode(bytes(tmp_path) + b"/r\xff.json")
+    with pytest.raises(UserError) as err:
+        plan.check_outputs([(bad, "--output")])
+    assert "is not valid UTF-8" in _one_line(err) and "\\xff" in str(err.value)
+
+
+HOLD = """
+import sys
+from launchbench.base import outputs
+outputs.check_outputs([(sys.argv[1], "--output")])
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def _holder(path):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(path)], cwd=root, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_an_output_another_run_writes_is_refused_naming_its_pid(tmp_path, plan, capsys):
+    out = tmp_path / "r.json"
+    proc = _holder(out)
+    try:
+        with pytest.raises(UserError) as err:
+            plan.check_outputs([(str(out), "--output")])
+        assert f"is being written by another launchbench run (pid {proc.pid})" in _one_line(err)
+        # the same through the command line, before any work: report's Markdown on a held output
+        src = tmp_path / "in.json"
+        src.write_text("{}")
+        assert cli.main(["report", str(src), "--markdown", str(out)]) == 2
+        assert "being written by another launchbench run" in capsys.readouterr().err
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+    assert not os.path.exists(outputs.lock_path(str(out)))  # released and removed at its exit
+    plan.check_outputs([(str(out), "--output")])  # free again
+
+
+def test_a_lock_left_by_a_killed_run_is_taken_over(tmp_path, plan):
+    out = tmp_path / "r.json"
+    proc = _holder(out)
+    proc.kill()
+    proc.wait(timeout=60)
+    assert os.path.exists(outputs.lock_path(str(out)))  # its file stays, its lock died with it
+    plan.check_outputs([(str(out), "--output")])
+    assert plan.holds(str(out))
+    with open(outputs.lock_path(str(out))) as fh:
+        assert fh.read().strip() == str(os.getpid())
+    plan.release()
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_command_leaves_no_lock_and_no_folder_behind(tmp_path, capsys):
+    src = tmp_path / "in.json"
+    src.write_text("{}")
+    assert cli.main(["report", str(src), "--markdown", str(tmp_path / "new" / "r.md")]) == 2  # not a document
+    assert sorted(os.listdir(tmp_path)) == ["in.json"]

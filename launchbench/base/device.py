@@ -14,6 +14,16 @@ from .errors import NoGPUError, UserError
 from . import cudamod
 
 
+def check_simulator_env(environ=None) -> None:
+    """NUMBA_ENABLE_CUDASIM, what ``--simulator`` sets, checked as numba reads it: numba takes a whole
+    number and quietly ignores anything else, so ``yes`` would mean the simulator here and a GPU there."""
+    environ = os.environ if environ is None else environ
+    text = environ.get("NUMBA_ENABLE_CUDASIM", "").strip()
+    if text and not re.fullmatch(r"-?[0-9]+", text):
+        raise UserError(f"NUMBA_ENABLE_CUDASIM={environ['NUMBA_ENABLE_CUDASIM']!r} in the environment is not 0 or 1 "
+                        "(numba would ignore it); set it to 1 for the simulator, or unset it")
+
+
 def simulator_enabled() -> bool:
     """True when numba-cuda would run kernels in its CPU simulator."""
     return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")

@@ -22,10 +22,10 @@ from ..base import atomic, device
 from ..base import options as opt
 from ..base.errors import UserError
 from ..output.asvtools import (SMOKE_MACHINE, asv_command, bench_args, check_machine_label, default_machine,
-                               derive_config, ensure_machine, load_config, offline_config, parse_attributes,
+                               check_branches, derive_config, ensure_machine, load_config, offline_config, parse_attributes,
                                require_numba_cuda_repo, resolve_repo, run_asv, smoke_requested,
                                write_asv_config)
-from ..base.outputs import check_folder, check_outputs, check_writable
+from ..base.outputs import check_folder, check_outputs
 from ..environments import ledger
 from ..workloads import normalize
 
@@ -71,18 +71,29 @@ def with_a0_dir(env: dict, results_dir) -> dict:
 
 # ----------------------------------------------------------------- asv-config
 def cmd_asv_config(args) -> int:
-    check_writable(args.output, "--output")
+    check_outputs([(args.output, "--output")], inputs=[(args.config, "the base config --config")])
     base = load_config(args.config)
     if args.host_site and not args.offline:
         raise UserError("--host-site goes with --offline DIR (the wheels the envs install from)")
     for folder, flag in ((args.offline, "--offline"), (args.host_site, "--host-site")):
         if folder and not os.path.isdir(folder):
             raise UserError(f"{flag} {folder} is not a directory")
-    conf = derive_config(base, Path(args.config).resolve().parent, repo=args.repo,
-                         results_dir=args.results_dir, env_dir=args.env_dir, html_dir=args.html_dir)
+    for key in ("results_dir", "env_dir", "html_dir"):  # before they are resolved: a symlink loop is one line
+        if getattr(args, key):
+            check_folder(getattr(args, key), "--" + key.replace("_", "-"))
+    try:
+        conf = derive_config(base, Path(args.config).resolve().parent, repo=args.repo,
+                             results_dir=args.results_dir, env_dir=args.env_dir, html_dir=args.html_dir)
+    except (OSError, RuntimeError) as exc:  # a path of the base config that cannot be resolved (a loop)
+        raise UserError(f"asv config {args.config}: a path in it cannot be resolved ({exc}); fix the config") from None
     if "repo" not in conf:
         raise UserError(f"asv config {args.config} names no repo; give --repo PATH (a numba-cuda clone)")
+    for key in ("results_dir", "env_dir", "html_dir"):  # asv writes there: refused now, not mid-run
+        if conf.get(key):
+            flag = "--" + key.replace("_", "-")
+            check_folder(conf[key], flag if getattr(args, key) else f"the base config's {key}")
     require_numba_cuda_repo(conf["repo"])
+    check_branches(conf)
     if args.offline:
         conf = offline_config(conf, args.offline, args.host_site, args.launch_method)
     elif args.launch_method:
@@ -408,7 +419,11 @@ def default_branches(envs: dict) -> list[str]:
 
 # ----------------------------------------------------------------- CLI
 def register(sub) -> None:
-    p = sub.add_parser("asv-config", help="write an asv config pointing at a local numba-cuda clone (use with asv --config)")
+    p = sub.add_parser("asv-config", help="write an asv config pointing at a local numba-cuda clone (use with asv --config)",
+                       description="Write a copy of the asv config (--config) whose repo is a local numba-cuda "
+                       "clone and whose paths are absolute, so `asv --config FILE` works from any folder. The clone "
+                       "must hold numba-cuda's history and the config's branches; the results, html and env "
+                       "folders must be writable.")
     p.add_argument("--repo", required=True, help="numba-cuda clone (path) or git URL")
     p.add_argument("--config", default=str(DEFAULT_CONFIG), help="base asv config (default: the checkout's asv.conf.json)")
     p.add_argument("-o", "--output", default=str(default_local_config()), help="where to write (default: .asv/asv.local.json)")
@@ -426,7 +441,10 @@ def register(sub) -> None:
                    help="asv launch method written into the config (forkserver: numba.cuda imported once)")
     p.set_defaults(func=cmd_asv_config)
 
-    p = sub.add_parser("against", help="asv continuous between two numba-cuda refs (each built in its own virtualenv)")
+    p = sub.add_parser("against", help="asv continuous between two numba-cuda refs (each built in its own virtualenv)",
+                       description="Run `asv continuous REF1 REF2` over the asv suite: asv builds each numba-cuda ref "
+                       "of the clone (--repo, or the config's local repo) into its own virtualenv and reports the "
+                       "benchmarks whose ratio passes --factor. Needs a GPU.")
     p.add_argument("ref1", help="reference ref, e.g. baseline (see `launchbench refs`)")
     p.add_argument("ref2", help="ref to compare, e.g. v2")
     p.add_argument("--repo", help="local numba-cuda clone (needed unless --config's repo is a local path)")
@@ -437,7 +455,10 @@ def register(sub) -> None:
     p.add_argument("--machine", help="asv machine name")
     p.set_defaults(func=cmd_against)
 
-    p = sub.add_parser("asv-releases", help="run the asv suite on released numba-cuda in ready environments (no clone, no network)")
+    p = sub.add_parser("asv-releases", help="run the asv suite on released numba-cuda in ready environments (no clone, no network)",
+                       description="Run the asv suite on released numba-cuda versions installed in environments "
+                       "you name (--env VERSION=PYTHON): a release ledger (a small git repository, --ledger) gives "
+                       "asv one commit per release, so no clone, build or network is needed. Needs a GPU.")
     p.add_argument("--env", action="append", metavar="VERSION=PYTHON", help="a release and the python of a venv that has it (repeatable)")
     p.add_argument("--branch", action="append", metavar="NAME=VERSION", help="ledger branch names (default baseline=0.29.0, v2=0.30.4)")
     p.add_argument("--results-dir", default=str(ROOT / "results" / "asv"), help="asv results directory (default results/asv)")

@@ -17,7 +17,7 @@ from ..base import childenv, device
 from ..base import signals
 from ..base.atomic import write_json_atomic, write_text_atomic
 from ..base.errors import UserError
-from ..base.outputs import check_outputs, check_writable
+from ..base.outputs import check_outputs
 from ..engine import breakdown as engine_breakdown
 from ..engine import countdiff, runner
 from ..environments import envs, variants
@@ -75,7 +75,7 @@ def run_cli(args) -> int:
     counts = parse_counts(args.args, "--args", MAX_ARGS)
     check_counts(args.loops, args.repeats, args.rounds)
     if args.output is not None:
-        check_writable(args.output, "--output")
+        check_outputs([(args.output, "--output")], inputs=[(getattr(args, "constraints", None), "the --constraints file")])
     runner.parse_affinity(getattr(args, "affinity", "auto"))  # with the other options, before the GPU guard
     doc = run_breakdown(counts, args.loops, args.repeats, args.rounds, getattr(args, "affinity", "auto"))
     print(format_breakdown(doc))
@@ -86,7 +86,8 @@ def run_cli(args) -> int:
 
 
 def register(sub) -> None:
-    b = sub.add_parser("breakdown", help="time each stage of a numba-cuda launch on its own")
+    b = sub.add_parser("breakdown", help="time each stage of a numba-cuda launch on its own",
+                       description=" ".join(__doc__.split("\n\n")[0].split()).replace("``", "`"))
     add_arguments(b)
     b.set_defaults(func=run_cli)
 
@@ -159,13 +160,12 @@ def run_paired(args) -> int:
     vlist, reference = variants.parse_variants(items, args.reference)
     prefetch = runner.parse_prefetch(args.prefetch, len(vlist), affinity)
     output = args.output if args.output is not None else "launchbench-breakdown.json"
-    check_outputs([(output, "--output"), (args.markdown, "--markdown")])
+    output = ca.plan_outputs(args, output, {"markdown": args.markdown})
     if not args.target:
         if not args.simulator:
             device.refuse_without_gpu()
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     resolved, pins = resolve_variant_envs(ca.env_options(args), vlist, log)
-    output = os.path.abspath(output)
     run_dir = os.path.splitext(output)[0] + ".logs"
     os.makedirs(run_dir, exist_ok=True)
     overlay = envs.make_overlay(os.path.join(run_dir, "overlay"))

@@ -8,9 +8,12 @@ object. A shared helper of the commands, not a command (``cli.SUBCOMMAND_MODULES
 from __future__ import annotations
 
 import argparse
+import os
 
 from ..base import childenv
 from ..base import options as opt
+from ..base import outputs
+from ..base.errors import UserError
 from ..base.options import counts_help
 from ..engine.commitcounts import MAX_JOBS as MAX_COUNT_JOBS
 from ..engine.history import CommitRun
@@ -249,6 +252,40 @@ def add_markdown(group, help: str = "Markdown report (default: next to --output,
 
 def add_no_report(group, help: str = "write only the JSON and the table") -> None:
     group.add_argument("--no-report", action="store_true", help=help)
+
+
+def report_paths(ns, output: str, kinds=("markdown", "plot")) -> dict:
+    """The reports a run writes beside its JSON *output* (``{"markdown": PATH, "plot": PATH}``, by
+    the options in *kinds*), none with ``--no-report``: an explicit ``--markdown``/``--plot`` beside
+    it is refused, not silently dropped."""
+    given = {k: getattr(ns, k, None) for k in kinds}
+    if getattr(ns, "no_report", False):
+        named = [f"--{k}" for k, v in given.items() if v is not None]
+        if named:
+            raise UserError(f"--no-report writes no report, yet {' and '.join(named)} names one; drop "
+                            f"{' and '.join(named)} or --no-report")
+        return {k: None for k in kinds}
+    stem = os.path.splitext(output)[0]
+    suffix = {"markdown": ".md", "plot": ".png", "html": ".html"}
+    return {k: v if v is not None else stem + suffix[k] for k, v in given.items()}
+
+
+_REPORT_NAMES = {"markdown": "Markdown report", "plot": "PNG plot", "html": "HTML report"}
+
+
+def plan_outputs(ns, output: str, reports: dict, inputs=()) -> str:
+    """Check and claim a run's outputs before any work (``base/outputs.py``): the JSON *output*, its
+    *reports* (``report_paths``) and its ``NAME.logs`` folder, none the same as another or as an
+    input (``--constraints`` and *inputs*); the JSON's absolute path."""
+    pairs = [(output, "--output")]
+    for kind, path in reports.items():
+        if path is not None:
+            pairs.append((path, f"--{kind}" if getattr(ns, kind, None) is not None else
+                          f"the {_REPORT_NAMES[kind]} (beside --output)"))
+    ins = [(getattr(ns, "constraints", None), "the --constraints file"), *inputs]
+    full = outputs.check_outputs(pairs, inputs=ins)[0]
+    outputs.check_derived(os.path.splitext(full)[0] + ".logs", "the logs folder (beside --output)", folder=True)
+    return full
 
 
 # ---------------------------------------------------------------- history, bisect and pr

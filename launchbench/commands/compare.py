@@ -30,7 +30,6 @@ from ..output import counts as counts_out, documents, report, tables
 from ..output.lanes import render as render_lanes
 from ..base import device
 from ..environments import envs, variants
-from ..base.outputs import check_outputs
 from . import common_args as ca
 
 ARG_COUNTS = [0, 1, 2, 3, 4]
@@ -294,7 +293,8 @@ def run(args) -> int:
     prefetch = parse_prefetch(args.prefetch, len(vlist), affinity)
     setup = runner.setup_cpus(affinity) or []
     spin = runner.parse_spin(args.spin, affinity, setup)
-    check_outputs([(args.output, "--output"), (args.markdown, "--markdown"), (args.plot, "--plot")])
+    reports = ca.report_paths(args, args.output)
+    output = ca.plan_outputs(args, args.output, reports)
     env_opts = ca.env_options(args)
     check_env_options(env_opts)
     if not args.simulator:
@@ -303,7 +303,6 @@ def run(args) -> int:
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     resolved, pins = resolve_variant_envs(env_opts, vlist, log)
 
-    output = os.path.abspath(args.output)
     run_dir = os.path.splitext(output)[0] + ".logs"
     os.makedirs(run_dir, exist_ok=True)
     overlay = envs.make_overlay(os.path.join(run_dir, "overlay"))
@@ -395,10 +394,11 @@ def run(args) -> int:
         return 2
     written = [output]
     if not args.no_report:
-        written += export_reports(doc, output, markdown=args.markdown, plot=args.plot)
+        written += export_reports(doc, output, markdown=reports["markdown"], plot=reports["plot"])
     log("launchbench: wrote " + ", ".join(written))
     if outcome.interrupted:
-        stopped = "terminated (SIGTERM): " if outcome.reason == signals.SIGTERM_REASON else ""
+        stopped = (f"terminated ({outcome.reason}): " if signals.by_signal(outcome.reason)
+                   and outcome.reason != signals.SIGINT_REASON else "")
         print(f"launchbench: {stopped}interrupted after {outcome.rounds_completed} of {args.rounds} rounds "
               f"({outcome.reason}); the results keep the completed rounds", file=sys.stderr)
         return 130 if signals.by_signal(outcome.reason) else 1

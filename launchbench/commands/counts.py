@@ -14,12 +14,11 @@ import os
 import sys
 import time
 
-from ..base import childenv, device
+from ..base import childenv, device, signals
 from ..base.atomic import write_text_atomic
 from ..base.errors import UserError
 from ..base import options as opt
 from ..base.options import parse_counts
-from ..base.outputs import check_outputs
 from ..engine import countdiff, countpass, runner
 from ..engine.runner import timing_json
 from ..environments import envs, variants
@@ -110,9 +109,8 @@ def build_document(*, argv, args, host, arg_counts, reference, vlist, resolved, 
 
 def run(args) -> int:
     arg_counts, vlist, reference = check_options(args)
-    markdown = None if args.no_report else (
-        args.markdown if args.markdown is not None else os.path.splitext(args.output)[0] + ".md")
-    check_outputs([(args.output, "--output"), (markdown, "--markdown")])
+    markdown = ca.report_paths(args, args.output, ("markdown",))["markdown"]
+    output = ca.plan_outputs(args, args.output, {"markdown": markdown})
     env_opts = ca.env_options(args)
     check_env_options(env_opts)  # the environment options, like every other option, before the GPU guard
     if not args.simulator:
@@ -120,7 +118,6 @@ def run(args) -> int:
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     resolved, _pins = resolve_variant_envs(env_opts, vlist, log)
 
-    output = os.path.abspath(args.output)
     run_dir = os.path.splitext(output)[0] + ".logs"
     os.makedirs(run_dir, exist_ok=True)
     plan = countpass.plan(
@@ -151,5 +148,5 @@ def run(args) -> int:
     if outcome.interrupted:
         print(f"launchbench: interrupted after {outcome.rounds_completed} of {args.processes} processes per variant "
               f"({outcome.reason}); the results keep the finished ones", file=sys.stderr)
-        return 130 if outcome.reason == "KeyboardInterrupt" else 1
+        return 130 if signals.by_signal(outcome.reason) else 1
     return 0

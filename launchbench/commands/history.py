@@ -50,7 +50,7 @@ from ..environments.variant_options import check_env_options
 from . import common_args as ca
 from ..output import asvresults, documents
 from ..output.lanes import render as render_lanes
-from ..output.history import export, render, render_bisect
+from ..output.history import export, render, render_bisect, report_paths as history_report_paths
 
 DEFAULT_ROUNDS = 30
 DEFAULT_POINTS = 5
@@ -74,7 +74,9 @@ def register(sub) -> None:
     ca.add_commit_counts(p)
     p.set_defaults(func=run_history)
     b = sub.add_parser("bisect", help="find the commit where launch cost steps in the GOOD -> BAD direction",
-                       description=__doc__.split("\n\n")[3].replace("\n", " "))
+                       description=__doc__.split("\n\n")[3].replace("\n", " ") + " Exit status: 0 when a culprit "
+                       "is found, 1 when the search ends undecided (or finds none), 2 for a usage error, 130/143/129 "
+                       "when interrupted.")
     ca.add_clone(b)
     b.add_argument("good", help="a commit with the old cost")
     b.add_argument("bad", help="a later commit (first-parent descendant) with the new cost")
@@ -112,7 +114,10 @@ def _start(args):
 
     if args.rounds < 2:
         raise UserError("--rounds must be at least 2 (intervals are over rounds)")
-    output = outputs.check_writable(args.output, "--output")
+    reports = {}
+    if not getattr(args, "no_report", True):  # history's Markdown and PNG, named as export names them
+        reports = dict(zip(("markdown", "plot"), history_report_paths(args.output)))
+    output = ca.plan_outputs(args, args.output, reports)
     env_opts = ca.env_options(args)
     check_env_options(env_opts)
     if getattr(args, "asv_results", None) is not None:  # history's: refused now, not after the measuring

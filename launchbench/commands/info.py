@@ -6,9 +6,16 @@ import sys
 from ..base.device import device_info, host_info
 from ..base.errors import UserError
 
+#: what a machine without a GPU can still run: said where info finds none
+SIMULATOR_HINT = ("; without a GPU, smoke runs work on CPU under the CUDA simulator: e.g. "
+                  "launchbench compare --simulator")
+
 
 def register(sub) -> None:
-    p = sub.add_parser("info", help="print the GPU, driver, runtime and host this machine would measure on")
+    p = sub.add_parser("info", help="print the GPU, driver, runtime and host this machine would measure on",
+                       description="Print the GPU, driver, CUDA runtime and host a run here would record in its "
+                       "JSON, and the numba-cuda this interpreter imports. Without a GPU it says so (exit 2); the "
+                       "commands' --simulator runs then work on CPU under the CUDA simulator.")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_run_info)
 
@@ -20,9 +27,9 @@ def _run_info(args) -> int:
         data = {"host": host_info(), "device": device_info()}
     except UserError as exc:
         if not args.json:
-            raise
+            raise UserError(f"{exc}{SIMULATOR_HINT}") from None
         # --json still prints JSON (scripts read it): the device says why there is none, exit 2
-        data = {"host": host_info(), "device": {"name": None, "error": str(exc)}}
+        data = {"host": host_info(), "device": {"name": None, "error": f"{exc}{SIMULATOR_HINT}"}}
     from importlib.metadata import PackageNotFoundError, version
 
     try:

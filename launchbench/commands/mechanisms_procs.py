@@ -33,7 +33,7 @@ from ..engine.stats import mean_ci, over_units
 from ..environments import envs
 from ..base.atomic import write_json_atomic
 from ..base.device import host_info, require_gpu, simulator_enabled
-from ..base.outputs import check_writable
+from ..base.outputs import check_outputs
 from ..output import documents
 
 #: untimed launches per kernel after a worker is pinned to the measuring CPU, before its rounds
@@ -340,13 +340,15 @@ def register(sub) -> None:
 
 def run_command(args) -> int:
     """``launchbench mechanisms``: --pool, --processes N >= 2 (here) or 1 (``mechanisms_cli.run_here``)."""
-    check_writable(args.output, "--output")
+    check_outputs([(args.output, "--output")], inputs=[(p, "the --pool file") for p in args.pool or ()])
     if args.pool is not None:
         return pool_command(args)
     opts = mechanisms_cli.settings(args)
     if opts["simulator"] and not simulator_enabled():
-        raise UserError("--simulator needs NUMBA_ENABLE_CUDASIM=1 set before launchbench starts; "
-                        "run NUMBA_ENABLE_CUDASIM=1 launchbench mechanisms --simulator")
+        if "numba" in sys.modules:  # too late: numba read its configuration when it was imported
+            raise UserError("--simulator needs NUMBA_ENABLE_CUDASIM=1 set before numba is imported; "
+                            "run NUMBA_ENABLE_CUDASIM=1 launchbench mechanisms --simulator")
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"  # as compare, counts and breakdown set it for their workers
     require_gpu(allow_simulator=opts["simulator"])
     if opts["processes"] > 1:
         return command(args, opts)

@@ -22,7 +22,7 @@ from ..workloads.peers import LABELS, LAUNCHERS
 from ..engine.analysis import concat_rounds
 from ..engine import runner
 from ..base.device import device_info, host_info, require_gpu
-from ..base.outputs import check_writable
+from ..base.outputs import check_outputs
 from ..engine.peerstats import analyse, fit_line, summarize  # noqa: F401 - fit_line: for callers
 from ..output.peers import format_table
 from . import common_args as ca
@@ -109,7 +109,7 @@ def run_peers(args) -> int:
     check_counts(args.loops, args.repeats, args.rounds)
     names = parse_launchers(args.only)
     if args.output is not None:
-        check_writable(args.output, "--output")
+        check_outputs([(args.output, "--output")])
     runner.parse_affinity(args.affinity)  # with the other options, before the GPU guard
     require_gpu(smoke_flag=False)
     started = time.time()
@@ -147,7 +147,10 @@ def run_peers(args) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("peers", help="numba-cuda's launch next to CuPy, cuda.core and a raw cuLaunchKernel loop")
+    p = sub.add_parser("peers", help="numba-cuda's launch next to CuPy, cuda.core and a raw cuLaunchKernel loop",
+                       description="Time numba-cuda's kernel launch next to CuPy's, cuda.core's and a C loop of "
+                       "cuLaunchKernel (the floor), interleaved in fresh worker processes; a launcher whose "
+                       "package is missing is listed as unavailable. Needs a GPU.")
     p.add_argument("--loops", type=opt.LOOPS, default=10000, help="launches per sample, same for every launcher (default 10000)")
     ca.add_repeats(p, ca.REPEATS_PEERS, "samples per launcher per round")
     ca.add_rounds(p, 3, "rounds, each a fresh worker process with every launcher interleaved (default 3)")

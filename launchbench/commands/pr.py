@@ -94,7 +94,9 @@ def _check(args) -> tuple[str, str]:
     out = os.path.abspath(os.path.expanduser(args.out))
     if os.path.exists(out) and not os.path.isdir(out):
         raise UserError(f"--out {args.out} is a file; give a folder, e.g. --out pr-results")
-    outputs.check_writable(os.path.join(out, "pr.json"), "--out")
+    outputs.add_inputs([(args.suite, "the --suite file"), (args.constraints, "the --constraints file")])
+    out = outputs.check_folder(args.out, "--out", output=True)  # locked: one pr run per folder
+    outputs.check_outputs([(os.path.join(out, name), f"--out's {name}") for name in ("pr.json", "pr.md")])
     check_env_options(ca.env_options(args))
     return check_clone(args.clone), out
 

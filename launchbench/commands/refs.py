@@ -7,7 +7,10 @@ from ..environments.refs import CONTEXTVAR_PR, V2_COMMIT, make_refs
 
 
 def register(sub) -> None:
-    p = sub.add_parser("refs", help="create branches baseline, v2 and contextvar in a numba-cuda clone (for asv)")
+    p = sub.add_parser("refs", help="create branches baseline, v2 and contextvar in a numba-cuda clone (for asv)",
+                       description="Create the branches asv runs on in a numba-cuda clone: baseline (the v2 "
+                       "commit's first parent), v2 (the merge commit) and contextvar (the pull request fetched "
+                       "from --remote). Then `asv run baseline..v2` with the config `launchbench asv-config` writes.")
     p.add_argument("path", help="a numba-cuda git clone")
     p.add_argument("--v2", default=V2_COMMIT, help=f"the v2 merge commit (default {V2_COMMIT})")
     p.add_argument("--baseline", help="baseline commit (default: the v2 commit's first parent)")

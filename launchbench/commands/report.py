@@ -8,7 +8,7 @@ from ..output.breakdown import breakdown_markdown, breakdown_text, paired, reana
 from ..output.report import default_outputs, export
 from ..base.atomic import write_text_atomic
 from ..base.errors import UserError
-from ..base.outputs import check_outputs, check_writable
+from ..base.outputs import add_inputs, check_outputs
 from . import common_args as ca
 
 
@@ -31,6 +31,8 @@ def register(sub) -> None:
 
 
 def _run(args) -> int:
+    add_inputs([(args.results, "the results file")])  # no output may be it: checked before it is read
+    check_outputs([(args.text, "--text"), (args.markdown, "--markdown"), (args.html, "--html"), (args.plot, "--plot")])
     raw = documents.load(args.results, "compare")  # read once; a file that is not JSON: compare's one line
     given = {"--markdown": args.markdown, "--html": args.html, "--plot": args.plot}
     if documents.kind_of(raw) == "breakdown":
@@ -41,9 +43,7 @@ def _run(args) -> int:
                                 "--text FILE (or, for a paired one, --markdown FILE) writes")
         if args.markdown is not None and not paired(raw):
             raise UserError("--markdown needs a paired breakdown JSON (breakdown --variant ...)")
-        if args.text is not None:
-            check_writable(args.text, "--text")
-        check_outputs([(args.markdown, "--markdown")])
+        check_outputs([(args.text, "--text"), (args.markdown, "--markdown")])
         if args.markdown is not None:
             write_text_atomic(args.markdown, breakdown_markdown(reanalyzed(raw)))
             print(f"wrote {args.markdown}")
@@ -61,9 +61,11 @@ def _run(args) -> int:
         raise UserError(f"--text is for a breakdown JSON; for {args.results} (a compare JSON) give --markdown, "
                         "--html or --plot")
     outputs = {"markdown": args.markdown, "html": args.html, "plot": args.plot}
-    if all(value is None for value in outputs.values()):
+    defaulted = all(value is None for value in outputs.values())
+    if defaulted:
         outputs = default_outputs(args.results)
-    check_outputs([(value, f"--{key}") for key, value in outputs.items() if value is not None])
+    check_outputs([(value, f"--{key}" + (" (default: beside the results)" if defaulted else ""))
+                   for key, value in outputs.items() if value is not None])
     for path in export(result, **outputs):
         print(f"wrote {path}")
     return 0

@@ -35,7 +35,7 @@ def _run(args) -> int:
         if not s.is_dir():
             raise UserError(f"--results {s}: no such directory")
     if args.html_dir:
-        check_folder(args.html_dir, "--html-dir")
+        check_folder(args.html_dir, "--html-dir", output=True)  # locked: one site build per folder
     build_site(
         Path(args.config),
         sources=sources,

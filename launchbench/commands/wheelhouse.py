@@ -65,7 +65,7 @@ def run(args) -> int:
     dest = os.path.abspath(os.path.expanduser(args.dir))
     if os.path.exists(dest) and not os.path.isdir(dest):
         raise UserError(f"{args.dir} is a file; pass a folder for the wheels")
-    check_folder(dest, "DIR")
+    check_folder(dest, "DIR", output=True)  # locked: two downloads into one folder would mix
     download(dest, reqs, python_version, platforms, log)
     files = top_files(dest)
     total = sum(os.path.getsize(os.path.join(dest, f)) for f in files)

@@ -170,11 +170,21 @@ def moved_reading(diffs: list) -> str | None:
     return COUNTS_MOVED if any(d.get("counts_moved", True) for d in moved) else CALLEES_MOVED
 
 
+#: the reading where some functions' counts moved and every per-launch total stayed the same
+FUNCTIONS_ONLY = "totals equal (functions shifted)"
+
+
 def visibility(count_delta: dict | None, time_established: bool) -> str:
     """How a timing delta and a counts delta read together, in words for the tables:
-    ``counts moved``, ``C callees moved`` (the same counts, other C functions called), the
-    NOT_VISIBLE note (time moved, nothing counted did) or ``no change``."""
+    ``counts moved``, ``C callees moved`` (the same counts, other C functions called),
+    FUNCTIONS_ONLY (every total the same, some functions' counts moved), the NOT_VISIBLE note (time
+    moved, nothing counted did) or ``no change``."""
     moved = moved_reading([count_delta])
+    totals = (count_delta or {}).get("per_launch")
+    if moved == COUNTS_MOVED and isinstance(totals, dict) and totals and not any(totals.values()):
+        # which functions ran shifted (the simulator's threading rows do, by chance) but every total
+        # is the same: "counts moved" beside a row of zeros would contradict itself
+        return FUNCTIONS_ONLY
     if moved:
         return moved
     if time_established:

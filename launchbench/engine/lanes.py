@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 import statistics
 import threading
 
@@ -50,8 +51,12 @@ def cuda_connections(setting, n_lanes: int, environ=None) -> tuple[dict, dict]:
     environ = os.environ if environ is None else environ
     if setting != "auto":
         return {CONNECTIONS_ENV: str(int(setting))}, {"value": int(setting), "source": "--cuda-connections"}
-    if environ.get(CONNECTIONS_ENV):
-        return {}, {"value": environ[CONNECTIONS_ENV], "source": f"the environment's {CONNECTIONS_ENV}"}
+    if environ.get(CONNECTIONS_ENV):  # what --cuda-connections sets: checked as the option is
+        text = environ[CONNECTIONS_ENV].strip()
+        if not (re.fullmatch(r"[0-9]{1,3}", text) and 1 <= int(text) <= 32):
+            raise UserError(f"{CONNECTIONS_ENV}={environ[CONNECTIONS_ENV]!r} in the environment is not a whole number "
+                            f"from 1 to 32 (what --cuda-connections takes); fix or unset it, or give --cuda-connections N")
+        return {}, {"value": int(text), "source": f"the environment's {CONNECTIONS_ENV}"}
     if n_lanes > 1:
         return {CONNECTIONS_ENV: "1"}, {"value": 1, "source": "auto: several lanes"}
     return {}, {"value": None, "source": "the driver's default"}
@@ -98,6 +103,10 @@ def parse_gpus(text: str | None, visible: list | None) -> list | None:
     CUDA_VISIBLE_DEVICES entry of each lane."""
     if text is None:
         return None
+    twice = sorted({g for g in visible or () if list(visible).count(g) > 1})
+    if twice:  # each lane must be its own GPU: CUDA_VISIBLE_DEVICES=0,0 would give two lanes on one
+        raise UserError(f"--gpus: CUDA_VISIBLE_DEVICES={','.join(visible)} names {', '.join(twice)} more than once; "
+                        "list each GPU once (e.g. CUDA_VISIBLE_DEVICES=0,1)")
     text = str(text).strip().lower()
     if text == "all":
         if visible is None:

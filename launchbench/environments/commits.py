@@ -9,7 +9,7 @@ import sys
 
 from ..base import outputs
 from ..base.errors import UserError
-from . import builds, envs, variants
+from . import builds, envs, variant_options, variants
 from .variant_options import EnvOptions
 from .variants import Base
 
@@ -64,7 +64,7 @@ class CommitEnvs:
 
     def __init__(self, opts: EnvOptions, say, target: str | None = None):
         self.say = say
-        python = opts.python or sys.executable
+        python = variant_options.python_path(opts.python) if opts.python else sys.executable
         pins = {} if target else variants.parse_pins(opts.constraints)
         extras = opts.extras if opts.extras is not None else (
             "" if (opts.system_site_packages or target) else "cu13")

@@ -19,6 +19,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from ..base import outputs
 from ..base.errors import UserError
 from ..workloads import mechanisms
 
@@ -181,6 +182,9 @@ def parse_variants(items, reference: str | None = None, minimum: int = 2) -> tup
     return variants, reference
 
 
+MAX_CONSTRAINTS_BYTES = 1 << 20  # a constraints file is a few lines
+
+
 def parse_pins(path: str | None) -> dict:
     """Pins from a constraints file (``name==version`` lines), or the defaults."""
     if path is None:
@@ -189,8 +193,13 @@ def parse_pins(path: str | None) -> dict:
     if not str(path).strip():
         raise UserError("--constraints is empty; give a file of name==version lines, e.g. --constraints constraints.txt")
     try:
+        outputs.check_regular(path, "--constraints")  # a FIFO would block, /dev/zero never end
         with open(path, encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
+            text = fh.read(MAX_CONSTRAINTS_BYTES + 1)
+        if len(text) > MAX_CONSTRAINTS_BYTES:
+            raise UserError(f"--constraints {path} is over {MAX_CONSTRAINTS_BYTES >> 20} MiB, not a constraints file; "
+                            "give a file of name==version lines, e.g. constraints.txt")
+        lines = text.splitlines()
     except OSError as exc:
         raise UserError(f"--constraints: cannot read constraints file {path} ({exc.strerror}); pass an existing "
                         "file") from None

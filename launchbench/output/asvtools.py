@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..base.errors import UserError
 from ..base import atomic
+from ..base.outputs import check_regular
 from ..environments.envs import HOST_SITE_PTH
 
 #: Machine name forced for simulator smoke runs: asv shows it everywhere.
@@ -28,11 +29,20 @@ PATH_KEYS = ("benchmark_dir", "env_dir", "results_dir", "html_dir")
 
 
 # ----------------------------------------------------------------- configs
+MAX_CONFIG_BYTES = 1 << 20  # an asv config is a few KiB
+
+
 def load_config(path) -> dict:
     """Read an asv config; asv allows // comments, so parse as asv does (json5)."""
     path = Path(path)
+    if path.exists() and not path.is_dir():
+        check_regular(path, "asv config")  # a FIFO would block, /dev/zero never end
     if not path.is_file():
         raise UserError(f"asv config {path} not found; run from the launchbench checkout or pass --config")
+    size = path.stat().st_size
+    if size > MAX_CONFIG_BYTES:  # json5 takes minutes over a results file of a few MB
+        raise UserError(f"asv config {path} is {size // 1024} KiB, not an asv config (those are a few KiB); "
+                        "give an asv.conf.json such as the checkout's")
     try:
         text = path.read_text(encoding="utf-8")
         try:
@@ -47,7 +57,29 @@ def load_config(path) -> dict:
     if not isinstance(conf, dict):
         raise UserError(f"asv config {path} holds a JSON {type(conf).__name__}, not an object; "
                         "give an asv.conf.json such as the checkout's")
+    if "schema" in conf or conf.get("version", 1) != 1:  # a launchbench document, an asv results file
+        what = (f"a launchbench document (schema {str(conf['schema'])[:60]!r})" if "schema" in conf
+                else f'not an asv config (its "version" is {str(conf.get("version"))[:20]}, a config\'s is 1)')
+        raise UserError(f"asv config {path} is {what}; give an asv.conf.json such as the checkout's")
     return conf
+
+
+def check_branches(conf: dict) -> None:
+    """The config's ``branches`` are branches of its local repo: asv clones the repo and looks them up
+    there, and a missing one ends ``asv publish`` in a traceback. URLs are asv's to check."""
+    repo, branches = conf.get("repo"), conf.get("branches")
+    if not repo or not branches or re.match(r"^[a-z][a-z0-9+.-]*://", repo) or re.match(r"^[\w.-]+@[\w.-]+:", repo):
+        return
+    found = subprocess.run(["git", "-C", repo, "for-each-ref", "--format=%(refname:short)", "refs/heads"],
+                           capture_output=True, text=True, check=False)
+    if found.returncode != 0:
+        return  # require_numba_cuda_repo says what is wrong with the clone
+    have = found.stdout.split()
+    missing = [b for b in branches if b not in have]
+    if missing:
+        raise UserError(f"the asv config's branches {missing} are not branches of {repo} (it has: "
+                        f"{', '.join(have[:8]) or 'none'}); create them (git -C {repo} branch NAME REF) or list "
+                        "existing ones under \"branches\" in --config")
 
 
 def _strip_line_comments(text: str) -> str:

@@ -20,10 +20,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
+import os
+import stat
+import zlib
 from dataclasses import dataclass
 from typing import Callable
 
-from ..base.atomic import read_json, write_json_atomic
+from ..base.atomic import write_json_atomic
 from ..engine import history as history_engine
 from ..workloads import breakdown as breakdown_single, lcs, stages_mlir
 from . import countsdoc, schema
@@ -225,18 +229,109 @@ def validate(doc, name: str, where: str | None = None) -> dict:
     return doc
 
 
+#: bounds on what a document may be: the largest committed one is a few MB uncompressed, its deepest
+#: nesting under 10 levels; beyond these a file is not a document (a deep array, /dev/zero)
+MAX_BYTES = 1 << 30
+MAX_DEPTH = 64
+_FILE_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+               (stat.S_ISSOCK, "a socket"))
+
+
+class _Bad(ValueError):
+    """What is wrong inside a document's JSON (the reader words it with the file)."""
+
+
+def _constant(text: str):
+    raise _Bad(f"it holds {text}, which is not a finite number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Bad(f"it holds {text}, which is not a finite number")
+    return value
+
+
+def _read_bounded(path: str) -> bytes:
+    """The bytes of *path*, decompressed when gzip'd, refusing more than ``MAX_BYTES``; never opens
+    anything but a regular file (a FIFO would block, /dev/zero never end)."""
+    st = os.stat(path)
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(path)
+    for test, what in _FILE_KINDS:
+        if test(st.st_mode):
+            raise _Bad(f"it is {what}, not a file")
+    with open(path, "rb") as fh:
+        gz = fh.read(2) == b"\x1f\x8b"
+    with (gzip.open(path, "rb") if gz else open(path, "rb")) as fh:
+        data = fh.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise _Bad(f"it holds more than {MAX_BYTES >> 20} MiB of JSON, more than any document")
+    return data
+
+
+def _where(parts) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".") or "the top level"
+
+
+def _is_interval(key, value) -> bool:
+    """A confidence interval, as every kind writes one: ``ci``, ``ci_us``, ``ci_pct`` ... as [low, high]."""
+    return (isinstance(key, str) and (key == "ci" or key.startswith("ci_")) and isinstance(value, list)
+            and len(value) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value))
+
+
+def check_sane(doc) -> None:
+    """*doc* nests at most ``MAX_DEPTH`` levels, every string (keys too) is valid Unicode (a lone
+    surrogate cannot be printed or written) and every interval is ordered; else ``_Bad`` naming where.
+    Numbers were checked as read."""
+    stack = [(doc, ())]
+    while stack:
+        obj, parts = stack.pop()
+        if len(parts) > MAX_DEPTH:
+            raise _Bad(f"it nests deeper than {MAX_DEPTH} levels (at {_where(parts[:4])}...)")
+        items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+        for key, value in items:
+            for text in (key, value):
+                if isinstance(text, str):
+                    try:
+                        text.encode("utf-8")
+                    except UnicodeEncodeError:
+                        raise _Bad(f"{_where(parts + (key,))} holds a lone surrogate "
+                                   f"({text.encode('utf-8', 'backslashreplace').decode('ascii', 'replace')[:40]}), "
+                                   "not text") from None
+            if _is_interval(key, value) and value[0] > value[1]:
+                raise _Bad(f"{_where(parts + (key,))} is the interval {value}, whose lower bound lies above its "
+                           "upper")
+            if isinstance(value, (dict, list)):
+                stack.append((value, parts + (key,)))
+
+
+def parse(data: bytes):
+    """JSON text as a document: NaN, Infinity and overflowing numbers, lone surrogates and deep
+    nesting refused (``_Bad``, ``UnicodeDecodeError`` or ``json.JSONDecodeError``)."""
+    try:
+        doc = json.loads(data.decode("utf-8"), parse_constant=_constant, parse_float=_finite)
+    except RecursionError:
+        raise _Bad(f"it nests deeper than {MAX_DEPTH} levels") from None
+    check_sane(doc)
+    return doc
+
+
 def load(path: str, name: str):
-    """The JSON in *path* (plain or gzip-compressed) unchecked, with one-line errors worded for kind *name*."""
+    """The JSON in *path* (plain or gzip-compressed) unchecked but sane (``parse``), with one-line errors
+    worded for kind *name*."""
     k = KINDS[name]
     try:
-        return read_json(path)
+        return parse(_read_bounded(path))
+    except _Bad as exc:
+        raise SchemaError(f"{k.noun} file {path}: {exc}; pass a file `{k.writer}` wrote, unchanged") from None
     except FileNotFoundError:
         raise SchemaError(f"{k.noun} file {path} does not exist; run `{k.writer.replace('PATH', path)}` "
                           "first") from None
     except IsADirectoryError:
         raise SchemaError(f"{k.noun} file {path} is a directory; pass the JSON file `{k.writer}` wrote") from None
-    except (json.JSONDecodeError, UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:
-        raise SchemaError(f"{k.noun} file {path} is not valid JSON ({exc}); re-run `{k.writer}`") from None
+    except (ValueError, EOFError, gzip.BadGzipFile, zlib.error) as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise SchemaError(f"{k.noun} file {path} is not valid JSON ({str(exc)[:200]}); re-run `{k.writer}`") from None
     except OSError as exc:
         raise SchemaError(f"cannot read {k.noun} file {path} ({exc.strerror}); pass a file `{k.writer}` "
                           "wrote") from None

@@ -249,13 +249,19 @@ def render_bisect(doc: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def report_paths(output: str) -> tuple:
+    """The Markdown and PNG ``export`` writes beside the JSON *output*."""
+    stem = output[:-len(".json.gz")] if output.endswith(".json.gz") else os.path.splitext(output)[0]
+    return stem + ".md", stem + ".png"
+
+
 def export(doc: dict, output: str) -> list:
     """Markdown table and a plot of delta vs commit next to the JSON."""
-    stem = output[:-len(".json.gz")] if output.endswith(".json.gz") else os.path.splitext(output)[0]
-    md = write_text_atomic(stem + ".md", render(doc, markdown=True))
+    md_path, png_path = report_paths(output)
+    md = write_text_atomic(md_path, render(doc, markdown=True))
     written = [md]
     try:
-        written.append(plot(doc, stem + ".png"))
+        written.append(plot(doc, png_path))
     except ImportError:
         pass
     return written

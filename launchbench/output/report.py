@@ -212,7 +212,7 @@ def build_blocks(result: dict, plot_ref: str | None) -> list[Block]:
     if plot_ref:
         blocks.append(Block("image", plot_ref))
 
-    blocks.append(Block("h2", "Launch overhead (µs per launch)"))
+    blocks.append(Block("h2", f"Launch overhead (µs per launch; mean over rounds [{conf_pct}% CI])"))
     rows = [["args"] + names]
     for n in arg_counts:
         rows.append([str(n)] + [_fmt_level(lv.get((name, n))) for name in names])

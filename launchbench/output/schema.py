@@ -79,7 +79,7 @@ Schema ``launchbench.compare`` version 1 (all times in microseconds per launch):
       "rounds_planned": 10,
       "rounds_completed": 10,
       "interrupted": false,
-      "interrupt_reason": null | "KeyboardInterrupt" | "SIGTERM" | "worker v2 died: ..." |
+      "interrupt_reason": null | "KeyboardInterrupt" | "SIGTERM" | "SIGHUP" | "worker v2 died: ..." |
                           "output refused: cannot write PATH: No space left on device",
       "counts": null | {                   # optional (absent from older documents): exact Python-level counts
         "reference": "baseline",           #   per launch (engine/countdiff.py, workloads/counts.py)
@@ -106,6 +106,7 @@ VERDICTS = ("slower", "faster", "indistinguishable", "inconclusive")
 VARIANT_KINDS = ("wheel", "repo", "env", "mechanism")
 
 _NUM = (int, float)
+MAX_US = 1e9  # a launch's time above this (over 16 minutes) is no measurement
 _OPT_NUM = (int, float, type(None))
 
 # field -> allowed types, for each record list; nested checks are in validate().
@@ -221,6 +222,10 @@ def check(doc: dict) -> None:
             check_fields(rec, fields, f"{key}[{i}]")
             if rec["variant"] not in names:
                 raise SchemaError(f"{key}[{i}].variant: unknown variant {rec['variant']!r}")
+            for field in ("us", "mean", "median", "min", "max"):  # times per launch: finite, not negative
+                value = rec.get(field)
+                if isinstance(value, (int, float)) and not 0 <= value < MAX_US:
+                    raise SchemaError(f"{key}[{i}].{field}: {value!r} us is not a time a launch can take")
     for i, rec in enumerate(doc["deltas"]):
         check_fields(rec, _DELTA, f"deltas[{i}]")
         if rec["verdict"] not in VERDICTS:
@@ -228,6 +233,12 @@ def check(doc: dict) -> None:
         for key in ("ci_us", "ci_pct"):
             if len(rec[key]) != 2:
                 raise SchemaError(f"deltas[{i}].{key}: expected [low, high]")
+            low, high = rec[key]
+            if all(isinstance(v, (int, float)) for v in (low, high)) and low > high:
+                raise SchemaError(f"deltas[{i}].{key}: the lower bound {low} lies above the upper {high}")
+        if rec["verdict"] != "inconclusive" and not doc["samples"]:
+            raise SchemaError(f"deltas[{i}].verdict: {rec['verdict']!r} beside no samples (a verdict needs "
+                              "the samples it was drawn from)")
     if doc["peers"] is not None:
         check_fields(doc["peers"], {"samples": list, "stats": list}, "peers")
         for i, rec in enumerate(doc["peers"]["samples"]):

@@ -1,6 +1,7 @@
 """The text table of a ``launchbench.compare`` document, in the old script's shape.
 
-``Launch overhead (us/launch):`` (mean +/- stdev per arg count and variant),
+``Launch overhead`` (mean +/- stdev of all samples per arg count and variant: the spread, not an
+interval; the Markdown report gives each level's 95% interval over rounds),
 ``Deltas vs <reference>:`` (absolute and percent), then one line per delta
 with its 95% confidence interval and a plain verdict. Renders from the JSON
 document alone, so a saved results file prints the same table.
@@ -69,7 +70,7 @@ def render(doc: dict) -> str:
     args = doc["settings"]["arg_counts"]
     out = header(doc)
     out.append("")
-    out.append("Launch overhead (us/launch):" + ("  [SIMULATOR, not a measurement]" if doc["simulator"] else ""))
+    out.append("Launch overhead (us/launch; mean +/- stdev of all samples):" + ("  [SIMULATOR, not a measurement]" if doc["simulator"] else ""))
     out += _table(args, names, lambda name, n: _mean_sd(stats.get((name, n))))
     peers = doc.get("peers")
     if peers and peers.get("stats"):
