@@ -304,8 +304,8 @@ def test_a_move_between_functions_with_equal_totals_is_flagged():
     assert set(d["per_launch"].values()) == {0}
     assert d["moved"] and d["counts_moved"] and not d["callees_moved"]
     assert [(f["function"], f["delta"]["bytecodes"]) for f in d["functions"]] == [("f", -5), ("g", 5)]
-    assert countdiff.visibility(d, True) == countdiff.COUNTS_MOVED
-    assert countdiff.visibility(d, False) == countdiff.COUNTS_MOVED
+    assert countdiff.visibility(d, True) == countdiff.FUNCTIONS_ONLY
+    assert countdiff.visibility(d, False) == countdiff.FUNCTIONS_ONLY
     section = countdiff.summarize([_records("ref", 0, a), _records("v", 0, b)], "ref", ["ref", "v"])
     timed = [{"variant": "v", "nargs": 0, "delta_us": 0.3, "ci_us": [0.2, 0.4]}]
     rows = counts_out.diff_rows(section, timed, [0])

@@ -31,7 +31,8 @@ def _mlir_document() -> dict:
 #: kind -> (a real document: a fixture under tests/fixtures/ or a writer's output, a field every reader needs)
 REAL = {
     "compare": ("compare-1.json.gz", "samples"),
-    "counts": ("counts-1.json.gz", "settings"),
+    "counts/1": ("counts-1.json.gz", "settings"),
+    "counts/2": ("counts-2.json.gz", "settings"),
     "breakdown/1": ("breakdown-1.json.gz", "stages"),
     "breakdown/2": ("breakdown-2.json.gz", "samples"),
     "breakdown-mlir": (None, "stages"),

@@ -171,7 +171,7 @@ def moved_reading(diffs: list) -> str | None:
 
 
 #: the reading where some functions' counts moved and every per-launch total stayed the same
-FUNCTIONS_ONLY = "totals equal (functions shifted)"
+FUNCTIONS_ONLY = "counts moved between functions (totals equal)"
 
 
 def visibility(count_delta: dict | None, time_established: bool) -> str:

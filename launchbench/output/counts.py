@@ -5,7 +5,7 @@ Rows only (lists of cells): ``output.report`` wraps them in its blocks, ``text``
 """
 from __future__ import annotations
 
-from ..engine.countdiff import COUNTS_MOVED, NOT_VISIBLE, visibility
+from ..engine.countdiff import COUNTS_MOVED, FUNCTIONS_ONLY, NOT_VISIBLE, visibility
 
 #: per-function rows shown per diff (the JSON keeps them all)
 TOP_FUNCTIONS = 8
@@ -13,7 +13,7 @@ TOP_FUNCTIONS = 8
 TOP_CALLEES = 8
 CALLEES_PER_CELL = 3
 #: the reading of a diff whose totals are equal but whose functions' counts moved
-BETWEEN_FUNCTIONS = "counts moved between functions (totals equal)"
+BETWEEN_FUNCTIONS = FUNCTIONS_ONLY
 
 
 def _signed(value) -> str:
