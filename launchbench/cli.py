@@ -21,6 +21,7 @@ SUBCOMMAND_MODULES = (
     "launchbench.commands.compare",
     "launchbench.commands.counts",
     "launchbench.commands.history",
+    "launchbench.commands.releases",
     "launchbench.commands.pr",
     "launchbench.commands.asv",
     "launchbench.commands.refs",
