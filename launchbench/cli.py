@@ -22,6 +22,7 @@ SUBCOMMAND_MODULES = (
     "launchbench.commands.counts",
     "launchbench.commands.history",
     "launchbench.commands.releases",
+    "launchbench.commands.claims",
     "launchbench.commands.pr",
     "launchbench.commands.asv",
     "launchbench.commands.refs",
