@@ -64,5 +64,5 @@ def test_claims_refuses_a_document_of_another_kind_in_one_line(tmp_path, capsys)
     other.write_text(json.dumps({"kind": "compare"}))
     rc = cli.main(["claims", str(other), "-o", str(tmp_path / "page.md")])
     err = capsys.readouterr().err
-    assert rc == 2 and err.count("\n") == 1 and "is not a launchbench releases document" in err
+    assert rc == 2 and err.count("\n") == 1 and "is not a launchbench releases document (kind 'compare')" in err
     assert not (tmp_path / "page.md").exists()

@@ -30,10 +30,13 @@ def run_claims(args) -> int:
     for path in args.documents:
         try:
             doc = read_json(path)
-        except (OSError, ValueError) as exc:
-            raise UserError(f"cannot read {path} ({exc}); give launchbench releases documents") from None
+        except (OSError, ValueError, EOFError) as exc:
+            raise UserError(f"RELEASES.json {path!r}: cannot read it ({exc}); give launchbench releases "
+                            "documents") from None
         if not isinstance(doc, dict) or doc.get("kind") != "releases":
-            raise UserError(f"{path} is not a launchbench releases document (kind {doc.get('kind') if isinstance(doc, dict) else None!r})")
+            kind = doc.get("kind") if isinstance(doc, dict) else None
+            raise UserError(f"RELEASES.json {path!r} is not a launchbench releases document (kind {kind!r}); "
+                            "give the JSON of launchbench releases")
         docs.append(doc)
         sources[id(doc)] = os.path.relpath(path)
     write_text_atomic(output, render(docs, sources))

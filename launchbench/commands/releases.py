@@ -49,7 +49,7 @@ def register(sub) -> None:
     p.add_argument("--stack-bisect", action="store_true",
                    help="two points of one release: measure the chain between their stacks, one dependency "
                         "changed per point, and name the dependency that moves the cost")
-    p.add_argument("--tries", type=int, default=DEFAULT_TRIES, metavar="N",
+    p.add_argument("--tries", type=ca.opt.TRIES, default=DEFAULT_TRIES, metavar="N",
                    help=f"stacks tried per point when the newest does not import or launch (default {DEFAULT_TRIES})")
     ca.add_rounds(p, DEFAULT_ROUNDS, f"rounds of fresh processes (default {DEFAULT_ROUNDS})", for_ci=True)
     ca.add_commit_options(p, "launchbench-releases.json", releases=True)
@@ -66,10 +66,9 @@ def global_pins(texts: list) -> dict:
 
 
 def run_releases(args) -> int:
+    """Every option and the series' grammar checked first, then the GPU guard, then the index."""
     if args.rounds < 2:
         raise UserError("--rounds must be at least 2 (intervals are over rounds)")
-    if args.tries < 1:
-        raise UserError(f"--tries must be at least 1 (got {args.tries})")
     output = outputs.check_writable(args.output, "--output")
     env_opts = EnvOptions(env_dir=args.env_dir, python=args.python, wheels=args.wheels,
                           system_site_packages=args.system_site_packages, constraints=args.constraints,
@@ -79,28 +78,27 @@ def run_releases(args) -> int:
         outputs.check_folder(args.env_dir, "--env-dir")
     pins = global_pins(args.pin)
     items = [rel.parse_item(t) for t in args.series]
-    index = rel.FolderIndex(args.wheels) if args.wheels else rel.PyPIIndex()
-    points = rel.points(items, index, pins)
+    site_from = (args.python or sys.executable) if args.system_site_packages else None
+    holder = {}
+
+    def make_envs(say):
+        holder["envs"] = ReleaseEnvs([], None, say, args.env_dir, args.python, args.wheels, args.extras, site_from,
+                                     args.target, launch=True, simulator=args.simulator, tries=args.tries,
+                                     pinned_stack=constraints)
+        return holder["envs"]
+
+    session = Session(ca.commit_settings(args), None, parse_counts(args.args, "--args", MAX_KERNEL_ARGS), make_envs)
+    if not (args.simulator or args.target):  # nothing asked of the index for numbers no GPU here can give
+        device.refuse_without_gpu()
+    envs = holder["envs"]
+    envs.index = rel.FolderIndex(args.wheels) if args.wheels else rel.PyPIIndex()
+    points = envs.points = rel.points(items, envs.index, pins)
     if args.stack_bisect and (len(points) != 2 or (points[0].project, points[0].version, points[0].wheel)
                               != (points[1].project, points[1].version, points[1].wheel)):
         raise UserError("--stack-bisect takes two points of one release, e.g. 'numba-cuda==0.30.4+pinned' "
                         "'numba-cuda==0.30.4'")
     if len(points) < 2:
         raise UserError("the series has fewer than two points; give a range, a list or several items")
-    if not (args.simulator or args.target):
-        device.refuse_without_gpu()
-    site_from = (args.python or sys.executable) if args.system_site_packages else None
-    holder = {}
-
-    def make_envs(say):
-        envs = ReleaseEnvs(points, index, say, args.env_dir, args.python, args.wheels, args.extras, site_from,
-                           args.target, launch=True, simulator=args.simulator, tries=args.tries,
-                           pinned_stack=constraints)
-        holder["envs"] = envs
-        return envs
-
-    session = Session(ca.commit_settings(args), None, parse_counts(args.args, "--args", MAX_KERNEL_ARGS), make_envs)
-    envs = holder["envs"]
     records = records_of(points, envs.by_name)
     chain_points = None
     if args.stack_bisect:
