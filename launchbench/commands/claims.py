@@ -11,6 +11,7 @@ from ..base import outputs
 from ..base.atomic import read_json, write_text_atomic
 from ..base.errors import UserError
 from ..output.claims import render
+from . import common_args as ca
 
 DEFAULT_OUTPUT = "docs/upstream-claims.md"
 
@@ -20,7 +21,7 @@ def register(sub) -> None:
                        description=__doc__.split("\n\n")[1].replace("\n", " "))
     p.add_argument("documents", nargs="*", metavar="RELEASES.json",
                    help="launchbench releases documents (.json or .json.gz); none: every row 'not measured yet'")
-    p.add_argument("--output", "-o", default=DEFAULT_OUTPUT, help=f"the page (default {DEFAULT_OUTPUT})")
+    ca.add_output(p, DEFAULT_OUTPUT, f"the page (default {DEFAULT_OUTPUT})")
     p.set_defaults(func=run_claims)
 
 
