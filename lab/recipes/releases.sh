@@ -43,7 +43,10 @@ prepare() {
     local lo=${NC_SERIES#*==}; lo=${lo%%..*}
     for v in $(python3 - "$lo" <<'EOF'
 import json, sys, urllib.request
-from packaging.version import Version
+try:
+    from packaging.version import Version
+except ImportError:
+    from pip._vendor.packaging.version import Version
 rel = json.load(urllib.request.urlopen("https://pypi.org/pypi/numba-cuda/json", timeout=60))["releases"]
 print(" ".join(v for v in sorted(rel, key=Version) if rel[v] and not Version(v).is_prerelease
                and Version(v) >= Version(sys.argv[1])))
