@@ -21,6 +21,8 @@ SUBCOMMAND_MODULES = (
     "launchbench.commands.compare",
     "launchbench.commands.counts",
     "launchbench.commands.history",
+    "launchbench.commands.releases",
+    "launchbench.commands.claims",
     "launchbench.commands.pr",
     "launchbench.commands.asv",
     "launchbench.commands.refs",

@@ -228,6 +228,15 @@ CASES = {
         (["site", "--html-dir", "{file}"], "--html-dir {file} is a file"),
         (["site", "--config", str(ROOT / "asv.conf.json"), "--results", "{tmp}"], "not an asv results directory"),
     ],
+    "claims": [  # no document is a page of "not measured yet" rows: work, not a mistake
+        (["claims", "/no/such/releases.json"], "RELEASES.json"),
+        (["claims", "-o", ""], "--output"),
+    ],
+    "releases": [
+        (["releases"], "usage"),
+        (["releases", "numba-cuda==0.30.4+cuda-core==1+cuda-core==2"], "conflicting pins"),
+        (["releases", "numba-cuda==0.29.0,0.30.4", "--pin", "numba"], "--pin"),
+    ],
     "info": [
         (["info", "--bogus"], "usage"),
         (["info", "extra"], "usage"),
@@ -532,6 +541,9 @@ BAD_VALUES = {
     "list": ["", ",", "nosuch", "\u00e9"],
     "requirement": ["", "not a req!!", "numba-cuda>=1"],
     "text": ["", "\u00e9 \u2603"],
+    "series": ["", "numba==1", "numba-cuda==0.3..x", "numba-cuda==0.6.0..0.3.0", "/no/such.whl", "{file}.whl",
+               "numba-cuda==0.30.4+numba==1+numba==2"],
+    "pin": ["", "numba", "numba==", "pinned", "=1"],
 }
 
 
@@ -579,6 +591,8 @@ OPTION_KINDS = {
     ("bisect", "good"): "ref", ("bisect", "bad"): "ref", ("pr", "clone"): "clone", ("pr", "ref"): "ref",
     ("against", "ref1"): "ref", ("against", "ref2"): "ref", ("refs", "path"): "clone",
     ("report", "results"): "injson", ("wheelhouse", "dir"): "outdir",
+    ("releases", "series"): "series", ("releases", "--pin"): "pin", ("releases", "--stack-bisect"): "flag",
+    ("claims", "documents"): "injson",
 }
 
 # A valid command line per subcommand (its positionals first): each case adds one bad option to it
@@ -601,11 +615,13 @@ SWEEP_BASE = {
     "site": ["site", "--config", str(ROOT / "asv.conf.json")],
     "info": ["info"],
     "wheelhouse": ["wheelhouse", "{out}/w"],
+    "releases": ["releases", "numba-cuda==0.29.0,0.30.4", "-o", "{out}/r.json"],
+    "claims": ["claims", "/no/such/releases.json", "-o", "{out}/claims.md"],
 }
 # Values a command takes on purpose (not mistakes): (subcommand, option, value).
 ACCEPTED = {
     ("compare", "--extras", ""), ("counts", "--extras", ""), ("history", "--extras", ""), ("bisect", "--extras", ""), ("pr", "--extras", ""),
-    ("breakdown", "--extras", ""), ("wheelhouse", "--package", "numba-cuda>=1"),  # a requirement, fetched as given
+    ("breakdown", "--extras", ""), ("releases", "--extras", ""), ("wheelhouse", "--package", "numba-cuda>=1"),  # a requirement, fetched as given
 }
 
 

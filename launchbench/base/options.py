@@ -270,6 +270,8 @@ FORK_ROUNDS = Number(int, 1, 1000, "the rounds one set of zygotes serves form on
                      "a thousand leaves too few units", example=4)
 CUDA_CONNECTIONS = Number(int, 1, 32, "CUDA takes 1 to 32 connections (hardware work queues) per context",
                           words=("auto",), example=1)
+TRIES = Number(int, 1, 20, "each stack tried is an environment built and checked; past twenty the release "
+               "is not going to work here", example=4)
 #: --spawn: how a round's workers start (fresh interpreters, or forked from per-variant zygotes)
 SPAWNS = ("fresh", "fork")
 DEFAULT_FORK_ROUNDS = 4

@@ -68,12 +68,14 @@ def add_reference(group, help="variant the deltas are taken against (default: th
     group.add_argument("--reference", help=help)
 
 
-def add_env_options(e, commits: bool = False) -> None:
+def add_env_options(e, commits: bool = False, releases: bool = False) -> None:
     """How environments are found or built: the variant commands' (compare, counts, breakdown)
-    or, with *commits*, the per-commit ones of history, bisect and pr (wheels built by SHA)."""
+    or, with *commits*, the per-commit ones of history, bisect and pr (wheels built by SHA);
+    *releases*: those of ``releases`` (no wheel is built, so no --wheel-cache)."""
     if commits:
-        e.add_argument("--wheel-cache", metavar="DIR",
-                       help="where per-commit wheels are cached by SHA (default ~/.cache/launchbench/wheels)")
+        if not releases:
+            e.add_argument("--wheel-cache", metavar="DIR",
+                           help="where per-commit wheels are cached by SHA (default ~/.cache/launchbench/wheels)")
         e.add_argument("--env-dir", help="where per-commit envs are cached (default ~/.cache/launchbench/envs)")
         e.add_argument("--python", help="interpreter that builds the wheels and the envs (default: this one)")
         e.add_argument("--wheels", metavar="DIR",
@@ -294,10 +296,10 @@ def add_clone(p) -> None:
     p.add_argument("clone", help="a local numba-cuda clone (git)")
 
 
-def add_commit_options(p, default_output: str | None) -> None:
-    """The build, env and measurement options history, bisect and pr share (no --output when
+def add_commit_options(p, default_output: str | None, releases: bool = False) -> None:
+    """The build, env and measurement options history, bisect, pr and releases share (no --output when
     *default_output* is None: pr writes a folder)."""
-    add_env_options(p.add_argument_group("builds and environments"), commits=True)
+    add_env_options(p.add_argument_group("builds and environments"), commits=True, releases=releases)
     m = p.add_argument_group("measurement (compare's method)")
     add_args(m, argkinds.MAX_ARGS)
     add_repeats(m, REPEATS_COMMITS, "samples per commit, arg count and round")
@@ -308,7 +310,7 @@ def add_commit_options(p, default_output: str | None) -> None:
     opt.add_spawn_options(m)
     add_gpus(m, "commits")
     m.add_argument("--threshold", type=opt.THRESHOLD_US, default=THRESHOLD_US,
-                   help=f"history, pr: a step counts when its 95%% interval lies wholly beyond +/- this many us; "
+                   help=f"history, pr, releases: a step counts when its 95%% interval lies wholly beyond +/- this many us; "
                         f"bisect: a segment whose step is surely smaller is ruled out (default {THRESHOLD_US})")
     add_max_time(m, None, "cap on seconds of measurement (no new round after it)")
     add_simulator(m, "smoke mode under the CUDA simulator; NOT a measurement")

@@ -39,7 +39,7 @@ MLIR_RE = re.compile(r"^numba[-_]cuda[-_]mlir==([0-9][A-Za-z0-9.+!-]*)$")
 FORMS = ("numba-cuda==X.Y.Z, numba-cuda-mlir==X.Y.Z, repo:PATH, env:PATH, mlir-env:PATH or MECH@BASE "
          "(e.g. contextvar@numba-cuda==0.29.0)")
 #: Pins numba-cuda-mlir envs keep: it has no numba dependency, so numba/llvmlite pins would only add packages.
-MLIR_PIN_NAMES = ("numpy", "cuda-core")
+MLIR_PIN_NAMES = ("numpy", "cuda-core", "cuda-bindings")
 #: What makes a tree numba-cuda's: its CUDA package and the launch path in it (CUDADispatcher and
 #: _LaunchConfiguration live in dispatcher.py from v0.0.1 on). Without them a build installs only
 #: metadata and ``numba.cuda`` resolves to numba's own bundled copy, which would be measured instead.

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Launch cost across releases and stacks on the GPU machine (docs/releases.md): every numba-cuda-mlir
+# release, a numba-cuda series, numba-cuda 0.30.4 on the pinned and the newest stack with the
+# one-pin-at-a-time stack bisect, then the claims page from the documents.
+#
+# The GPU machine has no network and a call carries at most 64 MiB, so the wheels travel packed:
+#
+#   on the CPU machine:  bash lab/recipes/releases.sh prepare /work/lbcarry
+#       downloads (cp312, manylinux) the ten numba-cuda-mlir wheels, the numba-cuda releases of
+#       NC_SERIES and the candidate stacks (numba, llvmlite, numpy, cuda-core, cuda-bindings), packs
+#       the mlir wheels with lab/recipes/wheelpack.py (705.7 MiB of wheels -> 65.8 MiB, zstd
+#       --long=28 at level 12) and lays everything out as part-N/ folders of at most 48 MiB
+#       (RELEASES_PART_MB; wheelhouse's split, whose part-1/JOIN.sh rejoins them).
+#   on the GPU machine, one call per part-N folder (copied into the worktree, e.g. as lab/carry):
+#       bash lab/recipes/releases.sh stage lab/carry
+#       copies what it carries into /tmp/lbwheels (kept while the machine stays warm); once every
+#       part is there it joins split files and unpacks the mlir wheels into /tmp/lbwheels.
+#   then:  bash lab/recipes/releases.sh run OUT_DIR [mlir|numba-cuda|stacks|claims ...]
+#
+# Knobs: RELEASES_MAX_TIME (s of measuring per series, default 420), NC_SERIES (default
+# numba-cuda==0.20.0..0.30.4), RELEASES_ROUNDS (default 20). Needs zstd on the GPU machine for the mlir
+# pack (else prepare with WHEELPACK_CODEC=xz: larger, xz is everywhere).
+set -u
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+WHEELS=${RELEASES_WHEELS:-/tmp/lbwheels}
+NC_SERIES=${NC_SERIES:-numba-cuda==0.20.0..0.30.4}
+PY=${RELEASES_PYTHON:-python3}
+# a call carries the working tree too (about 12 MiB with the committed results): parts of 48 MiB fit
+PART_MB=${RELEASES_PART_MB:-48}
+
+prepare() {
+    local dest=${1:?usage: releases.sh prepare DEST}
+    local dl="$dest/download" pip=(python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12
+        --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64
+        --platform manylinux2014_x86_64 --platform any -d)
+    mkdir -p "$dl/mlir" "$dl/flat"
+    for v in 0.3.0 0.4.0 0.4.1 0.4.2 0.5.0 0.5.1 0.5.2 0.5.3 0.5.4 0.6.0; do
+        "${pip[@]}" "$dl/mlir" "numba-cuda-mlir==$v" -q || echo "no wheel: numba-cuda-mlir $v"
+    done
+    # the numba-cuda series: every release pip finds a cp312 (or pure) wheel for; the rest are
+    # refused on the GPU machine in one line each (no wheel for this Python)
+    local lo=${NC_SERIES#*==}; lo=${lo%%..*}
+    for v in $(python3 - "$lo" <<'EOF'
+import json, sys, urllib.request
+try:
+    from packaging.version import Version
+except ImportError:
+    from pip._vendor.packaging.version import Version
+rel = json.load(urllib.request.urlopen("https://pypi.org/pypi/numba-cuda/json", timeout=60))["releases"]
+print(" ".join(v for v in sorted(rel, key=Version) if rel[v] and not Version(v).is_prerelease
+               and Version(v) >= Version(sys.argv[1])))
+EOF
+    ); do "${pip[@]}" "$dl/flat" "numba-cuda==$v" -q || echo "no wheel: numba-cuda $v"; done
+    # the candidate stacks: the pinned one (constraints.txt) and the newest on the index
+    for req in numba==0.65.1 llvmlite==0.47.0 numba==0.68.1 llvmlite==0.50.0 numpy==2.3.5 numpy==2.4.4 \
+               numpy==2.5.5 cuda-core==0.7.0 cuda-core==1.2.2 cuda-bindings==13.5.0 cuda-pathfinder packaging; do
+        "${pip[@]}" "$dl/flat" "$req" -q || echo "no wheel: $req"
+    done
+    python3 "$HERE/wheelpack.py" pack "$dest/mlirpack" $(ls "$dl"/mlir/*.whl | sort -V) \
+        --codec "${WHEELPACK_CODEC:-zstd}" --part-mb "$PART_MB"
+    # everything in one folder, cut into parts of PART_MB (wheelhouse's JOIN.sh rejoins them)
+    cp "$dest"/mlirpack/* "$dl/flat/"
+    (cd "$ROOT" && python3 -c 'import sys; from launchbench.environments import wheelhouse; wheelhouse.split(sys.argv[1], int(sys.argv[2]))' "$dl/flat" "$PART_MB")
+    ls -d "$dl"/flat/part-* | while read -r p; do echo "carry: $p ($(du -sh "$p" | cut -f1))"; done
+}
+
+stage() {
+    local from=${1:?usage: releases.sh stage DIR}
+    mkdir -p "$WHEELS/in"
+    cp -f "$from"/* "$WHEELS/in/" 2>/dev/null
+    [ -f "$WHEELS/in/JOIN.sh" ] || { echo "staged $(ls "$WHEELS/in" | wc -l) files; part-1 (JOIN.sh) still to come"; return 0; }
+    if bash "$WHEELS/in/JOIN.sh" "$WHEELS/in" > "$WHEELS/join.log" 2>&1; then
+        mv -f "$WHEELS"/in/*.whl "$WHEELS/" 2>/dev/null
+        if [ -f "$WHEELS/in/manifest.json" ] && ! ls "$WHEELS"/numba_cuda_mlir-*.whl > /dev/null 2>&1; then
+            python3 "$HERE/wheelpack.py" unpack "$WHEELS/in" "$WHEELS" || return 1
+        fi
+        echo "ready: $(ls "$WHEELS"/*.whl | wc -l) wheels in $WHEELS"
+    else
+        echo "not complete yet: $(tail -n 1 "$WHEELS/join.log")"
+    fi
+}
+
+one() {  # NAME LOG-ARGS... : one launchbench releases run into $OUT/NAME.json
+    local name=$1; shift
+    local cmd=("$PY" -m launchbench releases "$@" --wheels "$WHEELS" --system-site-packages
+               --env-dir /tmp/lbenvs --rounds "${RELEASES_ROUNDS:-20}" --max-time "${RELEASES_MAX_TIME:-420}"
+               -o "$OUT/$name.json")
+    echo "${cmd[*]}" >> "$OUT/command.txt"
+    "${cmd[@]}" > "$OUT/$name.log" 2> "$OUT/$name.err"
+    echo "$name rc=$?" | tee -a "$OUT/status.txt"
+    cat "$OUT/$name.log"; grep -E "refused|skipped|error" "$OUT/$name.err" | tail -n 40
+}
+
+run() {
+    OUT=${1:?usage: releases.sh run OUT_DIR [mlir numba-cuda stacks claims]}; shift
+    mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
+    cd "$ROOT" || exit 1
+    unset NUMBA_ENABLE_CUDASIM LAUNCHBENCH_CUDA_MODULE
+    export PYTHONUNBUFFERED=1
+    "$PY" setup.py -q build_ext --inplace > /dev/null 2>&1 || true
+    echo "# $(date -u +%FT%TZ) parts: ${*:-mlir numba-cuda stacks claims}" >> "$OUT/command.txt"
+    for part in ${*:-mlir numba-cuda stacks claims}; do
+        case $part in
+            mlir) one mlir-series 'numba-cuda-mlir==0.3.0..0.6.0' --args 0,1,4 ;;
+            numba-cuda) one numba-cuda-series "$NC_SERIES+pinned" --args 0,1,4 ;;
+            stacks)
+                one stacks 'numba-cuda==0.30.4+pinned' 'numba-cuda==0.30.4' 'numba-cuda==0.30.4+cuda-core==0.7.0' \
+                    'numba-cuda==0.30.4+cuda-core==1.2.2' 'numba-cuda==0.29.0+pinned' 'numba-cuda==0.30.0+pinned' \
+                    'numba-cuda-mlir==0.6.0'
+                one stack-bisect --stack-bisect 'numba-cuda==0.30.4+pinned' 'numba-cuda==0.30.4' ;;
+            claims)
+                "$PY" -m launchbench claims "$OUT"/*.json -o "$OUT/upstream-claims.md"; cat "$OUT/upstream-claims.md" ;;
+        esac
+    done
+}
+
+case ${1:-} in
+    prepare) shift; prepare "$@" ;;
+    stage) shift; stage "$@" ;;
+    run) shift; run "$@" ;;
+    *) echo "usage: $0 prepare DEST | stage DIR | run OUT_DIR [mlir|numba-cuda|stacks|claims ...]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,45 @@
+"""``launchbench claims``: the upstream-claims page from committed ``launchbench releases`` documents.
+
+Each upstream launch-latency claim gets one row: the claim, its source, what the documents measured
+(µs with 95% CIs and rounds) and a verdict; a claim no document measures says "not measured yet".
+"""
+from __future__ import annotations
+
+import os
+
+from ..base import outputs
+from ..base.atomic import read_json, write_text_atomic
+from ..base.errors import UserError
+from ..output.claims import render
+from . import common_args as ca
+
+DEFAULT_OUTPUT = "docs/upstream-claims.md"
+
+
+def register(sub) -> None:
+    p = sub.add_parser("claims", help="the upstream-claims page from releases documents",
+                       description=__doc__.split("\n\n")[1].replace("\n", " "))
+    p.add_argument("documents", nargs="*", metavar="RELEASES.json",
+                   help="launchbench releases documents (.json or .json.gz); none: every row 'not measured yet'")
+    ca.add_output(p, DEFAULT_OUTPUT, f"the page (default {DEFAULT_OUTPUT})")
+    p.set_defaults(func=run_claims)
+
+
+def run_claims(args) -> int:
+    output = outputs.check_writable(args.output, "--output")
+    docs, sources = [], {}
+    for path in args.documents:
+        try:
+            doc = read_json(path)
+        except (OSError, ValueError, EOFError) as exc:
+            raise UserError(f"RELEASES.json {path!r}: cannot read it ({exc}); give launchbench releases "
+                            "documents") from None
+        if not isinstance(doc, dict) or doc.get("kind") != "releases":
+            kind = doc.get("kind") if isinstance(doc, dict) else None
+            raise UserError(f"RELEASES.json {path!r} is not a launchbench releases document (kind {kind!r}); "
+                            "give the JSON of launchbench releases")
+        docs.append(doc)
+        sources[id(doc)] = os.path.relpath(path)
+    write_text_atomic(output, render(docs, sources))
+    print(f"launchbench: wrote {output}")
+    return 0

@@ -1,0 +1,76 @@
+"""The text and Markdown of a ``launchbench releases`` document: per point its stack, its cost and its
+step to the previous point (95 % CIs, rounds beside), the refusals one line each, and the stack
+bisect's reading."""
+from __future__ import annotations
+
+import os
+
+from ..base.atomic import write_text_atomic
+
+STACK_ABBREV = {"numba": "nb", "llvmlite": "llvm", "numpy": "np", "cuda-core": "core", "cuda-bindings": "bind"}
+
+
+def _ci(v: float, ci: list, signed: bool = False) -> str:
+    f = "{:+.2f}" if signed else "{:.2f}"
+    return f"{f.format(v)} [{f.format(ci[0])}, {f.format(ci[1])}]"
+
+
+def stack_cell(stack: dict | None) -> str:
+    if not stack:
+        return "-"
+    return " ".join(f"{STACK_ABBREV.get(k, k)} {v}" for k, v in stack.items())
+
+
+def rows(doc: dict) -> tuple[list, list]:
+    counts = doc["settings"]["arg_counts"]
+    steps = {(s["commit"], s["nargs"]): s for s in doc["steps"]}
+    head = ["point", "stack"] + [f"{n} args: µs [95% CI]" for n in counts] + [f"step {n} args (µs)" for n in counts]
+    out = []
+    for p in doc["points"]:
+        if p.get("refused"):
+            continue
+        lv = {d["nargs"]: d for d in doc["levels"].get(p["sha"], [])}
+        cells = [_ci(lv[n]["us"], lv[n]["ci_us"]) + f" ({lv[n]['rounds']} r)" if n in lv else "" for n in counts]
+        if p.get("variant") == doc["reference"]:
+            st = ["first"] + [""] * (len(counts) - 1)
+        else:
+            st = []
+            for n in counts:
+                s = steps.get((p["sha"], n))
+                st.append(_ci(s["delta_us"], s["ci_us"], True) + (" <==" if s["established"] else "") if s else "")
+        out.append([p["sha"], stack_cell(p.get("stack"))] + cells + st)
+    return head, out
+
+
+def render(doc: dict, markdown: bool = False) -> str:
+    head, body = rows(doc)
+    title = (f"Launch cost per point, {doc['range']}: {doc['rounds_completed']} rounds; µs per launch "
+             f"(mean over rounds of each round's median, 95% CI, rounds); step = paired delta vs the previous "
+             f"point, 95% CI; <== established beyond +/-{doc['settings']['threshold_us']} µs")
+    if doc.get("simulator"):
+        title = "CUDA SIMULATOR SMOKE RUN -- NOT A MEASUREMENT\n" + title
+    est = doc.get("established") or []
+    foot = ["Points carrying an established step: " + ", ".join(est) if est else
+            "No point carries an established step."]
+    for r in doc.get("refused") or []:
+        foot.append(f"refused: {r['point']}: {r['reason']}")
+    sb = doc.get("stack_bisect")
+    if sb:
+        foot.append(f"stack bisect: {sb['verdict']}")
+        for r in sb["steps"]:
+            foot.append(f"  {'+'.join(r['dependencies'])}: " + (", ".join(
+                f"{s['nargs']} args {_ci(s['delta_us'], s['ci_us'], True)}" + (" <==" if s["established"] else "")
+                for s in r["steps"]) or "not measured"))
+    if markdown:
+        lines = [f"# {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in body]
+        return "\n".join(lines + [""] + [f + "  " for f in foot] + [""])
+    widths = [max(len(str(r[i])) for r in body + [head]) for i in range(len(head))]
+    fmt = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()
+    return "\n".join([title, fmt(head)] + [fmt(r) for r in body] + foot + [""])
+
+
+def export(doc: dict, output: str) -> list:
+    """The Markdown next to the JSON."""
+    stem = output[:-len(".json.gz")] if output.endswith(".json.gz") else os.path.splitext(output)[0]
+    return [write_text_atomic(stem + ".md", render(doc, markdown=True))]
