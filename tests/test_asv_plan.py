@@ -116,13 +116,13 @@ def _launch(loops):
         '''
 
 
-#: (subject, files): c0 base, c1 docs, c2 a Python step, c3-c5 docs, c6 a compiled-source edit that moves
+#: (subject, files): c0 base, c1 docs, c2 a Python step, c3-c5 docs (c3 adds a test's C file), c6 a compiled-source edit that moves
 #: no count (a decoy), c7-c9 docs, c10 a Python step, c11 docs (B)
 STANDIN = [
     ("base", {"numba_cuda/__init__.py": _launch(20), "numba_cuda/_x.c": "/* 1 */\n"}),
     ("docs", {"README.md": "1\n"}),
     ("python step", {"numba_cuda/__init__.py": _launch(30)}),
-    ("docs", {"README.md": "3\n"}),
+    ("docs", {"README.md": "3\n", "numba_cuda/tests/_t.c": "/* a test's C source: no compiled change */\n"}),
     ("docs", {"README.md": "4\n"}),
     ("docs", {"README.md": "5\n"}),
     ("compiled decoy", {"numba_cuda/_x.c": "/* 2 */\n"}),

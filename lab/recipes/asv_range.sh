@@ -3,7 +3,7 @@
 # plan -> asv run (count rows on every commit, timing rows on the plan) -> asv compare / publish,
 # with asv's own per-commit cost before and after asv-config --plan, as JSON.
 #
-#   ASV_RANGE_PARTS="plant before plan config" bash lab/recipes/asv_range.sh DIR     # call 1 (< 10 min)
+#   ASV_RANGE_PARTS="plant before plan components config" bash lab/recipes/asv_range.sh DIR  # call 1 (< 10 min)
 #   ASV_RANGE_PARTS="run-start" bash lab/recipes/asv_range.sh DIR                    # starts the asv runs (setsid)
 #   ASV_RANGE_PARTS="run-wait" bash lab/recipes/asv_range.sh DIR                     # calls 2.. until DIR/run.done
 #   ASV_RANGE_PARTS="summary" bash lab/recipes/asv_range.sh DIR
@@ -14,6 +14,9 @@
 #             RANGE_DECOYS (3) compiled-source decoys; the manifest is DIR/range.json
 #   before    the cost before the cuts: asv's own build (asv-config --offline, no --plan) of the range's last
 #             BEFORE_COMMITS (3) commits with the count rows; asv's per-commit durations in DIR/costs-before.json
+#   components what each cut saves, in asv's env of `before` (COMPONENT_REPS (3) times each, seconds in
+#             DIR/components.txt): asv's build (pip wheel --no-build-isolation of the tip's tree), pip uninstall,
+#             pip install of the plan's wheel with and without byte-compiling (run after plan)
 #   plan      launchbench asv-plan CLONE BASE..BRANCH -o DIR/plan.txt --every DIR/every.txt (wheels and counts of
 #             every commit; DIR/plan.txt.reasons, DIR/plan.txt.json)
 #   config    launchbench asv-config --plan DIR/plan.txt --offline /tmp/wheels --host-site ... -o DIR/asv.range.json
@@ -33,7 +36,7 @@ D=${1:?usage: bash lab/recipes/asv_range.sh DIR}
 mkdir -p "$D"; D=$(cd "$D" && pwd)
 export PYTHONUNBUFFERED=1 NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
 unset NUMBA_ENABLE_CUDASIM LAUNCHBENCH_SMOKE LAUNCHBENCH_ASV_DELAY_US
-PARTS=${ASV_RANGE_PARTS:-"plant before plan config"}
+PARTS=${ASV_RANGE_PARTS:-"plant before plan components config"}
 CLONE=${CLONE:-/tmp/nc}
 BASE=${RANGE_BASE:-v0.30.4}
 BRANCH=${RANGE_BRANCH:-asvrange}
@@ -105,7 +108,24 @@ for part in $PARTS; do
       timed before-setup "$BPY" -m asv --config "$D/asv.before.json" setup
       timed before "$BPY" -m asv --config "$D/asv.before.json" run "$BRANCH~${BEFORE_COMMITS:-3}..$BRANCH" -b bench_counts \
           --machine "$MACHINE" --launch-method forkserver --show-stderr
-      costs "$D/asv-before" "$D/costs-before.json"; cat "$D/costs-before.json" ;;
+      costs "$D/asv-before" "$D/costs-before.json" bench_counts; cat "$D/costs-before.json" ;;
+    components)
+      epy=$(ls -d /tmp/lb-asv-before-env/*/bin/python | head -1)
+      # the host site's .pth out first: pip must never see (or uninstall) the host's own numba-cuda
+      pth=$("$BPY" -c 'from launchbench.environments.envs import HOST_SITE_PTH; print(HOST_SITE_PTH)')
+      rm -f "$("$epy" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/$pth"
+      src=$(mktemp -d); git -C "$CLONE" archive "$BRANCH" | tar -x -C "$src"; out=$(mktemp -d)
+      wheel=$("$BPY" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["commits"][-1]["wheel"])' "$D/plan.txt.json")
+      sec() { local s; s=$(date +%s.%N); "$@" > /dev/null 2>&1; python3 -c "print(round($(date +%s.%N) - $s, 2))"; }
+      for rep in $(seq "${COMPONENT_REPS:-3}"); do
+        echo "build $(sec "$epy" -m pip wheel --no-deps --no-build-isolation --no-index -w "$out" "$src")"; rm -f "$out"/*.whl
+        echo "uninstall $(sec "$epy" -m pip uninstall -y numba-cuda)"
+        echo "install-compile $(sec "$epy" -m pip install --no-deps "$wheel")"
+        "$epy" -m pip uninstall -y numba-cuda > /dev/null 2>&1
+        echo "install-no-compile $(sec "$epy" -m pip install --no-deps --no-compile "$wheel")"
+        echo "replace-no-compile $(sec "$epy" -m pip install --no-deps --no-compile --force-reinstall "$wheel")"
+      done | tee "$D/components.txt"
+      rm -rf "$src" "$out" ;;
     plan)
       timed plan "$BPY" -m launchbench asv-plan "$CLONE" "$BASE..$BRANCH" -o "$D/plan.txt" --every "$D/every.txt" \
           "${LB_COMMON[@]}"
