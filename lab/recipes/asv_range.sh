@@ -21,7 +21,8 @@
 #             every commit; DIR/plan.txt.reasons, DIR/plan.txt.json)
 #   config    launchbench asv-config --plan DIR/plan.txt --offline /tmp/wheels --host-site ... -o DIR/asv.range.json
 #   run-start in the background (outlives the call): asv run HASHFILE:every.txt -b bench_counts (count rows, every commit),
-#             then asv run HASHFILE:plan.txt with TIMING_ROWS (timing rows, the plan), asv compare of each planted
+#             then asv run HASHFILE:plan.txt with TIMING_ROWS and TIMING_EXTRA (e.g. "-a rounds=4") (timing rows,
+#             the plan), asv compare of each planted
 #             step and decoy beside its predecessor, asv publish into DIR/html; wall of each in DIR/walls.txt,
 #             DIR/run.done at the end
 #   run-wait  wait for DIR/run.done (up to RUN_WAIT s, default 540), then print the tail of the logs
@@ -71,8 +72,9 @@ run_all() {  # the background part: count rows, timing rows, compare, publish
     timed counts "$BPY" -m asv --config "$D/asv.range.json" run "HASHFILE:$D/every.txt" -b bench_counts \
         --machine "$MACHINE" --launch-method forkserver --show-stderr
     costs "$D/asv-results" "$D/costs-counts.json" bench_counts
+    # shellcheck disable=SC2086
     timed timing "$BPY" -m asv --config "$D/asv.range.json" run "HASHFILE:$D/plan.txt" -b "$TIMING_ROWS" \
-        --machine "$MACHINE" --launch-method forkserver --show-stderr
+        --machine "$MACHINE" --launch-method forkserver --show-stderr ${TIMING_EXTRA:-}
     costs "$D/asv-results" "$D/costs-all.json"
     # each planted step and decoy beside its predecessor (asv compare --factor 1: every count that moved)
     "$BPY" - "$D/range.json" <<'PY' > "$D/pairs.txt"
@@ -139,7 +141,7 @@ for part in $PARTS; do
     run-start)
       rm -f "$D/run.done"
       export -f run_all timed log costs asv_range
-      export D BPY MACHINE TIMING_ROWS
+      export D BPY MACHINE TIMING_ROWS TIMING_EXTRA
       setsid nohup bash -c run_all > "$D/run.log" 2>&1 < /dev/null &
       echo "started: $D/run.log" ;;
     run-wait)
