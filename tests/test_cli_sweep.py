@@ -573,6 +573,8 @@ OPTION_KINDS = {
     ("pr", "--base"): "ref", ("pr", "--main"): "ref", ("pr", "--out"): "outdir",
     ("asv-config", "--repo"): "clone", ("asv-config", "--config"): "injson", ("asv-config", "--results-dir"): "outdir",
     ("asv-config", "--html-dir"): "outdir", ("asv-config", "--offline"): "indir", ("asv-config", "--host-site"): "indir",
+    ("asv-config", "--plan"): "injson", ("asv-plan", "--every"): "outfile", ("asv-plan", "--config"): "injson",
+    ("asv-plan", "clone"): "clone", ("asv-plan", "range"): "ref",
     ("against", "--repo"): "clone", ("against", "--config"): "injson", ("against", "--bench"): "text",
     ("against", "--attribute"): "text", ("against", "--machine"): "text",
     ("asv-releases", "--env"): "text", ("asv-releases", "--branch"): "text", ("asv-releases", "--results-dir"): "outdir",
@@ -605,6 +607,7 @@ SWEEP_BASE = {
     "bisect": ["bisect", "{git}", "HEAD", "HEAD", "-o", "{out}/b.json"],
     "pr": ["pr", "{git}", "HEAD", "--out", "{out}/pr"],
     "asv-config": ["asv-config", "--repo", "{git}", "-o", "{out}/a.json"],
+    "asv-plan": ["asv-plan", "{git}", "HEAD..HEAD", "-o", "{out}/p.txt"],
     "against": ["against", "baseline", "v2", "--repo", "{git}"],
     "asv-releases": ["asv-releases", "--env", "0.0.1={py}"],
     "refs": ["refs", "{git}"],
@@ -621,7 +624,7 @@ SWEEP_BASE = {
 # Values a command takes on purpose (not mistakes): (subcommand, option, value).
 ACCEPTED = {
     ("compare", "--extras", ""), ("counts", "--extras", ""), ("history", "--extras", ""), ("bisect", "--extras", ""), ("pr", "--extras", ""),
-    ("breakdown", "--extras", ""), ("releases", "--extras", ""), ("wheelhouse", "--package", "numba-cuda>=1"),  # a requirement, fetched as given
+    ("breakdown", "--extras", ""), ("releases", "--extras", ""), ("asv-plan", "--extras", ""), ("wheelhouse", "--package", "numba-cuda>=1"),  # a requirement, fetched as given
 }
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from launchbench.base.atomic import read_json
+from launchbench.engine import asvplan
+from launchbench.output import asvplan as asvplan_output
 from launchbench.output import documents
 from launchbench.output.documents import SchemaError
 from launchbench.workloads import stages_mlir
@@ -26,6 +28,13 @@ def _mlir_document() -> dict:
     names = ("loop", *stages_mlir.LEVELS, *stages_mlir.OUTSIDE, *stages_mlir.STAGES)
     samples = {"0": {name: [0.1 + i, 0.2 + i] for i, name in enumerate(names)}}
     return stages_mlir.document(samples, [0], {"loops": 10, "repeats": 2, "rounds": 1}, "0.1.0")
+
+
+def _asv_plan_document() -> dict:
+    """asv-plan's JSON as its writer builds it (its runs go with the GPU recipe's results)."""
+    commits = [{"sha": f"{i:x}" * 40, "short": f"{i:x}" * 8, "subject": "s", "date": "d"} for i in range(3)]
+    chosen = asvplan.choose(["a", "b", "b"], [2], 12)
+    return asvplan_output.document("/clone", "a..b", commits, chosen, {}, {"every": 12}, 1.0, "now", ["launchbench"])
 
 
 #: kind -> (a real document: a fixture under tests/fixtures/ or a writer's output, a field every reader needs)
@@ -44,12 +53,15 @@ REAL = {
     "mechanisms/4": ("mechanisms-4.json.gz", "analysis"),
     "peers": ("peers-1.json.gz", "results"),
     "lcs-bench": ("lcs-bench-1.json.gz", "results"),
+    "asv-plan": (None, "commits"),
 }
 
 
 def _real(case: str):
     """(path, document, kind) of a case of REAL."""
     rel, _ = REAL[case]
+    if rel is None and case == "asv-plan":
+        return "plan.txt.json", _asv_plan_document(), "asv-plan"
     if rel is None:
         return "mlir.json", _mlir_document(), "breakdown-mlir"
     path = FIXTURES / rel

@@ -22,11 +22,14 @@ from ..base import atomic, device
 from ..base import options as opt
 from ..base.errors import UserError
 from ..output.asvtools import (SMOKE_MACHINE, asv_command, bench_args, check_machine_label, default_machine,
-                               check_branches, derive_config, ensure_machine, load_config, offline_config, parse_attributes,
-                               require_numba_cuda_repo, resolve_repo, run_asv, smoke_requested,
+                               check_branches, derive_config, ensure_machine, load_config, offline_config,
+                               parse_attributes, plan_config, require_numba_cuda_repo, resolve_repo, run_asv,
+                               smoke_requested,
                                write_asv_config)
 from ..base.outputs import check_folder, check_outputs
 from ..environments import ledger
+from ..output.asvplan import json_path as plan_json_path
+from ..output.asvplan import read_plan
 from ..workloads import normalize
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout (this module: launchbench/commands/asv.py)
@@ -78,6 +81,7 @@ def cmd_asv_config(args) -> int:
     for folder, flag in ((args.offline, "--offline"), (args.host_site, "--host-site")):
         if folder and not os.path.isdir(folder):
             raise UserError(f"{flag} {folder} is not a directory")
+    plan = plan_option(args.plan)
     for key in ("results_dir", "env_dir", "html_dir"):  # before they are resolved: a symlink loop is one line
         if getattr(args, key):
             check_folder(getattr(args, key), "--" + key.replace("_", "-"))
@@ -94,14 +98,29 @@ def cmd_asv_config(args) -> int:
             check_folder(conf[key], flag if getattr(args, key) else f"the base config's {key}")
     require_numba_cuda_repo(conf["repo"])
     check_branches(conf)
+    if plan and os.path.realpath(plan["clone"]) != os.path.realpath(conf["repo"]):
+        raise UserError(f"--plan {args.plan} is for {plan['clone']}, not --repo {conf['repo']}; "
+                        f"make the plan of this clone: launchbench asv-plan {conf['repo']} A..B")
     if args.offline:
         conf = offline_config(conf, args.offline, args.host_site, args.launch_method)
     elif args.launch_method:
         conf["launch_method"] = args.launch_method
+    if plan:
+        conf = plan_config(conf, plan_json_path(args.plan))
     out = write_asv_config(conf, args.output)
     print(f"wrote {out} (repo {conf['repo']})")
     print(f"use it as: asv --config {out} run baseline..v2   (or continuous/compare/publish)")
     return 0
+
+
+def plan_option(path):
+    """--plan's document (asv-plan's JSON, named by the hash file or itself), or None; errors name --plan."""
+    if path is None:
+        return None
+    try:
+        return read_plan(path)
+    except UserError as exc:
+        raise UserError(f"--plan {path!r}: {exc}") from None
 
 
 def default_local_config() -> Path:
@@ -439,6 +458,9 @@ def register(sub) -> None:
                         "site-packages (which has cuda-bindings) after the env's own")
     p.add_argument("--launch-method", choices=("spawn", "forkserver"),
                    help="asv launch method written into the config (forkserver: numba.cuda imported once)")
+    p.add_argument("--plan", metavar="PLAN",
+                   help="install the wheels `launchbench asv-plan ... -o PLAN` built (by SHA) instead of building "
+                        "each commit; one pip process per commit, no byte-compiling (docs/asv.md, \"A range\")")
     p.set_defaults(func=cmd_asv_config)
 
     p = sub.add_parser("against", help="asv continuous between two numba-cuda refs (each built in its own virtualenv)",

@@ -218,16 +218,14 @@ def compiled_changes(clone: str, shas: list) -> list:
     """Indices i >= 1 of *shas* (consecutive builds) whose compiled sources differ from those of
     ``shas[i - 1]``: where a C-level step can be (bisect times these first; tests excluded)."""
     _check_git_repo(clone)
-    out = []
-    for i in range(1, len(shas)):
-        diff = _git(clone, "diff", "--name-only", shas[i - 1], shas[i], "--", "numba_cuda", "setup.py", check=True)
-        for path in diff.stdout.splitlines():
-            if "tests" in path.split("/")[:-1]:
-                continue
-            if path == "setup.py" or path.endswith(COMPILED_SUFFIXES):
-                out.append(i)
-                break
-    return out
+    return [i for i in range(1, len(shas)) if compiled_change_files(clone, shas[i - 1], shas[i])]
+
+
+def compiled_change_files(clone: str, older: str, newer: str) -> list:
+    """The compiled sources (``COMPILED_SUFFIXES``, setup.py; tests excluded) that differ between two commits."""
+    diff = _git(clone, "diff", "--name-only", older, newer, "--", "numba_cuda", "setup.py", check=True)
+    return [path for path in diff.stdout.splitlines() if "tests" not in path.split("/")[:-1]
+            and (path == "setup.py" or path.endswith(COMPILED_SUFFIXES))]
 
 
 # ---------------------------------------------------------------- building

@@ -164,6 +164,49 @@ def offline_config(conf: dict, wheels, host_site=None, launch_method=None) -> di
     return out
 
 
+#: asv's build step with a plan (``plan_config``): the plan's wheel of ``{commit}`` when it has one for
+#: this Python, else the commit built as launchbench builds it (no isolation, no index, a version of its
+#: own, ``0.30.0+g<sha8>``, so that ``pip install`` replaces the last commit's and never finds it
+#: "already satisfied"). No braces but asv's own: asv formats every word of the command.
+PLAN_BUILD_CODE = (
+    "import json, os, shutil, subprocess, sys; "
+    "commit, out, src, plan = sys.argv[1:5]; "
+    "wheels = dict((c['sha'], c.get('wheel')) for c in json.load(open(plan))['commits']); "
+    "wheel = wheels.get(commit) or ''; "
+    "tag = os.path.basename(wheel).split('-')[-3:][0]; "
+    "ok = os.path.isfile(wheel) and (tag.startswith('py') or tag == 'cp%d%d' % sys.version_info[:2]); "
+    "ok and shutil.copy(wheel, out); "
+    "version = os.path.join(src, 'numba_cuda', 'VERSION'); "
+    "text = '' if ok else open(version).read().strip(); "
+    "ok or open(version, 'w').write(text + ('.' if '+' in text else '+') + 'g' + commit[:8] + chr(10)); "
+    "ok or subprocess.check_call([sys.executable, '-m', 'pip', 'wheel', '--no-deps', '--no-build-isolation', "
+    "'--no-index', '-w', out, src]); "
+    "print('launchbench: ' + ('wheel from the plan: ' + wheel if ok else 'built ' + commit[:8]))"
+)
+
+
+def plan_config(conf: dict, plan_json) -> dict:
+    """*conf* made to install ``asv-plan``'s wheels (built once by launchbench, by SHA) instead of
+    building each commit, with one pip process per commit.
+
+    Why: asv's minute per commit is mostly build and install (docs/asv.md, "A range"). The
+    plan's wheels carry a version per commit (``+g<sha8>``; commits of identical code share
+    their first commit's), so ``pip install`` replaces the previous commit's without a separate
+    ``pip uninstall`` or ``--force-reinstall``; ``--no-compile`` leaves byte-compiling to the
+    first import, which compiles only the modules a launch imports. A commit the plan did not
+    build (or built for another Python) is built as launchbench builds: no isolation, no index.
+    """
+    out = json.loads(json.dumps(conf))
+    plan = str(Path(plan_json).resolve())
+    out["build_command"] = [f"python -c \"{PLAN_BUILD_CODE}\" {{commit}} {{build_cache_dir}} {{build_dir}} {shlex.quote(plan)}"]
+    install = list(out.get("install_command") or ["in-dir={env_dir} python -m pip install {wheel_file}[cu13]"])
+    out["install_command"] = [c.replace(" pip install ", " pip install --no-compile ", 1) if " pip install " in c else c
+                              for c in install]
+    # the host-site .pth still goes before pip runs (offline_config); nothing else: install replaces
+    out["uninstall_command"] = [c for c in out.get("uninstall_command") or [] if REMOVE_HOST_PTH in c]
+    return out
+
+
 def resolve_repo(repo: str) -> str:
     """A URL unchanged; a local path made absolute after checking it is a git repository."""
     if re.match(r"^[a-z][a-z0-9+.-]*://", repo) or re.match(r"^[\w.-]+@[\w.-]+:", repo):

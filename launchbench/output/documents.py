@@ -127,6 +127,8 @@ _PEERS = _body({"arg_counts": list, "settings": dict, "results": dict, "samples_
 _MLIR_BREAKDOWN = _body({"numba_cuda_mlir": (str, type(None)), "arg_counts": list, "settings": dict,
                          "stages": dict, "summary": dict, "samples_us": dict})
 _LCS_BENCH = _body({"launches": int, "repeats": int, "results": list})
+_ASV_PLAN = _body({"command": list, "created": str, "clone": str, "range": str, "settings": dict, "commits": list,
+                   "timed": list})
 
 _HISTORY_ID = history_engine.SCHEMA
 _BREAKDOWN_ID, _BREAKDOWN_SINGLE = _split(breakdown_single.SCHEMA)
@@ -158,6 +160,8 @@ KINDS = {k.name: k for k in (
     Kind("peers", "launchbench.peers", SUFFIX, {1: _PEERS}, "peers", "launchbench peers --output PATH"),
     Kind("lcs-bench", _LCS_ID, SUFFIX, {_LCS_VERSION: _LCS_BENCH}, "LC-S bench",
          "python -m launchbench.workloads.lcs --bench --json PATH"),
+    Kind("asv-plan", "launchbench.asv-plan", SUFFIX, {1: _ASV_PLAN}, "asv plan",
+         "launchbench asv-plan CLONE A..B -o PLAN (PLAN.json)"),
 )}
 
 
