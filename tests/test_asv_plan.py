@@ -148,6 +148,8 @@ def standin(tmp_path_factory):
         setup(name="numba-cuda", version=open("numba_cuda/VERSION").read().strip(), packages=["numba_cuda"])
         """)
     _write(repo, "numba_cuda/VERSION", "0.1.0\n")
+    _write(repo, "numba_cuda/numba/cuda/__init__.py", "")  # numba-cuda's CUDA package: builds.check_numba_cuda
+    _write(repo, "numba_cuda/numba/cuda/dispatcher.py", "")
     shas = []
     for subject, files in STANDIN:
         for rel, text in files.items():

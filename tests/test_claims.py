@@ -29,11 +29,11 @@ def test_verdicts_come_from_the_measured_steps_and_the_rest_are_not_measured_yet
     doc = _doc([_step(a, b, 0, -9.0, -8.0), _step(a, b, 1, -9.5, -8.1),
                 _step(p, q, 0, 0.9, 1.3), _step(p, q, 1, 0.9, 1.2)],
                {a: [_lv(0, 20.0), _lv(1, 25.0)], p: [_lv(0, 10.0), _lv(1, 15.0)]})
-    by = {r["source"]: r for r in claims.rows([doc], {id(doc): "lab/results/x/releases.json"})}
+    by = {r["source"]: r for r in claims.rows([doc], {id(doc): "runs/x/releases.json"})}
     r235 = by["numba-cuda-mlir #232/#235 (0.4.2)"]
     assert r235["verdict"] == "agree"
     assert "0 args: 20.00 µs -> -8.50 [-9.00, -8.00] µs (20 rounds)" in r235["measured"]
-    assert "Test GPU" in r235["measured"] and "lab/results/x/releases.json" in r235["measured"]
+    assert "Test GPU" in r235["measured"] and "runs/x/releases.json" in r235["measured"]
     r804 = by["numba-cuda 05922fc4 (#804, 0.30.0: launch-config capture)"]  # +9..13 % at 0 args: beyond 1 %
     assert r804["verdict"] == "disagree" and "+/-1.0%" in r804["why"]
     for src in ("numba-cuda-mlir #90 (0.4.0)", "numba-cuda-mlir #243 (0.5.0)",
