@@ -292,3 +292,19 @@ def test_stack_bisect_measures_the_one_pin_chain_between_two_stacks(wheelhouse, 
     assert [r["dependencies"] for r in sb["steps"]] == [["numba", "llvmlite"], ["numpy"]]
     assert all(r["measured"] for r in sb["steps"]) and sb["verdict"]
     assert "stack bisect: " in capsys.readouterr().out
+
+
+def test_a_numba_cuda_mlir_point_launches_through_mlir():
+    """Each point's workers import its own project's CUDA module: an mlir point measured through numba.cuda
+    (numba's bundled copy, or a numba-cuda beside it) would be another package's launch."""
+    from launchbench.engine import history, runner
+
+    recs = [{"variant": "r01", "python": "/e1/bin/python", "project": "numba-cuda"},
+            {"variant": "r02", "python": "/e2/bin/python", "project": "numba-cuda-mlir"},
+            {"variant": "c03", "python": "/e3/bin/python"}]  # a commit of history: numba-cuda
+    assert history.plan_variants(recs) == [("r01", "/e1/bin/python", None),
+                                           ("r02", "/e2/bin/python", "numba-cuda-mlir"),
+                                           ("c03", "/e3/bin/python", None)]
+    env = runner.worker_environment("/overlay", False, history.plan_variants(recs)[1][2])
+    assert env["LAUNCHBENCH_CUDA_MODULE"] == "numba-cuda-mlir"
+    assert "LAUNCHBENCH_CUDA_MODULE" not in runner.worker_environment("/overlay", False, None)

@@ -110,6 +110,13 @@ def settings(opts: CommitRun, arg_counts, prefetch, affinity, rounds) -> dict:
                      " per round, interleaved samples, paired by repeat slot"}
 
 
+def plan_variants(measured: list) -> list:
+    """runner.Plan's (name, python, CUDA module) per measured record: a numba-cuda-mlir point's workers
+    launch through numba_cuda_mlir (base/cudamod.py), every other through numba-cuda."""
+    return [(r["variant"], r["python"], "numba-cuda-mlir" if r.get("project") == "numba-cuda-mlir" else None)
+            for r in measured]
+
+
 def built_import(rec: dict) -> dict:
     """What a commit's workers must import (runner.Plan's ``expect``): the package of its own
     environment, at its wheel's version (``X.Y.Z+g<sha8>``, from the file name)."""
@@ -186,7 +193,7 @@ class Session:
         os.makedirs(log_dir, exist_ok=True)
         setup = {"target": self.opts.target} if self.opts.target else {}
         plan = runner.Plan(
-            variants=[(r["variant"], r["python"], None) for r in measured], reference=measured[0]["variant"],
+            variants=plan_variants(measured), reference=measured[0]["variant"],
             arg_counts=self.arg_counts, loops=None, repeats=self.opts.repeats, rounds=rounds,
             warmup=self.opts.warmup, sample_target_s=self.opts.sample_time, simulator=self.opts.simulator,
             affinity=self.affinity, peers=False, overlay=self.envs.make_overlay(os.path.join(log_dir, "overlay")),
