@@ -302,9 +302,8 @@ def test_a_numba_cuda_mlir_point_launches_through_mlir():
     recs = [{"variant": "r01", "python": "/e1/bin/python", "project": "numba-cuda"},
             {"variant": "r02", "python": "/e2/bin/python", "project": "numba-cuda-mlir"},
             {"variant": "c03", "python": "/e3/bin/python"}]  # a commit of history: numba-cuda
-    assert history.plan_variants(recs) == [("r01", "/e1/bin/python", None),
-                                           ("r02", "/e2/bin/python", "numba-cuda-mlir"),
-                                           ("c03", "/e3/bin/python", None)]
-    env = runner.worker_environment("/overlay", False, history.plan_variants(recs)[1][2])
+    modules = history.plan_modules(recs)
+    assert modules == {"r02": "numba-cuda-mlir"}
+    env = runner.worker_environment("/overlay", False, modules.get("r02"))
     assert env["LAUNCHBENCH_CUDA_MODULE"] == "numba-cuda-mlir"
-    assert "LAUNCHBENCH_CUDA_MODULE" not in runner.worker_environment("/overlay", False, None)
+    assert "LAUNCHBENCH_CUDA_MODULE" not in runner.worker_environment("/overlay", False, modules.get("r01"))

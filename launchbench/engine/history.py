@@ -110,11 +110,10 @@ def settings(opts: CommitRun, arg_counts, prefetch, affinity, rounds) -> dict:
                      " per round, interleaved samples, paired by repeat slot"}
 
 
-def plan_variants(measured: list) -> list:
-    """runner.Plan's (name, python, CUDA module) per measured record: a numba-cuda-mlir point's workers
-    launch through numba_cuda_mlir (base/cudamod.py), every other through numba-cuda."""
-    return [(r["variant"], r["python"], "numba-cuda-mlir" if r.get("project") == "numba-cuda-mlir" else None)
-            for r in measured]
+def plan_modules(measured: list) -> dict:
+    """runner.Plan's ``modules``: a numba-cuda-mlir point's workers launch through numba_cuda_mlir
+    (base/cudamod.py); every other record's through numba-cuda (not listed)."""
+    return {r["variant"]: "numba-cuda-mlir" for r in measured if r.get("project") == "numba-cuda-mlir"}
 
 
 def built_import(rec: dict) -> dict:
@@ -193,7 +192,8 @@ class Session:
         os.makedirs(log_dir, exist_ok=True)
         setup = {"target": self.opts.target} if self.opts.target else {}
         plan = runner.Plan(
-            variants=plan_variants(measured), reference=measured[0]["variant"],
+            variants=[(r["variant"], r["python"], None) for r in measured], modules=plan_modules(measured),
+            reference=measured[0]["variant"],
             arg_counts=self.arg_counts, loops=None, repeats=self.opts.repeats, rounds=rounds,
             warmup=self.opts.warmup, sample_target_s=self.opts.sample_time, simulator=self.opts.simulator,
             affinity=self.affinity, peers=False, overlay=self.envs.make_overlay(os.path.join(log_dir, "overlay")),
