@@ -10,7 +10,7 @@
 #
 # Parts (each writes into DIR):
 #   plant     plant_range.py (lab/recipes/ or gpu/; needs --c-decoys): RANGE_COMMITS (84) commits on RANGE_BASE
-#             (v0.30.4) in CLONE (/tmp/nc), branch RANGE_BRANCH (asvrange): RANGE_PY (6) Python steps, 1 C step,
+#             (v0.30.4) in CLONE ($LB_CLONE), branch RANGE_BRANCH (asvrange): RANGE_PY (6) Python steps, 1 C step,
 #             RANGE_DECOYS (3) compiled-source decoys; the manifest is DIR/range.json
 #   before    the cost before the cuts: asv's own build (asv-config --offline, no --plan) of the range's last
 #             BEFORE_COMMITS (3) commits with the count rows; asv's per-commit durations in DIR/costs-before.json
@@ -19,7 +19,7 @@
 #             pip install of the plan's wheel with and without byte-compiling (run after plan)
 #   plan      launchbench asv-plan CLONE BASE..BRANCH -o DIR/plan.txt --every DIR/every.txt (wheels and counts of
 #             every commit; DIR/plan.txt.reasons, DIR/plan.txt.json)
-#   config    launchbench asv-config --plan DIR/plan.txt --offline /tmp/wheels --host-site ... -o DIR/asv.range.json
+#   config    launchbench asv-config --plan DIR/plan.txt --offline $LB_WHEELS --host-site ... -o DIR/asv.range.json
 #   run-start in the background (outlives the call): asv run HASHFILE:every.txt -b bench_counts (count rows, every commit),
 #             then asv run HASHFILE:plan.txt with TIMING_ROWS and TIMING_EXTRA (e.g. "-a rounds=4") (timing rows,
 #             the plan), asv compare of each planted
@@ -29,24 +29,25 @@
 #   summary   DIR/summary.json: walls, per-commit costs before/after (asv's own durations:
 #             launchbench.output.asvplan.asv_costs), the plan scored against the manifest (every Python step and
 #             the C step timed beside its predecessor?), asv's regressions list checked for every Python step
-# Needs: bash lab/recipes/setup_env.sh stage envs base (or gpu/setup_env.sh: /tmp/env-base, /tmp/wheels, /tmp/nc).
+# Needs: bash lab/recipes/setup_env.sh stage envs base (or gpu/setup_env.sh: $LB_ENV_BASE, $LB_WHEELS, $LB_CLONE).
 # Costs: to be measured here (the issue's bound: the whole range in at most 30 minutes, builds included; count rows
 # at most 15 s a commit).
+. "$(dirname "${BASH_SOURCE[0]}")/settings.sh"
 set -u
 D=${1:?usage: bash lab/recipes/asv_range.sh DIR}
 mkdir -p "$D"; D=$(cd "$D" && pwd)
 export PYTHONUNBUFFERED=1 NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
 unset NUMBA_ENABLE_CUDASIM LAUNCHBENCH_SMOKE LAUNCHBENCH_ASV_DELAY_US
 PARTS=${ASV_RANGE_PARTS:-"plant before plan components config"}
-CLONE=${CLONE:-/tmp/nc}
+CLONE=${CLONE:-$LB_CLONE}
 BASE=${RANGE_BASE:-v0.30.4}
 BRANCH=${RANGE_BRANCH:-asvrange}
-BPY=${LB_PY:-/tmp/env-base/bin/python}
+BPY=${LB_PY:-$LB_ENV_BASE/bin/python}
 MACHINE=${LAUNCHBENCH_MACHINE:-gpu-asvrange}
 HOST_SITE=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 TIMING_ROWS=${TIMING_ROWS:-"TimeLaunchPreconfigured.time_launch\(\d, '\[1, 1\]'[,)]"}
-LB_COMMON=(--python "$BPY" --system-site-packages --wheels /tmp/wheels --wheel-cache /tmp/wcache --env-dir /tmp/lbenvs)
-export PIP_NO_INDEX=1 PIP_FIND_LINKS=/tmp/wheels PIP_DISABLE_PIP_VERSION_CHECK=1  # asv's own installs
+LB_COMMON=(--python "$BPY" --system-site-packages --wheels $LB_WHEELS --wheel-cache $LB_WCACHE --env-dir $LB_ENV_DIR)
+export PIP_NO_INDEX=1 PIP_FIND_LINKS=$LB_WHEELS PIP_DISABLE_PIP_VERSION_CHECK=1  # asv's own installs
 echo "# $(date -u +%FT%TZ) parts: $PARTS clone=$CLONE base=$BASE branch=$BRANCH machine=$MACHINE" >> "$D/command.txt"
 
 log() { echo "$*" >> "$D/command.txt"; echo "+ $*"; }
@@ -103,8 +104,8 @@ for part in $PARTS; do
           --manifest "$D/range.json"
       cat "$D/plant.log" ;;
     before)
-      "$BPY" -m launchbench asv-config --repo "$CLONE" --offline /tmp/wheels --host-site "$HOST_SITE" \
-          --launch-method forkserver --results-dir "$D/asv-before" --env-dir /tmp/lb-asv-before-env \
+      "$BPY" -m launchbench asv-config --repo "$CLONE" --offline $LB_WHEELS --host-site "$HOST_SITE" \
+          --launch-method forkserver --results-dir "$D/asv-before" --env-dir $LB_TMP/lb-asv-before-env \
           --html-dir "$D/html-before" -o "$D/asv.before.json" > "$D/before-config.log" 2>&1 || cat "$D/before-config.log"
       "$BPY" -m asv --config "$D/asv.before.json" machine --yes --machine "$MACHINE" > /dev/null 2>&1
       timed before-setup "$BPY" -m asv --config "$D/asv.before.json" setup
@@ -112,7 +113,7 @@ for part in $PARTS; do
           --machine "$MACHINE" --launch-method forkserver --show-stderr
       costs "$D/asv-before" "$D/costs-before.json" bench_counts; cat "$D/costs-before.json" ;;
     components)
-      epy=$(ls -d /tmp/lb-asv-before-env/*/bin/python | head -1)
+      epy=$(ls -d $LB_TMP/lb-asv-before-env/*/bin/python | head -1)
       # the host site's .pth out first: pip must never see (or uninstall) the host's own numba-cuda
       pth=$("$BPY" -c 'from launchbench.environments.envs import HOST_SITE_PTH; print(HOST_SITE_PTH)')
       rm -f "$("$epy" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/$pth"
@@ -133,8 +134,8 @@ for part in $PARTS; do
           "${LB_COMMON[@]}"
       tail -n 40 "$D/plan.log" ;;
     config)
-      timed config "$BPY" -m launchbench asv-config --repo "$CLONE" --plan "$D/plan.txt" --offline /tmp/wheels \
-          --host-site "$HOST_SITE" --launch-method forkserver --results-dir "$D/asv-results" --env-dir /tmp/lb-asv-env \
+      timed config "$BPY" -m launchbench asv-config --repo "$CLONE" --plan "$D/plan.txt" --offline $LB_WHEELS \
+          --host-site "$HOST_SITE" --launch-method forkserver --results-dir "$D/asv-results" --env-dir $LB_TMP/lb-asv-env \
           --html-dir "$D/html" -o "$D/asv.range.json"
       "$BPY" -m asv --config "$D/asv.range.json" machine --yes --machine "$MACHINE" > /dev/null 2>&1
       timed setup "$BPY" -m asv --config "$D/asv.range.json" setup ;;

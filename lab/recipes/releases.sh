@@ -13,17 +13,18 @@
 #       (RELEASES_PART_MB; wheelhouse's split, whose part-1/JOIN.sh rejoins them).
 #   on the GPU machine, one call per part-N folder (copied into the worktree, e.g. as lab/carry):
 #       bash lab/recipes/releases.sh stage lab/carry
-#       copies what it carries into /tmp/lbwheels (kept while the machine stays warm); once every
-#       part is there it joins split files and unpacks the mlir wheels into /tmp/lbwheels.
+#       copies what it carries into $LB_TMP/lbwheels (kept while the machine stays warm); once every
+#       part is there it joins split files and unpacks the mlir wheels into $LB_TMP/lbwheels.
 #   then:  bash lab/recipes/releases.sh run OUT_DIR [mlir|numba-cuda|stacks|claims ...]
 #
 # Knobs: RELEASES_MAX_TIME (s of measuring per series, default 420), NC_SERIES (default
 # numba-cuda==0.20.0..0.30.4), RELEASES_ROUNDS (default 20). Needs zstd on the GPU machine for the mlir
 # pack (else prepare with WHEELPACK_CODEC=xz: larger, xz is everywhere).
+. "$(dirname "${BASH_SOURCE[0]}")/settings.sh"
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-WHEELS=${RELEASES_WHEELS:-/tmp/lbwheels}
+WHEELS=${RELEASES_WHEELS:-$LB_TMP/lbwheels}
 NC_SERIES=${NC_SERIES:-numba-cuda==0.20.0..0.30.4}
 PY=${RELEASES_PYTHON:-python3}
 # a call carries the working tree too (about 12 MiB with the committed results): parts of 48 MiB fit
@@ -84,7 +85,7 @@ stage() {
 one() {  # NAME LOG-ARGS... : one launchbench releases run into $OUT/NAME.json
     local name=$1; shift
     local cmd=("$PY" -m launchbench releases "$@" --wheels "$WHEELS" --system-site-packages
-               --env-dir /tmp/lbenvs --rounds "${RELEASES_ROUNDS:-20}" --max-time "${RELEASES_MAX_TIME:-420}"
+               --env-dir $LB_ENV_DIR --rounds "${RELEASES_ROUNDS:-20}" --max-time "${RELEASES_MAX_TIME:-420}"
                -o "$OUT/$name.json")
     echo "${cmd[*]}" >> "$OUT/command.txt"
     "${cmd[@]}" > "$OUT/$name.log" 2> "$OUT/$name.err"
