@@ -11,7 +11,7 @@ import pytest
 
 from launchbench import cli
 from launchbench.commands import compare
-from launchbench.engine import runner
+from launchbench.engine import pinning
 from launchbench.base.errors import UserError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -214,16 +214,16 @@ def test_sigterm_handler_is_scoped_and_maps_the_exit_status():
 # ---------------------------------------------------------------- --affinity
 
 def test_affinity_auto_is_the_highest_available_cpu():
-    assert runner.parse_affinity(None, {0, 3, 5}) == [5]
-    assert runner.parse_affinity("auto", {2}) == [2]
-    assert runner.parse_affinity(" AUTO ", {0, 1}) == [1]
+    assert pinning.parse_affinity(None, {0, 3, 5}) == [5]
+    assert pinning.parse_affinity("auto", {2}) == [2]
+    assert pinning.parse_affinity(" AUTO ", {0, 1}) == [1]
 
 
 def test_affinity_none_disables_and_lists_are_sorted_distinct():
-    assert runner.parse_affinity("none", {0, 1}) is None
-    assert runner.parse_affinity("3,1,3", {0, 1, 2, 3}) == [1, 3]
-    assert runner.parse_affinity("2", {0, 1, 2, 3}) == [2]
-    assert runner.parse_affinity("1-3", {0, 1, 2, 3}) == [1, 2, 3]  # the --args grammar's ranges
+    assert pinning.parse_affinity("none", {0, 1}) is None
+    assert pinning.parse_affinity("3,1,3", {0, 1, 2, 3}) == [1, 3]
+    assert pinning.parse_affinity("2", {0, 1, 2, 3}) == [2]
+    assert pinning.parse_affinity("1-3", {0, 1, 2, 3}) == [1, 2, 3]  # the --args grammar's ranges
 
 
 @pytest.mark.parametrize("text, message", [
@@ -235,7 +235,7 @@ def test_affinity_none_disables_and_lists_are_sorted_distinct():
 ])
 def test_affinity_errors_name_the_fix(text, message):
     with pytest.raises(UserError) as err:
-        runner.parse_affinity(text, {0, 1})
+        pinning.parse_affinity(text, {0, 1})
     assert message in str(err.value) and "\n" not in str(err.value)
 
 

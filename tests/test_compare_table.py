@@ -5,7 +5,7 @@ import pytest
 
 from launchbench.commands import compare
 from launchbench.output import documents, tables
-from launchbench.engine.runner import Outcome
+from launchbench.engine.runplan import Outcome
 
 
 def fixed_document(simulator=False, rounds=2, interrupted=False, peers=False):

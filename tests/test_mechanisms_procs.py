@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from launchbench.commands import mechanisms_procs as procs
-from launchbench.engine import runner
+from launchbench.engine import progressbar, runner, workerproc
 
 pytest.importorskip("launchbench.workloads._tls", reason="C extension not built (pip install -e .)")
 
@@ -74,7 +74,7 @@ def test_process_seeds_differ_and_are_reproducible():
 
 
 class _FakeWorker:
-    """Stands in for runner.Worker: replies like a worker; the process numbered `dies` dies."""
+    """Stands in for workerproc.Worker: replies like a worker; the process numbered `dies` dies."""
     dies = None
     spawned: list = []
 
@@ -90,7 +90,7 @@ class _FakeWorker:
 
     def receive(self):
         if self.index == self.dies:
-            raise runner.WorkerError(self.variant, "died", f"worker for {self.variant} exited (code -9)")
+            raise workerproc.WorkerError(self.variant, "died", f"worker for {self.variant} exited (code -9)")
         return {"ok": True, "info": {"pid": self.pid, "numba_cuda_version": "0.30.4", "device": {"name": "fake"}}}
 
     def request(self, request):
@@ -122,7 +122,7 @@ def test_run_keeps_finished_processes_when_a_worker_dies(tmp_path, monkeypatch):
     monkeypatch.setattr(_FakeWorker, "spawned", [])
     monkeypatch.setattr(_FakeWorker, "dies", 2)
     seen = []
-    out = procs.run(_plan(tmp_path, 5), runner.Progress(5, enabled=False),
+    out = procs.run(_plan(tmp_path, 5), progressbar.Progress(5, enabled=False),
                     on_process=lambda o: seen.append(len(o.processes)))
     assert [p["index"] for p in out.processes] == [0, 1] and seen == [1, 2]
     assert out.interrupted and "process" in out.reason and out.error.kind == "died"
@@ -140,7 +140,7 @@ def test_run_sets_up_ahead_but_measures_one_at_a_time(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "Worker", _FakeWorker)
     monkeypatch.setattr(_FakeWorker, "spawned", [])
     monkeypatch.setattr(_FakeWorker, "dies", None)
-    out = procs.run(_plan(tmp_path, 3, prefetch=0), runner.Progress(3, enabled=False))
+    out = procs.run(_plan(tmp_path, 3, prefetch=0), progressbar.Progress(3, enabled=False))
     assert not out.interrupted and len(out.processes) == 3
     assert out.processes[0]["rounds_complete"] == 3 and out.info["device"]["name"] == "fake"
     assert procs.analyse(out.processes, SPECS, [0])["tls_target"]["verdict"] == "met"

@@ -41,7 +41,7 @@ from ..base.options import parse_counts
 from ..engine import analysis, bisection, commitcounts, countdiff
 from ..engine import lanes as lanes_mod
 from ..engine.countdiff import NOT_VISIBLE
-from ..engine.runner import launch_keys
+from ..engine.runplan import launch_keys
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
 from ..engine.history import Session, command_line
 from ..environments import builds

@@ -32,7 +32,7 @@ from ..workloads.kernels import MAX_ARGS
 from ..workloads.mechanism_rounds import (DEFAULT_LAUNCHES, DEFAULT_ROUNDS, DEFAULT_WARMUP, DEFAULT_WARMUP_CLASS_WRITE,
                                           SimulatorDispatcher, delay_info, make_launchers, run_rounds, signature_text)
 from ..base.atomic import write_json_atomic  # noqa: F401 - re-exported for callers and tests
-from ..engine.runner import parse_affinity, pin
+from ..engine.pinning import parse_affinity, pin
 from ..output import documents
 # the statistics (engine/) and the table (output/) of this command, imported for its callers
 from ..engine.mechanism_stats import (SCOPE, TARGET_US, analyse, class_write_summary,  # noqa: F401

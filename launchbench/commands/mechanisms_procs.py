@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 
 from . import mechanisms_cli
-from ..engine import runner
+from ..engine import pinning, progressbar, runner, runplan, workerproc
 from ..base.errors import UserError
 from ..base import signals
 from ..engine.stats import mean_ci, over_units
@@ -67,7 +67,7 @@ class Outcome:
     info: dict = field(default_factory=dict)   # the first worker's set-up info (versions, device)
     interrupted: bool = False
     reason: str | None = None
-    error: runner.WorkerError | None = None
+    error: workerproc.WorkerError | None = None
     timing: dict = field(default_factory=lambda: {"wall_s": 0.0, "setup_wait_s": 0.0, "measure_s": 0.0,
                                                   "teardown_s": 0.0})
 
@@ -80,7 +80,7 @@ def process_seed(seed: int, index: int) -> int:
 def _measure_process(mplan: Plan):
     """The engine's measure step for one round = one fresh process: a whole in-process
     mechanisms session, kept as one unit."""
-    def measure(plan: runner.Plan, rnd: int, workers: dict, out: runner.Outcome, progress) -> None:
+    def measure(plan: runplan.Plan, rnd: int, workers: dict, out: runplan.Outcome, progress) -> None:
         worker = workers[PROCESS]
         info = out.round_infos[PROCESS]
         seed = process_seed(mplan.seed, rnd)
@@ -101,9 +101,9 @@ def _measure_process(mplan: Plan):
 PROCESS = "process"
 
 
-def engine_plan(plan: Plan) -> runner.Plan:
+def engine_plan(plan: Plan) -> runplan.Plan:
     """The engine's view of a mechanisms run: one variant, one process a round, no calibration."""
-    return runner.Plan(
+    return runplan.Plan(
         variants=[(PROCESS, plan.python, None)], reference=PROCESS, arg_counts=plan.arg_counts, loops={},
         repeats=1, rounds=plan.processes, warmup=PREPARE_WARMUP, sample_target_s=0.0,
         simulator=plan.simulator, affinity=plan.affinity, peers=False, overlay=plan.overlay,
@@ -111,12 +111,12 @@ def engine_plan(plan: Plan) -> runner.Plan:
         measure=_measure_process(plan), log_prefix="worker-p")
 
 
-def run(plan: Plan, progress: runner.Progress, on_process=None) -> Outcome:
+def run(plan: Plan, progress: progressbar.Progress, on_process=None) -> Outcome:
     """Measure in plan.processes fresh workers, one at a time (the engine's rounds); returns what
     finished, even when interrupted."""
     out = Outcome()
 
-    def on_round(engine_out: runner.Outcome) -> None:
+    def on_round(engine_out: runplan.Outcome) -> None:
         out.processes = engine_out.units
         out.info = engine_out.infos.get(PROCESS, {})
         out.timing = engine_out.timing
@@ -199,7 +199,7 @@ def command(args, opts: dict) -> int:
 
     specs, arg_counts, n = opts["specs"], opts["arg_counts"], opts["processes"]
     affinity = opts["affinity"]
-    prefetch = runner.parse_prefetch(args.prefetch, 1, affinity)
+    prefetch = pinning.parse_prefetch(args.prefetch, 1, affinity)
     output = os.path.abspath(args.output)
     log_dir = os.path.splitext(output)[0] + ".logs"
     os.makedirs(log_dir, exist_ok=True)
@@ -208,7 +208,7 @@ def command(args, opts: dict) -> int:
                 launches=opts["launches"], warmup=opts["warmup"], warmup_class_write=opts["warmup_class_write"],
                 seed=opts["seed"], affinity=affinity, simulator=opts["simulator"],
                 overlay=envs.make_overlay(os.path.join(log_dir, "overlay")), log_dir=log_dir,
-                prefetch=prefetch, setup_cpus=runner.setup_cpus(affinity))
+                prefetch=prefetch, setup_cpus=pinning.setup_cpus(affinity))
     doc = mechanisms_cli.base_document(opts, host_info())
     doc["params"].update({"affinity": affinity, "prefetch": prefetch, "seconds_per_process": plan.seconds_each,
                           "setup_cpus": plan.setup_cpus})
@@ -230,7 +230,7 @@ def command(args, opts: dict) -> int:
             "rounds_complete": sum(p["rounds_complete"] for p in out.processes),
             "class_writes": mechanisms_cli.class_write_summary([r for p in out.processes for r in p["rounds"]]),
             "analysis": analyse(out.processes, specs, arg_counts, judge=not opts["simulator"], ones=ones),
-            "timing": runner.timing_json(out.timing, 1),
+            "timing": runplan.timing_json(out.timing, 1),
         })
         write_json_atomic(output, doc)
 
@@ -245,9 +245,9 @@ def command(args, opts: dict) -> int:
             finish(out)
             last_write[0] = time.monotonic()
 
-    out = run(plan, runner.Progress(n, enabled=not args.quiet), on_process=on_process)
+    out = run(plan, progressbar.Progress(n, enabled=not args.quiet), on_process=on_process)
     if not out.processes and out.error is not None:
-        raise UserError(runner.worker_error_message(out.error))
+        raise UserError(workerproc.worker_error_message(out.error))
     finish(out)
     print(mechanisms_cli.format_table(doc))
     print(f"wrote {args.output} ({len(out.processes)} processes, {doc['rounds_complete']} pair rounds, "

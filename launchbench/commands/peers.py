@@ -20,7 +20,7 @@ from ..base.options import parse_counts
 from ..workloads.kernels import MAX_ARGS, check_counts
 from ..workloads.peers import LABELS, LAUNCHERS
 from ..engine.analysis import concat_rounds
-from ..engine import runner
+from ..engine import pinning, runner
 from ..base.device import device_info, host_info, require_gpu
 from ..base.outputs import check_writable
 from ..engine.peerstats import analyse, fit_line, summarize  # noqa: F401 - fit_line: for callers
@@ -110,7 +110,7 @@ def run_peers(args) -> int:
     names = parse_launchers(args.only)
     if args.output is not None:
         check_writable(args.output, "--output")
-    runner.parse_affinity(args.affinity)  # with the other options, before the GPU guard
+    pinning.parse_affinity(args.affinity)  # with the other options, before the GPU guard
     require_gpu(smoke_flag=False)
     started = time.time()
     samples, reasons = measure_on_engine(args, names, counts)

@@ -234,7 +234,7 @@ class Bench:
             # the launching package's version: numba-cuda's, or numba-cuda-mlir's for an mlir variant
             "numba_cuda_version": _versions()[cudamod.distribution()],
             "cuda_module": cudamod.choice(),
-            # the file it came from: the parent checks it is the environment's own build (runner.import_mismatch)
+            # the file it came from: the parent checks it is the environment's own build (workerproc.import_mismatch)
             "cuda_module_file": os.path.realpath(cuda.__file__) if getattr(cuda, "__file__", None) else None,
             "installed": _versions(),
             "mechanism": mech,

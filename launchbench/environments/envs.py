@@ -406,7 +406,7 @@ def make_overlay(root: str) -> str:
 
 
 def expected_import(env: Env) -> dict | None:
-    """What a worker of *env* must import (runner.Plan's ``expect``): for an environment launchbench
+    """What a worker of *env* must import (runplan.Plan's ``expect``): for an environment launchbench
     built, its own copy at the version installed (a wheel's, known from its spec or file name);
     None for an ``env:`` base, used as it is (an editable install may live anywhere)."""
     base = env.base
