@@ -381,13 +381,13 @@ def fixtures(tmp_path_factory):
 @pytest.fixture
 def sweep_env(tmp_path, monkeypatch, fixtures):
     from launchbench.output import asvtools, site
-    from launchbench.commands import asv, mechanisms_cli, mechanisms_procs, peers
-    from launchbench.engine import runner
+    from launchbench.commands import asv, mechanisms_cli, peers
+    from launchbench.engine import mechanism_procs, runner
     from launchbench.environments import envs, ledger, refs
     from launchbench.workloads import breakdown
 
     for obj, attr in ((envs.EnvManager, "_build"), (runner, "run"), (mechanisms_cli, "make_launchers"),
-                      (mechanisms_procs, "run"), (peers, "measure_on_engine"), (breakdown, "numba_kernel_and_args"),
+                      (mechanism_procs, "run"), (peers, "measure_on_engine"), (breakdown, "numba_kernel_and_args"),
                       (asvtools, "run_asv"), (asv, "run_asv"), (site, "publish"), (refs, "fetch_pull_head"),
                       (ledger, "ensure_ledger")):
         monkeypatch.setattr(obj, attr, _tripwire(f"{getattr(obj, '__name__', obj)}.{attr}"))

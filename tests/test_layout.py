@@ -145,7 +145,8 @@ def test_the_graph_sees_every_kind_of_import():
     assert {lb + name for name in (
         "base", "base.errors", "workloads.breakdown", "workloads.kernels", "workloads.stages", "workloads.peers",
         "workloads.mechanisms", "workloads.lctls", "workloads.intercept", "engine.worker", "output.site",
-        "engine.breakdown", "output.breakdown", "commands.mechanisms_cli", "commands.mechanisms_procs")} <= set(graph)
+        "engine.breakdown", "output.breakdown", "commands.mechanisms_cli", "commands.mechanisms_procs",
+        "engine.mechanism_procs", "engine.runplan", "engine.workerproc", "engine.pinning", "engine.progressbar")} <= set(graph)
 
 
 def test_relative_imports_resolve_from_the_module_package():
@@ -301,6 +302,47 @@ def test_command_imports_are_reported():
     graph = {f"{PACKAGE}.commands.report": {f"{PACKAGE}.commands.breakdown": [3], f"{PACKAGE}.output.report": [4]},
              f"{PACKAGE}.commands.mechanisms_procs": {f"{PACKAGE}.commands.mechanisms_cli": [5]}}
     assert command_imports(graph) == [(f"{PACKAGE}.commands.report", f"{PACKAGE}.commands.breakdown", [3])]
+
+
+#: What only the engine and the workloads define: what a run measures and keeps, and how it times.
+MEASURING_CLASSES = ("Plan", "Outcome")
+#: High-resolution clocks: a command that reads one is timing something itself.
+TIMING_CLOCKS = ("perf_counter", "perf_counter_ns", "process_time", "process_time_ns", "thread_time")
+
+
+def measuring_code(tree: ast.AST) -> list:
+    """(line, what) for each thing in a module that measures rather than asks the engine to: a
+    ``Plan``/``Outcome`` class or any dataclass, a high-resolution clock read, and a bare repeat
+    loop (``for _ in range(n): f(...)``, the shape of a timing or warm-up loop)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            decorated = any("dataclass" in ast.unparse(d) for d in node.decorator_list)
+            if node.name in MEASURING_CLASSES or decorated:
+                found.append((node.lineno, f"class {node.name}"))
+        elif isinstance(node, ast.Attribute) and node.attr in TIMING_CLOCKS:
+            found.append((node.lineno, f"clock {node.attr}"))
+        elif isinstance(node, ast.ImportFrom) and any(a.name in TIMING_CLOCKS for a in node.names):
+            found.append((node.lineno, "clock import"))
+        elif (isinstance(node, ast.For) and isinstance(node.target, ast.Name) and node.target.id == "_"
+              and all(isinstance(b, ast.Expr) and isinstance(b.value, ast.Call) for b in node.body)):
+            found.append((node.lineno, "repeat loop"))
+    return sorted(found)
+
+
+def test_measuring_code_is_found():
+    source = ("from dataclasses import dataclass\nimport time\n@dataclass\nclass Settings:\n    n: int\n"
+              "class Plan:\n    pass\ndef loop(f, n):\n    t0 = time.perf_counter()\n"
+              "    for _ in range(n):\n        f()\n    for item in range(n):\n        f(item)\n")
+    assert measuring_code(ast.parse(source)) == [(4, "class Settings"), (6, "class Plan"), (9, "clock perf_counter"),
+                                                 (10, "repeat loop")]
+
+
+def test_commands_define_no_plan_outcome_or_timing_loop():
+    bad = [f"{path.relative_to(ROOT.parent)}:{line}: {what}" for path in sorted((ROOT / "commands").glob("*.py"))
+           for line, what in measuring_code(ast.parse(path.read_text()))]
+    assert not bad, ("commands/ only parse, call the engine and render; move these into engine/ or workloads/ "
+                     "(docs/architecture.md): " + "; ".join(bad))
 
 
 def private_reaches(name: str, path: Path, mods: dict, tree: ast.AST | None = None) -> list:

@@ -30,7 +30,8 @@ from ..base.options import parse_counts
 from ..workloads import mechanisms
 from ..workloads.kernels import MAX_ARGS
 from ..workloads.mechanism_rounds import (DEFAULT_LAUNCHES, DEFAULT_ROUNDS, DEFAULT_WARMUP, DEFAULT_WARMUP_CLASS_WRITE,
-                                          SimulatorDispatcher, delay_info, make_launchers, run_rounds, signature_text)
+                                          SimulatorDispatcher, delay_info, make_launchers, rewarm, session,
+                                          signature_text)
 from ..base.atomic import write_json_atomic  # noqa: F401 - re-exported for callers and tests
 from ..engine.pinning import parse_affinity, pin
 from ..output import documents
@@ -195,10 +196,7 @@ def run_here(args, opts) -> int:
     launchers = make_launchers(arg_counts, sim)
     pinned = pin(opts["affinity"])
     if pinned:  # re-warm on the CPU we now run on
-        for launch, largs in launchers.values():
-            for _ in range(200):
-                launch(*largs)
-        cuda.synchronize()
+        rewarm(launchers, cuda.synchronize)
     target = SimulatorDispatcher if sim else None
     doc = base_document(opts, host_info())
     doc.update({"numba_cuda": _numba_cuda_version(), "signature": signature_text(target), "device": device_info(),
@@ -223,11 +221,8 @@ def run_here(args, opts) -> int:
             last_write[0] = time.monotonic()
 
     start = time.monotonic()
-    max_time = opts["max_time"]
     try:
-        run_rounds(launchers, specs, opts["rounds"], opts["samples"], opts["launches"], opts["warmup"],
-                   cuda.synchronize, random.Random(opts["seed"]), target=target, on_round=checkpoint, rounds=rounds,
-                   deadline=start + max_time if max_time else None, warmup_class_write=opts["warmup_class_write"])
+        session(launchers, specs, opts, cuda.synchronize, target=target, rounds=rounds, on_round=checkpoint)
     except KeyboardInterrupt:  # run_rounds has uninstalled
         finish(rounds, interrupted=True)
         print(format_table(doc))

@@ -385,8 +385,6 @@ class Bench:
         """``launchbench mechanisms``' interleaved pair rounds, in this (fresh) process: one
         process's worth of the across-process measurement. Kernels must be set up without a
         mechanism; the rounds switch among them and leave none installed."""
-        import random
-
         if self.mechanism:
             raise Failure("error", "the mechanisms request needs a worker set up without a mechanism")
         target = SimulatorDispatcher if self.simulator else None
@@ -397,15 +395,8 @@ class Bench:
             delay = mechanism_rounds.delay_info(specs)
         except Exception as exc:  # noqa: BLE001 - e.g. an unsupported numba-cuda
             raise Failure("mechanism", one_line(exc)) from None
-        rounds: list = []
         start = time.monotonic()
-        mechanism_rounds.run_rounds(
-            launchers, specs, int(req.get("rounds", mechanism_rounds.DEFAULT_ROUNDS)), int(req.get("samples", 1)),
-            int(req.get("launches", mechanism_rounds.DEFAULT_LAUNCHES)),
-            int(req.get("warmup", mechanism_rounds.DEFAULT_WARMUP)), self.cuda.synchronize,
-            random.Random(req.get("seed")), target=target, rounds=rounds,
-            deadline=start + float(req["max_time"]) if req.get("max_time") else None,
-            warmup_class_write=int(req.get("warmup_class_write", mechanism_rounds.DEFAULT_WARMUP_CLASS_WRITE)))
+        rounds = mechanism_rounds.session(launchers, specs, req, self.cuda.synchronize, target=target)
         return {"rounds": rounds, "signature": signature, "delay": delay,
                 "elapsed_s": round(time.monotonic() - start, 3), "end_state": process_state()}
 
