@@ -23,7 +23,7 @@ from ..engine.analysis import concat_rounds
 from ..engine import pinning, runner
 from ..base.device import device_info, host_info, require_gpu
 from ..base.outputs import check_writable
-from ..engine.peerstats import analyse, fit_line, summarize  # noqa: F401 - fit_line: for callers
+from ..engine.peerstats import analyse, summarize
 from ..output.peers import format_table
 from . import common_args as ca
 

@@ -33,7 +33,7 @@ import tempfile
 import time
 
 from ..base.errors import UserError
-from . import argkinds
+from . import argkinds, slots
 from .kernels import MAX_ARGS, device_arrays, empty_kernel, numba_kernel_and_args, quiet_occupancy_warnings
 from ..base.device import import_cuda, simulator_enabled
 from ..base import cudamod
@@ -128,16 +128,7 @@ def make_numba_cuda(nargs: int, kind: str = "array", dispatch: str = "lazy"):
         cuda_mod.synchronize()
     from numba import cuda
 
-    cfg, sync, clock = kernel[1, 1], cuda.synchronize, time.perf_counter
-
-    def run(n):
-        t0 = clock()
-        for _ in range(n):
-            cfg(*args)
-        sync()
-        return clock() - t0
-
-    return run
+    return slots.timed_calls(kernel[1, 1], args, cuda.synchronize)
 
 
 def make_numba_cuda_mlir(nargs: int):
@@ -154,18 +145,10 @@ def make_numba_cuda_mlir(nargs: int):
     cudamod.quiet_occupancy_warnings({cudamod.ENV: "numba-cuda-mlir"})
     kernel = empty_kernel(cuda, nargs)
     args = device_arrays(nargs, cuda)
-    cfg, sync, clock = kernel[1, 1], cuda.synchronize, time.perf_counter
+    cfg, sync = kernel[1, 1], cuda.synchronize
     cfg(*args)
     sync()
-
-    def run(n):
-        t0 = clock()
-        for _ in range(n):
-            cfg(*args)
-        sync()
-        return clock() - t0
-
-    return run
+    return slots.timed_calls(cfg, args, sync)
 
 
 @functools.lru_cache(maxsize=None)
