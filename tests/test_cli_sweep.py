@@ -380,10 +380,10 @@ def fixtures(tmp_path_factory):
 
 @pytest.fixture
 def sweep_env(tmp_path, monkeypatch, fixtures):
-    from launchbench.output import asvtools, site
     from launchbench.commands import asv, mechanisms_cli, peers
     from launchbench.engine import mechanism_procs, runner
     from launchbench.environments import envs, ledger, refs
+    from launchbench.output import asvtools, site
     from launchbench.workloads import breakdown
 
     for obj, attr in ((envs.EnvManager, "_build"), (runner, "run"), (mechanisms_cli, "make_launchers"),
@@ -460,6 +460,7 @@ def test_every_subcommand_is_swept():
 def test_a_refused_write_outside_the_atomic_helper_is_one_line(code, needle, tmp_path, capsys, monkeypatch):
     """A log, plot or cache written with plain open(): cli.main words the OSError in one line."""
     import errno as errno_mod
+
     from launchbench.commands import info
 
     assert code in (errno_mod.ENOSPC, errno_mod.EFBIG, errno_mod.EACCES, errno_mod.EROFS)
@@ -535,7 +536,8 @@ def _number_values(t: Number) -> list:
 OPTION_KINDS = {
     "--help": None, "-h": None, "--pass-env": "text",
     "--no-install": "flag", "--system-site-packages": "flag", "--peers": "flag", "--simulator": "flag",
-    "--no-report": "flag", "--quiet": "flag", "--no-measure": "flag", "--no-counts": "flag", "--no-hints": "flag", "--no-conformance": "flag",
+    "--no-report": "flag", "--quiet": "flag", "--no-measure": "flag", "--no-counts": "flag", "--no-hints": "flag",
+    "--no-conformance": "flag",
     "--build-only": "flag", "--no-fetch": "flag", "--force": "flag", "--breakdown": "flag", "--no-insitu": "flag",
     "--no-pull": "flag", "--cdn": "flag", "--json": "flag", "--build-deps": "flag", "--asv-builds": "flag",
     "--allow-version-mismatch": "flag", "--asv-verbose": "flag",
@@ -544,7 +546,8 @@ OPTION_KINDS = {
     "--variant": "variant", "--reference": "name", "--env-dir": "outdir", "--python": "exe", "--wheels": "indir",
     "--constraints": "infile", "--extras": "text", "--output": "outfile", "--markdown": "outfile",
     "--plot": "outfile", "--wheel-cache": "outdir", "--asv-results": "outdir", "--target": "skip", "--suite": "skip",
-    ("compare", "--repo"): "repo_item", ("counts", "--repo"): "repo_item", ("breakdown", "--repo"): "repo_item", ("compare", "--loops"): "ints",
+    ("compare", "--repo"): "repo_item", ("counts", "--repo"): "repo_item", ("breakdown", "--repo"): "repo_item",
+    ("compare", "--loops"): "ints",
     ("pr", "--base"): "ref", ("pr", "--main"): "ref", ("pr", "--out"): "outdir",
     ("asv-config", "--repo"): "clone", ("asv-config", "--config"): "injson", ("asv-config", "--results-dir"): "outdir",
     ("asv-config", "--html-dir"): "outdir", ("asv-config", "--offline"): "indir", ("asv-config", "--host-site"): "indir",
@@ -591,7 +594,8 @@ SWEEP_BASE = {
 }
 # Values a command takes on purpose (not mistakes): (subcommand, option, value).
 ACCEPTED = {
-    ("compare", "--extras", ""), ("counts", "--extras", ""), ("history", "--extras", ""), ("bisect", "--extras", ""), ("pr", "--extras", ""),
+    ("compare", "--extras", ""), ("counts", "--extras", ""), ("history", "--extras", ""), ("bisect", "--extras", ""),
+    ("pr", "--extras", ""),
     ("breakdown", "--extras", ""), ("wheelhouse", "--package", "numba-cuda>=1"),  # a requirement, fetched as given
 }
 

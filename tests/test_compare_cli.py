@@ -10,9 +10,9 @@ import venv
 import pytest
 
 from launchbench import cli
+from launchbench.base.errors import UserError
 from launchbench.commands import compare
 from launchbench.engine import pinning
-from launchbench.base.errors import UserError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE_ENV = f"env:{sys.prefix}"
@@ -43,7 +43,8 @@ def parse(*argv):
 
 def test_parsing_defaults_and_order():
     a = parse()
-    assert a.items is None and a.repeats == 20 and a.rounds == 400 and a.prefetch == "auto" and a.loops is None and not a.simulator
+    assert a.items is None and a.repeats == 20 and a.rounds == 400 and a.prefetch == "auto" and a.loops is None
+    assert not a.simulator
     assert a.sample_time == 0.002 and a.affinity == "auto" and a.spin == "none" and a.pinned_warmup == 100
     # the default run stops at +/-0.5 % or after 120 s of measurement; 0 turns either off
     assert (a.target_ci, a.max_time) == (0.5, 120.0)
@@ -56,12 +57,14 @@ def test_parsing_defaults_and_order():
 
 
 def test_unknown_variant_syntax():
-    assert_one_line_error(launchbench("compare", "--simulator", "--variant", "a=numba-cuda>=1", "--variant", "b=numba-cuda==0.30.4"),
+    assert_one_line_error(launchbench("compare", "--simulator", "--variant", "a=numba-cuda>=1",
+                                      "--variant", "b=numba-cuda==0.30.4"),
                           "unknown variant spec")
 
 
 def test_missing_path():
-    assert_one_line_error(launchbench("compare", "--simulator", "--repo", "a=/no/such/clone", "--variant", HERE_ENV.replace("env:", "b=env:")),
+    assert_one_line_error(launchbench("compare", "--simulator", "--repo", "a=/no/such/clone",
+                                      "--variant", HERE_ENV.replace("env:", "b=env:")),
                           "does not exist")
 
 

@@ -10,7 +10,8 @@ import pytest
 from launchbench import cli
 from launchbench.base.errors import UserError
 from launchbench.engine import countdiff, countpass, workerproc
-from launchbench.output import counts as counts_out, documents
+from launchbench.output import counts as counts_out
+from launchbench.output import documents
 
 HERE = f"env:{sys.prefix}"
 

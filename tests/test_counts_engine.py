@@ -21,7 +21,10 @@ import pytest
 
 from launchbench.engine import commitcounts, countdiff, progressbar, runner, runplan
 from launchbench.environments import envs
-from launchbench.output import breakdown as breakdown_out, counts as counts_out, history as history_out, prreport
+from launchbench.output import breakdown as breakdown_out
+from launchbench.output import counts as counts_out
+from launchbench.output import history as history_out
+from launchbench.output import prreport
 from launchbench.output import report as report_out
 from launchbench.workloads import callees, counts
 
@@ -203,7 +206,7 @@ def test_len_becoming_sum_is_a_c_callee_change_not_invisible(engine_run):
     assert "### C callees that changed: d vs a, 2 args" in md
     assert "| builtins.sum | +1 | 0 → 1 | gained | launch (lbcounts_launch) |" in md
     assert "| builtins.len | -1 | 1 → 0 | lost | launch (lbcounts_launch) |" in md
-    assert f"| 0 | d | +0 |" in md and f"| {countdiff.CALLEES_MOVED} |" in md
+    assert "| 0 | d | +0 |" in md and f"| {countdiff.CALLEES_MOVED} |" in md
     assert f"| {NOT_VISIBLE} |" not in md
 
 

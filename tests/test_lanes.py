@@ -1,9 +1,9 @@
 """Lanes (engine/lanes.py): GPU and CPU planning, pooling of the lanes' rounds, the per-lane check,
 and compare --gpus end to end under the CUDA simulator."""
 import json
+import os
 import random
 import re
-import os
 import subprocess
 import sys
 import time

@@ -684,7 +684,8 @@ def test_suite_problems_are_reported(tmp_path):
     assert "benchmarks.bench_a:1 imports benchmarks.bench_b" in text
     assert "imports launchbench.engine.runner" in text
     assert "import cycle: benchmarks.bench_a -> benchmarks.bench_b -> benchmarks.bench_a" in text
-    assert "bench_a.py:3 common._hidden" in text and "bench_b.py:2 from launchbench.workloads.sampling import _PER_PROCESS" in text
+    assert "bench_a.py:3 common._hidden" in text
+    assert "bench_b.py:2 from launchbench.workloads.sampling import _PER_PROCESS" in text
     assert "bench_a.py:5 loads a file by path" in text
 
 

@@ -7,9 +7,10 @@ import sys
 
 import pytest
 
-from launchbench.workloads import mechanism_rounds as mech_rounds, mechanisms
-from launchbench.commands import mechanisms_cli as cli
 from launchbench.base.errors import UserError
+from launchbench.commands import mechanisms_cli as cli
+from launchbench.workloads import mechanism_rounds as mech_rounds
+from launchbench.workloads import mechanisms
 
 pytest.importorskip("launchbench.workloads._tls", reason="C extension not built (pip install -e .)")
 
@@ -136,7 +137,8 @@ def test_run_rounds_interleaves_every_mechanism(monkeypatch):
 def test_run_rounds_switches_in_place_between_family_blocks():
     specs = ["passthrough", "tls", "delay:1us"]  # the Interceptor's family: installed once, then switched
     kernel = _CountingKernel()
-    launchers = {0: (mech_rounds.SimulatorDispatcher(kernel)[1, 1], ()), 1: (mech_rounds.SimulatorDispatcher(kernel)[1, 1], (None,))}
+    launchers = {0: (mech_rounds.SimulatorDispatcher(kernel)[1, 1], ()),
+                 1: (mech_rounds.SimulatorDispatcher(kernel)[1, 1], (None,))}
     rounds = mech_rounds.run_rounds(launchers, specs, n_rounds=4, samples=1, launches=2, warmup=0, sync=lambda: None,
                             rng=random.Random(3), target=mech_rounds.SimulatorDispatcher, warmup_class_write=50)
     flags = [(r["round"], n, spec, r["class_modified"][n][spec]) for r in rounds for n in r["order"]

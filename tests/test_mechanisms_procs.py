@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from launchbench.base.errors import UserError
-from launchbench.engine import mechanism_procs as mprocs, mechanism_stats as mstats
+from launchbench.engine import mechanism_procs as mprocs
+from launchbench.engine import mechanism_stats as mstats
 from launchbench.engine import progressbar, runner, workerproc
 
 pytest.importorskip("launchbench.workloads._tls", reason="C extension not built (pip install -e .)")

@@ -6,10 +6,10 @@ import sys
 import pytest
 
 from launchbench import cli
-from launchbench.engine import runner
-from launchbench.environments import envs
 from launchbench.base import outputs
 from launchbench.base.errors import UserError
+from launchbench.engine import runner
+from launchbench.environments import envs
 
 UNWRITABLE = "/proc/launchbench-test/x.json"  # /proc takes no new files, even from root
 
@@ -101,6 +101,7 @@ def _fsync_refusing(monkeypatch, code, name):
     """os.fsync raising *code* for files whose temp name starts with ``.<name>.`` (the atomic
     helper's temp files); every other fsync is the real one."""
     import errno as _errno  # noqa: F401
+
     from launchbench.base import atomic
 
     real = atomic.os.fsync

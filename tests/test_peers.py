@@ -6,11 +6,11 @@ import re
 import pytest
 
 from launchbench.base.atomic import write_json_atomic
+from launchbench.base.errors import UserError
+from launchbench.cli import main
 from launchbench.commands import peers as peers_cmd
 from launchbench.engine import stats
 from launchbench.workloads import kernels, peers
-from launchbench.cli import main
-from launchbench.base.errors import UserError
 
 
 @pytest.mark.parametrize(

@@ -2,9 +2,9 @@
 pinning just before a round, rotation, and what an interruption keeps and kills."""
 import pytest
 
+from launchbench.base.errors import UserError
 from launchbench.commands import compare
 from launchbench.engine import pinning, progressbar, runner, runplan, workerproc
-from launchbench.base.errors import UserError
 
 
 class FakeWorker:

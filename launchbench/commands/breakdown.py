@@ -13,22 +13,22 @@ import os
 import sys
 import time
 
-from ..base import childenv, device
-from ..base import signals
+from ..base import childenv, device, signals
+from ..base import options as opt
 from ..base.atomic import write_json_atomic, write_text_atomic
 from ..base.errors import UserError
+from ..base.options import parse_counts
 from ..base.outputs import check_outputs, check_writable
 from ..engine import breakdown as engine_breakdown
 from ..engine import countdiff, pinning, progressbar, runner, runplan
 from ..environments import envs, variants
 from ..environments.variant_options import check_env_options, resolve_variant_envs
-from . import common_args as ca
-from ..output import breakdown as render, documents
+from ..output import breakdown as render
+from ..output import documents
 from ..output.breakdown import format_breakdown
 from ..workloads import argkinds, stages
-from ..base import options as opt
-from ..base.options import parse_counts
 from ..workloads.kernels import MAX_ARGS, check_counts
+from . import common_args as ca
 
 #: The paired mode's defaults (``--variant``).
 PAIRED_DEFAULTS = {"rounds": 60, "repeats": 3}

@@ -17,25 +17,25 @@ import os
 import sys
 import time
 
-from ..base import atomic, childenv, signals
-from ..base.errors import UserError
+from ..base import atomic, childenv, device, signals
 from ..base import options as opt
+from ..base.errors import UserError
 from ..base.options import parse_counts, parse_ints
-from ..engine.analysis import analyze, apply_rule, gate_result, per_arg, peer_stats, round_series
-from ..engine import countdiff, lanes as lanes_mod, pinning, progressbar, runner, runplan, sequential, stats
+from ..base.outputs import check_outputs
+from ..engine import countdiff, pinning, progressbar, runner, runplan, sequential, stats
+from ..engine import lanes as lanes_mod
+from ..engine.analysis import analyze, apply_rule, gate_result, peer_stats, per_arg, round_series
 from ..engine.pinning import parse_prefetch
 from ..engine.runplan import timing_json
-from ..environments.variant_options import check_env_options, resolve_variant_envs
-from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
-from ..output import counts as counts_out, documents, report, tables
-from ..output.lanes import render as render_lanes
-from ..base import device
 from ..environments import envs, variants
-from ..base.outputs import check_outputs
+from ..environments.variant_options import check_env_options, resolve_variant_envs
+from ..output import counts as counts_out
+from ..output import documents, report, tables
+from ..output.lanes import render as render_lanes
+from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
 from . import common_args as ca
 
 ARG_COUNTS = [0, 1, 2, 3, 4]
-OLD_SCRIPT_LOOPS = {0: 100_000, 1: 100_000, 2: 100_000, 3: 100_000, 4: 10_000}
 # Processes, not samples, are the independent units (per-process offsets), so the default
 # takes many short rounds, set up ahead on the other CPUs, and stops once every delta's
 # interval is narrow enough (--target-ci) or at the time cap. 20 repeats of 2 ms samples pair

@@ -15,19 +15,20 @@ import sys
 import time
 
 from ..base import childenv, device
+from ..base import options as opt
 from ..base.atomic import write_text_atomic
 from ..base.errors import UserError
-from ..base import options as opt
 from ..base.options import parse_counts
 from ..base.outputs import check_outputs
 from ..engine import countdiff, countpass, progressbar, runplan
 from ..engine.runplan import timing_json
 from ..environments import envs, variants
 from ..environments.variant_options import check_env_options, resolve_variant_envs
-from ..output import counts as counts_out, documents
+from ..output import counts as counts_out
+from ..output import documents
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
-from . import common_args as ca
 from ..workloads.counts import DEFAULT_LAUNCHES
+from . import common_args as ca
 
 MAX_LAUNCHES = 10_000
 

@@ -24,26 +24,34 @@ import sys
 import time
 from datetime import datetime, timezone
 
-from ..base.errors import UserError
 from ..base import options as opt
-from ..base.options import parse_counts
-from ..workloads import mechanisms
-from ..workloads.kernels import MAX_ARGS
-from ..workloads.mechanism_rounds import (DEFAULT_LAUNCHES, DEFAULT_ROUNDS, DEFAULT_WARMUP, DEFAULT_WARMUP_CLASS_WRITE,
-                                          SimulatorDispatcher, delay_info, make_launchers, rewarm, session,
-                                          signature_text)
 from ..base.atomic import write_json_atomic  # noqa: F401 - re-exported for callers and tests
+from ..base.device import device_info, host_info
+from ..base.errors import UserError
+from ..base.options import parse_counts
+
+# the statistics (engine/) and the table (output/) of this command, imported for its callers
+from ..engine.mechanism_stats import SCOPE, TARGET_US, analyse, class_write_summary, paired_rounds, target_summary, target_verdict  # noqa: F401
 from ..engine.pinning import parse_affinity, pin
 from ..output import documents
-# the statistics (engine/) and the table (output/) of this command, imported for its callers
-from ..engine.mechanism_stats import (SCOPE, TARGET_US, analyse, class_write_summary,  # noqa: F401
-                                      paired_rounds, target_summary, target_verdict)
 from ..output.mechanisms import format_table
-from ..base.device import device_info, host_info
+from ..workloads import mechanisms
+from ..workloads.kernels import MAX_ARGS
+from ..workloads.mechanism_rounds import (
+    DEFAULT_LAUNCHES,
+    DEFAULT_ROUNDS,
+    DEFAULT_WARMUP,
+    DEFAULT_WARMUP_CLASS_WRITE,
+    SimulatorDispatcher,
+    delay_info,
+    make_launchers,
+    rewarm,
+    session,
+    signature_text,
+)
 from . import common_args as ca
 
 DEFAULT_SPECS = ("stock", "passthrough", "contextvar", "tls", "delay:0.5us")
-DEFAULT_ARG_COUNTS = (0, 1, 2, 3, 4)
 METHOD = ("per pair round, each mechanism's block value is the median of its samples (us/launch); "
           "a delta is the median over pair rounds of (mechanism block - reference block), the blocks "
           "adjacent in time, with a binomial order-statistic 95% interval for that median "

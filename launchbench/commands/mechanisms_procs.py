@@ -10,16 +10,16 @@ import os
 import sys
 import time
 
-from . import mechanisms_cli
-from ..engine import mechanism_procs, pinning, progressbar, runplan, workerproc
-from ..engine.mechanism_stats import analyse_processes, pool
-from ..base.errors import UserError
 from ..base import signals
-from ..environments import envs
 from ..base.atomic import write_json_atomic
 from ..base.device import host_info, require_gpu, simulator_enabled
+from ..base.errors import UserError
 from ..base.outputs import check_writable
+from ..engine import mechanism_procs, pinning, progressbar, runplan, workerproc
+from ..engine.mechanism_stats import analyse_processes, pool
+from ..environments import envs
 from ..output import documents
+from . import mechanisms_cli
 
 # ----------------------------------------------------------------- command
 

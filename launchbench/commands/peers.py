@@ -9,24 +9,23 @@ from __future__ import annotations
 import sys
 import time
 
+from ..base import options as opt
 from ..base.atomic import write_json_atomic
+from ..base.device import device_info, host_info, require_gpu
 from ..base.errors import UserError
+from ..base.options import parse_counts
+from ..base.outputs import check_writable
+from ..engine import pinning, runner
+from ..engine.analysis import concat_rounds
 from ..engine.breakdown import run_breakdown
+from ..engine.peerstats import analyse, summarize
 from ..environments import envs
 from ..output import documents
 from ..output.breakdown import format_breakdown
-from ..base import options as opt
-from ..base.options import parse_counts
-from ..workloads.kernels import MAX_ARGS, check_counts
-from ..workloads.peers import LABELS, LAUNCHERS
-from ..engine.analysis import concat_rounds
-from ..engine import pinning, runner
-from ..base.device import device_info, host_info, require_gpu
-from ..base.outputs import check_writable
-from ..engine.peerstats import analyse, summarize
 from ..output.peers import format_table
+from ..workloads.kernels import MAX_ARGS, check_counts
+from ..workloads.peers import LAUNCHERS
 from . import common_args as ca
-
 
 # -- the document ---------------------------------------------------------------
 

@@ -10,8 +10,9 @@ results writer.
 from __future__ import annotations
 
 import math
-from .runplan import key_id, launch_keys
+
 from . import sequential, stats
+from .runplan import key_id, launch_keys
 
 
 def concat_rounds(units: list) -> dict:

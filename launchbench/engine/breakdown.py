@@ -32,7 +32,6 @@ from ..workloads import stages
 from ..workloads.breakdown import breakdown_document
 from . import analysis, runner, runplan, stats
 
-
 # ---------------------------------------------------------------- the single environment
 
 def run_breakdown(counts, loops: int, repeats: int, rounds: int, affinity: str | None, make_overlay) -> dict:

@@ -32,8 +32,8 @@ from ..base import atomic, signals
 from ..base.errors import UserError
 from . import zygote as zygote_mod
 from .pinning import PREFETCH_LIMIT, Spinners, default_prefetch, parse_affinity, setup_cpus
-from .runplan import Outcome, Plan, key_id, raise_setup_failure
 from .progressbar import Progress
+from .runplan import Outcome, Plan, key_id, raise_setup_failure
 from .workerproc import Halted, Worker, WorkerError, import_mismatch, worker_environment
 
 

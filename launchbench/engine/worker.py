@@ -43,10 +43,9 @@ import sys
 import time
 
 from ..base import cudamod, device, lifeline
-from ..workloads import argkinds, breakdown, callees, counts, mechanism_rounds, mechanisms, peers, stages
 from ..base.device import one_line
+from ..workloads import argkinds, breakdown, callees, counts, mechanism_rounds, mechanisms, peers, stages
 from ..workloads.stages import baseline_of, stage_names
-
 
 #: launches per kernel during setup: enough to compile and load it; the real warm-up is prepare's
 SETUP_LAUNCHES = 10

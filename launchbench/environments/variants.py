@@ -79,7 +79,8 @@ def split_assignment(text: str, option: str) -> tuple[str, str]:
     if not sep or not name or not spec:
         raise UserError(f"{option} {text!r}: expected NAME=SPEC with SPEC one of {FORMS}")
     if not NAME_RE.match(name):
-        raise UserError(f"{option} {text!r}: variant name {name!r} must start with a letter and use only letters, digits, '_', '.', '-'")
+        raise UserError(f"{option} {text!r}: variant name {name!r} must start with a letter and use only letters, "
+                        "digits, '_', '.', '-'")
     return name, spec
 
 

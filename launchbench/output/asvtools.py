@@ -18,8 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..base.errors import UserError
 from ..base import atomic
+from ..base.errors import UserError
 from ..environments.envs import HOST_SITE_PTH
 
 #: Machine name forced for simulator smoke runs: asv shows it everywhere.

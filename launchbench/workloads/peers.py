@@ -32,16 +32,17 @@ import statistics
 import tempfile
 import time
 
+from ..base import cudamod
+from ..base.device import import_cuda, simulator_enabled
 from ..base.errors import UserError
 from . import argkinds, slots
 from .kernels import MAX_ARGS, device_arrays, empty_kernel, numba_kernel_and_args, quiet_occupancy_warnings
-from ..base.device import import_cuda, simulator_enabled
-from ..base import cudamod
 
 ARG_COUNTS = (0, 1, 2, 3, 4)
 PEERS = ("numba_cuda_mlir", "cupy", "cuda_core", "floor")
 LAUNCHERS = ("numba_cuda",) + PEERS
-LABELS = {"numba_cuda": "numba-cuda", "numba_cuda_mlir": "numba-cuda-mlir", "cupy": "CuPy", "cuda_core": "cuda.core", "floor": "floor (C)"}
+LABELS = {"numba_cuda": "numba-cuda", "numba_cuda_mlir": "numba-cuda-mlir", "cupy": "CuPy", "cuda_core": "cuda.core",
+          "floor": "floor (C)"}
 MAX_PTX_ARGS = MAX_ARGS
 
 #: Lowest PTX ISA version that knows each target (PTX ISA release notes).
@@ -254,7 +255,8 @@ def make_floor(nargs: int):
     return run
 
 
-FACTORIES = {"numba_cuda": make_numba_cuda, "numba_cuda_mlir": make_numba_cuda_mlir, "cupy": make_cupy, "cuda_core": make_cuda_core, "floor": make_floor}
+FACTORIES = {"numba_cuda": make_numba_cuda, "numba_cuda_mlir": make_numba_cuda_mlir, "cupy": make_cupy,
+             "cuda_core": make_cuda_core, "floor": make_floor}
 
 
 def build_launchers(names, arg_counts, warmup: int, numba_args: tuple = ("array", "lazy")):
