@@ -44,30 +44,30 @@ def test_across_is_the_mean_over_processes_with_a_t_interval():
     assert got["delta_pct"] == pytest.approx(0.5)
 
 
-def test_analyse_judges_across_processes_not_within_one():
+def test_analyze_judges_across_processes_not_within_one():
     # three processes, each tight inside, but their tls costs sit 0.12 us apart: process 0 alone
     # would meet the 0.1 us target; across processes the interval covers the spread
     processes = [{"rounds": _rounds({0: d, 1: d})} for d in (0.0, 0.12, 0.24)]
-    out = mstats.analyse_processes(processes, SPECS, [0, 1])
+    out = mstats.analyze_processes(processes, SPECS, [0, 1])
     tls = out["per_args"]["0"]["vs_passthrough"]["tls"]
     assert tls["delta_us"] == pytest.approx(0.12, abs=0.005)
     assert tls["ci_us"][0] < 0.0 and tls["ci_us"][1] > 0.24
     assert out["tls_target"]["verdict"] == "inconclusive"
     assert out["tls_target"]["scope"].startswith("3 processes")
-    one = mstats.analyse(processes[0]["rounds"], SPECS, [0, 1])
+    one = mstats.analyze(processes[0]["rounds"], SPECS, [0, 1])
     assert one["tls_target"]["verdict"] == "met"
     cv = out["per_args"]["1"]["vs_stock"]["contextvar"]
     assert cv["delta_us"] == pytest.approx(3.0, abs=0.01) and cv["processes"] == 3
     assert out["per_args"]["0"]["median_us"]["stock"] == pytest.approx(10.3, abs=0.01)
 
 
-def test_analyse_verdicts_met_missed_and_not_judged():
+def test_analyze_verdicts_met_missed_and_not_judged():
     close = [{"rounds": _rounds({0: d})} for d in (0.03, 0.04, 0.05, 0.04)]
-    assert mstats.analyse_processes(close, SPECS, [0])["tls_target"]["verdict"] == "met"
+    assert mstats.analyze_processes(close, SPECS, [0])["tls_target"]["verdict"] == "met"
     far = [{"rounds": _rounds({0: d})} for d in (0.30, 0.31, 0.29, 0.30)]
-    assert mstats.analyse_processes(far, SPECS, [0])["tls_target"]["verdict"] == "missed"
-    assert mstats.analyse_processes(close, SPECS, [0], judge=False)["tls_target"]["verdict"] == "not judged (simulator)"
-    assert mstats.analyse_processes(close[:1], SPECS, [0])["tls_target"]["verdict"].startswith("not measured")
+    assert mstats.analyze_processes(far, SPECS, [0])["tls_target"]["verdict"] == "missed"
+    assert mstats.analyze_processes(close, SPECS, [0], judge=False)["tls_target"]["verdict"] == "not judged (simulator)"
+    assert mstats.analyze_processes(close[:1], SPECS, [0])["tls_target"]["verdict"].startswith("not measured")
 
 
 def test_process_seeds_differ_and_are_reproducible():
@@ -145,7 +145,7 @@ def test_run_sets_up_ahead_but_measures_one_at_a_time(tmp_path, monkeypatch):
     out = mprocs.run(_plan(tmp_path, 3, prefetch=0), progressbar.Progress(3, enabled=False))
     assert not out.interrupted and len(out.processes) == 3
     assert out.processes[0]["rounds_complete"] == 3 and out.info["device"]["name"] == "fake"
-    assert mstats.analyse_processes(out.processes, SPECS, [0])["tls_target"]["verdict"] == "met"
+    assert mstats.analyze_processes(out.processes, SPECS, [0])["tls_target"]["verdict"] == "met"
 
 
 def test_simulator_run_across_worker_processes(tmp_path):

@@ -1,4 +1,4 @@
-"""Output paths are checked before any work (launchbench.base.outputs), and the commands that write
+"""Output paths are checked before any work (launchbench.base.outpaths), and the commands that write
 -o/--output use it: a bad path is one line, exit 2, before anything is built or measured."""
 import os
 import sys
@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from launchbench import cli
-from launchbench.base import outputs
+from launchbench.base import outpaths
 from launchbench.base.errors import UserError
 from launchbench.engine import runner
 from launchbench.environments import envs
@@ -20,9 +20,9 @@ def listing(root):
 
 def test_check_writable_returns_the_absolute_path_and_leaves_nothing(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert outputs.check_writable("r.json", "--output") == str(tmp_path / "r.json")
-    assert outputs.check_writable(str(tmp_path / "new" / "deeper" / "r.json"), "-o") == str(tmp_path / "new/deeper/r.json")
-    assert outputs.check_folder(str(tmp_path / "envs"), "--env-dir") == str(tmp_path / "envs")
+    assert outpaths.check_writable("r.json", "--output") == str(tmp_path / "r.json")
+    assert outpaths.check_writable(str(tmp_path / "new" / "deeper" / "r.json"), "-o") == str(tmp_path / "new/deeper/r.json")
+    assert outpaths.check_folder(str(tmp_path / "envs"), "--env-dir") == str(tmp_path / "envs")
     assert listing(tmp_path) == []  # probes removed, missing folders not created
 
 
@@ -37,7 +37,7 @@ def test_check_writable_refuses_in_one_line(tmp_path, path, needle):
     (tmp_path / "f").write_text("x")
     path = path.replace("{tmp}", str(tmp_path)).replace("{file}", str(tmp_path / "f"))
     with pytest.raises(UserError) as err:
-        outputs.check_writable(path, "--output")
+        outpaths.check_writable(path, "--output")
     text = str(err.value)
     assert needle in text and text.startswith("--output") and "\n" not in text
     assert listing(tmp_path) == ["f"]
@@ -46,12 +46,12 @@ def test_check_writable_refuses_in_one_line(tmp_path, path, needle):
 def test_check_folder_and_check_outputs(tmp_path):
     (tmp_path / "f").write_text("x")
     with pytest.raises(UserError, match="is a file, not a folder"):
-        outputs.check_folder(str(tmp_path / "f"), "--env-dir")
+        outpaths.check_folder(str(tmp_path / "f"), "--env-dir")
     with pytest.raises(UserError, match="--ledger /proc"):
-        outputs.check_folder("/proc/launchbench-test/ledger", "--ledger")
-    assert outputs.check_outputs([(str(tmp_path / "a.json"), "-o"), (None, "--plot")]) == [str(tmp_path / "a.json"), None]
+        outpaths.check_folder("/proc/launchbench-test/ledger", "--ledger")
+    assert outpaths.check_outputs([(str(tmp_path / "a.json"), "-o"), (None, "--plot")]) == [str(tmp_path / "a.json"), None]
     with pytest.raises(UserError, match="^--plot"):
-        outputs.check_outputs([(str(tmp_path / "a.json"), "-o"), (str(tmp_path), "--plot")])
+        outpaths.check_outputs([(str(tmp_path / "a.json"), "-o"), (str(tmp_path), "--plot")])
 
 
 def _no_work(monkeypatch):
@@ -166,15 +166,15 @@ class _Statvfs:
 
 def test_a_full_file_system_is_refused_before_any_work(tmp_path, monkeypatch):
     """The probe (an empty file) succeeds on a full disk; the free space check does not."""
-    monkeypatch.setattr(outputs.os, "statvfs", lambda path: _Statvfs(0))
-    for check, path, option in ((outputs.check_writable, tmp_path / "r.json", "--output"),
-                                (outputs.check_folder, tmp_path / "asv", "--asv-results")):
+    monkeypatch.setattr(outpaths.os, "statvfs", lambda path: _Statvfs(0))
+    for check, path, option in ((outpaths.check_writable, tmp_path / "r.json", "--output"),
+                                (outpaths.check_folder, tmp_path / "asv", "--asv-results")):
         with pytest.raises(UserError) as info:
             check(str(path), option)
         assert str(info.value) == (f"{option} {path}: only 0 KiB free on the file system of {tmp_path} "
                                    "(at least 1024 KiB needed); free space or choose another folder")
-    monkeypatch.setattr(outputs.os, "statvfs", lambda path: _Statvfs(outputs.MIN_FREE // 4096))
-    assert outputs.check_writable(str(tmp_path / "r.json"), "--output") == str(tmp_path / "r.json")
-    monkeypatch.setattr(outputs.os, "statvfs", lambda path: _Statvfs(0, blocks=0))  # sizes not reported
-    assert outputs.check_folder(str(tmp_path / "asv"), "--asv-results") == str(tmp_path / "asv")
+    monkeypatch.setattr(outpaths.os, "statvfs", lambda path: _Statvfs(outpaths.MIN_FREE // 4096))
+    assert outpaths.check_writable(str(tmp_path / "r.json"), "--output") == str(tmp_path / "r.json")
+    monkeypatch.setattr(outpaths.os, "statvfs", lambda path: _Statvfs(0, blocks=0))  # sizes not reported
+    assert outpaths.check_folder(str(tmp_path / "asv"), "--asv-results") == str(tmp_path / "asv")
     assert listing(tmp_path) == []

@@ -21,7 +21,7 @@ from pathlib import Path
 from ..base import atomic, device
 from ..base import options as opt
 from ..base.errors import UserError
-from ..base.outputs import check_folder, check_outputs, check_writable
+from ..base.outpaths import check_folder, check_outputs, check_writable
 from ..environments import ledger
 from ..output.asvtools import (
     SMOKE_MACHINE,

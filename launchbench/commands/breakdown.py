@@ -18,7 +18,7 @@ from ..base import options as opt
 from ..base.atomic import write_json_atomic, write_text_atomic
 from ..base.errors import UserError
 from ..base.options import parse_counts
-from ..base.outputs import check_outputs, check_writable
+from ..base.outpaths import check_outputs, check_writable
 from ..engine import breakdown as engine_breakdown
 from ..engine import countdiff, pinning, progressbar, runner, runplan
 from ..environments import envs, variants

@@ -21,7 +21,7 @@ from ..base import atomic, childenv, device, signals
 from ..base import options as opt
 from ..base.errors import UserError
 from ..base.options import parse_counts, parse_ints
-from ..base.outputs import check_outputs
+from ..base.outpaths import check_outputs
 from ..engine import countdiff, pinning, progressbar, runner, runplan, sequential, stats
 from ..engine import lanes as lanes_mod
 from ..engine.analysis import analyze, apply_rule, gate_result, peer_stats, per_arg, round_series

@@ -19,7 +19,7 @@ from ..base import options as opt
 from ..base.atomic import write_text_atomic
 from ..base.errors import UserError
 from ..base.options import parse_counts
-from ..base.outputs import check_outputs
+from ..base.outpaths import check_outputs
 from ..engine import countdiff, countpass, progressbar, runplan
 from ..engine.runplan import timing_json
 from ..environments import envs, variants

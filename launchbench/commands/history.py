@@ -32,7 +32,7 @@ import os
 import sys
 import time
 
-from ..base import childenv, device, outputs, signals
+from ..base import childenv, device, outpaths, signals
 from ..base import options as opt
 from ..base.atomic import write_json_atomic
 from ..base.errors import UserError
@@ -110,11 +110,11 @@ def _start(args):
 
     if args.rounds < 2:
         raise UserError("--rounds must be at least 2 (intervals are over rounds)")
-    output = outputs.check_writable(args.output, "--output")
+    output = outpaths.check_writable(args.output, "--output")
     env_opts = ca.env_options(args)
     check_env_options(env_opts)
     if getattr(args, "asv_results", None) is not None:  # history's: refused now, not after the measuring
-        outputs.check_folder(args.asv_results, "--asv-results")
+        outpaths.check_folder(args.asv_results, "--asv-results")
     clone = check_clone(args.clone)
     session = Session(ca.commit_settings(args), clone, parse_counts(args.args, "--args", MAX_KERNEL_ARGS),
                       lambda say: CommitEnvs(env_opts, say, target=args.target))

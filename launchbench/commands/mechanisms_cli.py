@@ -31,7 +31,7 @@ from ..base.errors import UserError
 from ..base.options import parse_counts
 
 # the statistics (engine/) and the table (output/) of this command, imported for its callers
-from ..engine.mechanism_stats import SCOPE, TARGET_US, analyse, class_write_summary, paired_rounds, target_summary, target_verdict  # noqa: F401
+from ..engine.mechanism_stats import SCOPE, TARGET_US, analyze, class_write_summary, paired_rounds, target_summary, target_verdict  # noqa: F401
 from ..engine.pinning import parse_affinity, pin
 from ..output import documents
 from ..output.mechanisms import format_table
@@ -217,7 +217,7 @@ def run_here(args, opts) -> int:
         doc["interrupted"] = interrupted
         doc["rounds_complete"] = sum(1 for r in rounds if r["complete"])
         doc["class_writes"] = class_write_summary(rounds)
-        doc["analysis"] = analyse(rounds, specs, arg_counts, judge=not sim)
+        doc["analysis"] = analyze(rounds, specs, arg_counts, judge=not sim)
         write_json_atomic(args.output, doc)
 
     rounds: list[dict] = []

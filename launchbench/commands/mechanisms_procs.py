@@ -14,9 +14,9 @@ from ..base import signals
 from ..base.atomic import write_json_atomic
 from ..base.device import host_info, require_gpu, simulator_enabled
 from ..base.errors import UserError
-from ..base.outputs import check_writable
+from ..base.outpaths import check_writable
 from ..engine import mechanism_procs, pinning, progressbar, runplan, workerproc
-from ..engine.mechanism_stats import analyse_processes, pool
+from ..engine.mechanism_stats import analyze_processes, pool
 from ..environments import envs
 from ..output import documents
 from . import mechanisms_cli
@@ -70,7 +70,7 @@ def command(args, opts: dict) -> int:
             "processes": out.processes,
             "rounds_complete": sum(p["rounds_complete"] for p in out.processes),
             "class_writes": mechanisms_cli.class_write_summary([r for p in out.processes for r in p["rounds"]]),
-            "analysis": analyse_processes(out.processes, specs, arg_counts, judge=not opts["simulator"], ones=ones),
+            "analysis": analyze_processes(out.processes, specs, arg_counts, judge=not opts["simulator"], ones=ones),
             "timing": runplan.timing_json(out.timing, 1),
         })
         write_json_atomic(output, doc)
@@ -79,7 +79,7 @@ def command(args, opts: dict) -> int:
 
     def on_process(out: mechanism_procs.Outcome) -> None:
         p = out.processes[-1]
-        ones.append(mechanisms_cli.analyse(p["rounds"], specs, arg_counts, judge=False))
+        ones.append(mechanisms_cli.analyze(p["rounds"], specs, arg_counts, judge=False))
         say(f"launchbench: process {len(out.processes)}/{n} (pid {p['pid']}): {p['rounds_complete']} pair rounds "
             f"in {p['elapsed_s']:.1f} s; {_tls_line(ones[-1], arg_counts)}")
         if time.monotonic() - last_write[0] >= WRITE_EVERY_S or len(out.processes) == n:

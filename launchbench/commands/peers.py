@@ -14,11 +14,11 @@ from ..base.atomic import write_json_atomic
 from ..base.device import device_info, host_info, require_gpu
 from ..base.errors import UserError
 from ..base.options import parse_counts
-from ..base.outputs import check_writable
+from ..base.outpaths import check_writable
 from ..engine import pinning, runner
 from ..engine.analysis import concat_rounds
 from ..engine.breakdown import run_breakdown
-from ..engine.peerstats import analyse, summarize
+from ..engine.peerstats import analyze, summarize
 from ..environments import envs
 from ..output import documents
 from ..output.breakdown import format_breakdown
@@ -37,7 +37,7 @@ def build_document(samples, arg_counts, settings, unavailable_reasons, context=N
     """The peers JSON document (string keys for arg counts, as JSON needs)."""
     results = {name: {str(n): summarize(per[n]) for n in arg_counts} for name, per in samples.items()}
     medians = {name: {n: results[name][str(n)]["median_us"] for n in arg_counts} for name in samples}
-    analysis = analyse(medians)
+    analysis = analyze(medians)
     doc = {
         "schema": documents.schema_id("peers"),
         "arg_counts": list(arg_counts),

@@ -21,7 +21,7 @@ import argparse
 import os
 import time
 
-from ..base import childenv, device, outputs, signals
+from ..base import childenv, device, outpaths, signals
 from ..base import options as opt
 from ..base.atomic import write_json_atomic, write_text_atomic
 from ..base.errors import UserError
@@ -93,7 +93,7 @@ def _check(args) -> tuple[str, str]:
     out = os.path.abspath(os.path.expanduser(args.out))
     if os.path.exists(out) and not os.path.isdir(out):
         raise UserError(f"--out {args.out} is a file; give a folder, e.g. --out pr-results")
-    outputs.check_writable(os.path.join(out, "pr.json"), "--out")
+    outpaths.check_writable(os.path.join(out, "pr.json"), "--out")
     check_env_options(ca.env_options(args))
     return check_clone(args.clone), out
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..base.atomic import write_text_atomic
 from ..base.errors import UserError
-from ..base.outputs import check_outputs, check_writable
+from ..base.outpaths import check_outputs, check_writable
 from ..output import documents
 from ..output.breakdown import breakdown_markdown, breakdown_text, paired, reanalyzed
 from ..output.report import default_outputs, export

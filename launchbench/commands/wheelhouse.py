@@ -8,7 +8,7 @@ import sys
 
 from ..base import options as opt
 from ..base.errors import UserError
-from ..base.outputs import check_folder
+from ..base.outpaths import check_folder
 from ..environments.variants import parse_pins
 from ..environments.wheelhouse import (
     DEFAULT_PLATFORMS,

@@ -1,7 +1,7 @@
 """The statistics of ``launchbench mechanisms`` inside one process: per pair round the mechanisms'
 block medians, paired deltas vs passthrough and vs stock with order-statistic intervals, and the
 tls target's verdict; how many blocks followed a class write; across processes, each process's
-median delta one observation (``analyse_processes``), and the processes of several runs pooled
+median delta one observation (``analyze_processes``), and the processes of several runs pooled
 (``pool``). Pure (workloads/mechanism_rounds.py measures, engine/mechanism_procs.py runs the
 processes, output/mechanisms.py renders)."""
 from __future__ import annotations
@@ -39,7 +39,7 @@ def target_verdict(ci_us, target: float = TARGET_US) -> str:
     return "inconclusive"
 
 
-def analyse(rounds: list[dict], specs: list[str], arg_counts: list[int], target: float = TARGET_US,
+def analyze(rounds: list[dict], specs: list[str], arg_counts: list[int], target: float = TARGET_US,
             judge: bool = True) -> dict:
     """Medians, paired deltas vs passthrough and vs stock, and the tls target verdict
     (not judged when *judge* is false: simulator numbers are not launch costs)."""
@@ -118,14 +118,14 @@ def scope_text(n_processes: int) -> str:
             "and over time (the machine's slower spells)")
 
 
-def analyse_processes(processes: list[dict], specs: list, arg_counts: list, target: float = TARGET_US,
+def analyze_processes(processes: list[dict], specs: list, arg_counts: list, target: float = TARGET_US,
             judge: bool = True, ones: list | None = None) -> dict:
     """The across-process analysis, shaped like the in-process one (``per_args`` with
     ``median_us``, ``vs_passthrough``, ``vs_stock``, ``tls_target``); levels are means of the
     processes' median levels. Judged only with two or more processes. *ones*: each process's own
     analysis, if the caller has it already (a run keeps them as its processes finish)."""
     if ones is None:
-        ones = [analyse(p["rounds"], specs, arg_counts, judge=False) for p in processes]
+        ones = [analyze(p["rounds"], specs, arg_counts, judge=False) for p in processes]
     results = {}
     for nargs in arg_counts:
         key = str(nargs)
@@ -186,6 +186,6 @@ def pool(docs: list, paths: list) -> dict:
     out["class_writes"] = class_write_summary([r for p in processes for r in p["rounds"]])
     out["timing"] = {k: round(sum(doc.get("timing", {}).get(k, 0.0) for doc in docs), 1)
                      for k in ("wall_s", "setup_wait_s", "measure_s", "teardown_s")}
-    out["analysis"] = analyse_processes(processes, first["params"]["mechanisms"], first["params"]["arg_counts"],
+    out["analysis"] = analyze_processes(processes, first["params"]["mechanisms"], first["params"]["arg_counts"],
                               judge=not first.get("simulator"))
     return out

@@ -19,7 +19,7 @@ def summarize(samples: list[float]) -> dict:
     }
 
 
-def analyse(medians: dict[str, dict[int, float]], subject: str = "numba_cuda", floor: str = "floor") -> dict:
+def analyze(medians: dict[str, dict[int, float]], subject: str = "numba_cuda", floor: str = "floor") -> dict:
     """Overhead of *subject* over *floor* per arg count, and each launcher's per-arg slope."""
     overhead = {}
     if subject in medians and floor in medians:

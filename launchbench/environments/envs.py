@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from ..base import buildlock, childenv, lifeline
 from ..base.atomic import write_json_atomic
 from ..base.errors import UserError
-from ..base.outputs import check_folder
+from ..base.outpaths import check_folder
 from .variants import MLIR_PIN_NAMES, Base, env_python
 
 MARKER = "launchbench-env.json"

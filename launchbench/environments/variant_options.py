@@ -11,7 +11,7 @@ import re
 import sys
 
 from ..base.errors import UserError
-from ..base.outputs import check_folder
+from ..base.outpaths import check_folder
 from . import envs, variants
 
 
