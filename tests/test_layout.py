@@ -20,6 +20,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 PACKAGE = "launchbench"
 ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 
@@ -487,6 +489,48 @@ def test_every_module_imports_without_the_heavy_dependencies():
             "cli.build_parser()\n")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT.parent, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+# ---------------------------------------------------------------- the house drawing and the tree agree
+
+ARCHITECTURE = ROOT.parent / "docs" / "architecture.md"
+#: A folder path written in backticks: `engine/`, `lab/recipes/`, `.ci/` (a trailing slash, no spaces).
+FOLDER_RE = re.compile(r"`(\.?[A-Za-z_][\w.-]*(?:/[\w.-]+)*/)`")
+
+
+def tracked_folders(files: list) -> set:
+    """The folders the repository's files sit in, to two levels (``lab/results/h200/x.json`` ->
+    ``lab/results``; ``lab/check.py`` -> ``lab``)."""
+    return {"/".join(parts[:min(2, len(parts) - 1)]) for parts in (f.split("/") for f in files) if len(parts) > 1}
+
+
+def folder_mismatch(text: str, folders: set, exists) -> tuple:
+    """(folders the page does not name, folders the page names that do not exist). A name resolves
+    from the repository root or from ``launchbench/`` (the page's module paths do)."""
+    named = {m.rstrip("/") for m in FOLDER_RE.findall(text)}
+    missing = sorted(f for f in folders if f not in named and f.removeprefix(f"{PACKAGE}/") not in named)
+    absent = sorted(n for n in named if not (exists(n) or exists(f"{PACKAGE}/{n}")))
+    return missing, absent
+
+
+def test_folder_mismatch_is_reported():
+    text = "`engine/` and `lab/recipes/` and `gpu/`"
+    missing, absent = folder_mismatch(text, {"launchbench/engine", "lab/recipes", "tests"},
+                                      lambda p: p in {"launchbench/engine", "lab/recipes", "tests"})
+    assert missing == ["tests"] and absent == ["gpu"]
+
+
+def test_the_architecture_page_names_every_folder_and_only_folders_that_exist():
+    import subprocess
+
+    root = ROOT.parent
+    got = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True)
+    if got.returncode != 0:
+        pytest.skip("not a git checkout: the tracked folders are unknown")
+    missing, absent = folder_mismatch(ARCHITECTURE.read_text(), tracked_folders(got.stdout.split()),
+                                      lambda p: (root / p).is_dir())
+    assert not missing, f"docs/architecture.md does not name these folders (add them under Folders): {missing}"
+    assert not absent, f"docs/architecture.md names folders that do not exist: {absent}"
 
 
 # ---------------------------------------------------------------- lab/ scripts: above the package
