@@ -273,7 +273,7 @@ def test_module_path_strings_are_found():
 #: command shares lives below commands/ (commands parse, call the engine, render).
 COMMAND_PAIRS = {
     # one command, `launchbench mechanisms`, split over two files for size: mechanisms_procs registers it
-    # and runs its process pool; mechanisms_cli holds its options, in-process statistics and table.
+    # and its runs over processes; mechanisms_cli holds its options, its document and --processes 1.
     (f"{PACKAGE}.commands.mechanisms_procs", f"{PACKAGE}.commands.mechanisms_cli"):
         "one command (mechanisms) in two files",
 }

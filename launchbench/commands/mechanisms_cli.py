@@ -9,8 +9,8 @@ process, each difference against ``passthrough`` (the wrapper's own cost) and
 ``stock`` is the median of the per-round paired differences, with a binomial
 order-statistic (distribution-free) 95 % interval. By default this runs in
 ``--processes`` fresh worker processes one after another and the verdict is
-judged across them (mechanisms_procs): one process's interval holds only for
-that process. Raw samples go to the JSON, rewritten atomically as the run
+judged across them (engine/mechanism_procs.py, engine/mechanism_stats.py): one process's
+interval holds only for that process. Raw samples go to the JSON, rewritten atomically as the run
 goes, so an interrupted run keeps what it measured.
 
 Why processes: a new process (another memory layout) moves tls - passthrough
