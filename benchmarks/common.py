@@ -7,7 +7,8 @@ process's settings, reference and sample), ``launchers`` (the launches), ``count
 
 Row versions: asv files a row's results under its ``version``, by default a hash of the row's
 own source (its ``time_``/``track_`` method, ``setup`` and ``setup_cache``), and compares only
-results of one version. When the measurement moved into launchbench.workloads the rows' source changed but not what they measure, so each row states the version asv had
+results of one version. When the measurement moved into launchbench.workloads the rows' source changed
+but not what they measure, so each row states the version asv had
 computed for it before, and results from before and after still compare. Change a row's
 version when a change alters what it measures. (The counts rows keep their own: a digest of
 the counting code, bench_counts.counts_version.)

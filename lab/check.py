@@ -5,7 +5,8 @@
 Every JSON document, as a file or inside a run's logs.tar.gz: one of a known kind reads through
 launchbench.output.documents; a compare renders through `launchbench report --markdown`, a breakdown
 through `--text`; a mechanisms document loads, and one measured over processes loads as
-`launchbench mechanisms --pool` reads it (pooled with a copy of itself). The dispatcher-call breakdown renders exactly as committed.
+`launchbench mechanisms --pool` reads it (pooled with a copy of itself). The dispatcher-call breakdown renders exactly as
+committed.
 lab/README.md's index names every run folder that holds a document, and every citation resolves
 (lab/citations.py). Prints one line per failure and a count per kind.
 """

@@ -13,7 +13,7 @@ import importlib
 import sys
 
 from . import __version__
-from .base import atomic, childenv, device, outputs, signals
+from .base import atomic, childenv, device, outpaths, signals
 from .base.errors import UserError
 
 # Order is the order shown in --help.
@@ -66,11 +66,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     atomic.new_run()
     childenv.set_passed(getattr(args, "pass_env", None) or ())  # this invocation's, never an earlier one's
-    outputs.release()  # a plan left by a command called outside main (tests) is not this run's
+    outpaths.release()  # a plan left by a command called outside main (tests) is not this run's
     try:
         return _run(args)
     finally:
-        outputs.release()  # this run's output locks, so the next run on the same outputs may start
+        outpaths.release()  # this run's output locks, so the next run on the same outputs may start
 
 
 def _run(args) -> int:

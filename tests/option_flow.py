@@ -42,7 +42,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_layout import LAYERS, PACKAGE, ROOT, TOP, modules  # noqa: E402
+from test_layout import LAYERS, PACKAGE, TOP, modules  # noqa: E402
 
 NS, VAL = "ns", "val"
 #: builtins whose result is their argument, converted

@@ -29,8 +29,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from launchbench.engine import bisection  # noqa: E402
-from test_bisection import (FLAT_HINTS, N, THRESHOLD, FakeCounts, FakeStages, _planted,  # noqa: E402
-                            bytecodes_with, costs_with)
+from test_bisection import FLAT_HINTS, THRESHOLD, FakeCounts, FakeStages, N, _planted, bytecodes_with, costs_with  # noqa: E402
 
 
 def verdict(res: dict, steps: dict) -> str:

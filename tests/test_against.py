@@ -4,17 +4,16 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
-
 import types
+from pathlib import Path
 
 import pytest
 
 import launchbench
+from launchbench import cli
 from launchbench.base import device
 from launchbench.commands import asv
 from launchbench.output import asvtools
-from launchbench import cli
 
 PACKAGE = Path(launchbench.__file__).resolve().parent
 GPU_GUARD = device.refuse_without_gpu

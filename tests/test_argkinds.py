@@ -11,12 +11,11 @@ import types
 import pytest
 
 from launchbench import cli
-from launchbench.commands import common_args
 from launchbench.base.errors import UserError
+from launchbench.commands import common_args
 from launchbench.engine import analysis, stats
 from launchbench.output import argkinds as summary_mod
 from launchbench.workloads import argkinds, stages
-
 
 # ---------------------------------------------------------------- kinds, signatures, counts
 

@@ -116,7 +116,7 @@ def _launch(loops):
         '''
 
 
-#: (subject, files): c0 base, c1 docs, c2 a Python step, c3-c5 docs (c3 adds a test's C file), c6 a compiled-source edit that moves
+#: (subject, files): c0 base, c1 docs, c2 a Python step, c3-c5 docs (c3 adds a test's C file), c6 a compiled-source edit that moves  # noqa: E501
 #: no count (a decoy), c7-c9 docs, c10 a Python step, c11 docs (B)
 STANDIN = [
     ("base", {"numba_cuda/__init__.py": _launch(20), "numba_cuda/_x.c": "/* 1 */\n"}),

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from launchbench.output import asvresults
 from launchbench.base.errors import UserError
+from launchbench.output import asvresults
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable

@@ -1,4 +1,5 @@
-"""Unit tests for launchbench.output.asvtools, launchbench.commands.asv and launchbench.environments.ledger (fast, no asv runs)."""
+"""Unit tests for launchbench.output.asvtools, launchbench.commands.asv and launchbench.environments.ledger
+(fast, no asv runs)."""
 import json
 import os
 import subprocess
@@ -7,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from launchbench.commands import asv
-from launchbench.output import asvtools
-from launchbench.environments import ledger
-from launchbench.cli import main
 from launchbench.base.errors import UserError
+from launchbench.cli import main
+from launchbench.commands import asv
+from launchbench.environments import ledger
+from launchbench.output import asvtools
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -105,7 +105,7 @@ def test_a_file_size_limit_mid_write_keeps_the_last_complete_file(tmp_path, ours
     """A real EFBIG: a child process with RLIMIT_FSIZE below the new file's size (SIGXFSZ ignored,
     as a shell's ulimit -f does not), writing through the atomic helper. The file left is called
     "the last complete version" only when this run wrote it; an earlier run's file is named as such."""
-    resource = pytest.importorskip("resource")
+    pytest.importorskip("resource")
     path = tmp_path / "results.json"
     path.write_text("kept\n")
     code = textwrap.dedent(f"""

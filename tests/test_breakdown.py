@@ -1,4 +1,5 @@
-"""launchbench.workloads.breakdown and launchbench breakdown's table: launch-path detection and summaries on CPU; stages on a GPU."""
+"""launchbench.workloads.breakdown and launchbench breakdown's table: launch-path detection and summaries on CPU;
+stages on a GPU."""
 import pytest
 
 from launchbench.commands import breakdown as breakdown_cmd

@@ -6,8 +6,8 @@ import zipfile
 
 import pytest
 
-from launchbench.environments import builds
 from launchbench.base.errors import UserError
+from launchbench.environments import builds
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",

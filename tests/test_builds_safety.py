@@ -19,7 +19,7 @@ import time
 import pytest
 
 from launchbench.base import archives, childenv
-from launchbench.engine import runner
+from launchbench.engine import progressbar, runner, runplan
 from launchbench.environments import builds, envs
 from launchbench.environments.variants import Base
 
@@ -160,11 +160,11 @@ def _probe_run(tmp_path, name):
     os.symlink(os.path.join(ROOT, "launchbench"), overlay / "launchbench")
     out = tmp_path / f"{name}.json"
     (overlay / "envprobe.py").write_text(PROBE.format(out=str(out)))
-    plan = runner.Plan(variants=[("v", sys.executable, None)], reference="v", arg_counts=[0], loops={0: 2},
+    plan = runplan.Plan(variants=[("v", sys.executable, None)], reference="v", arg_counts=[0], loops={0: 2},
                        repeats=1, rounds=1, warmup=1, sample_target_s=0.0, simulator=False, affinity=None,
                        peers=False, overlay=str(overlay), log_dir=str(tmp_path), setup={"target": "envprobe:launch"},
                        log_prefix=f"{name}-r")
-    outcome = runner.run(plan, runner.Progress(1, enabled=False))
+    outcome = runner.run(plan, progressbar.Progress(1, enabled=False))
     assert outcome.error is None and outcome.rounds_completed == 1, outcome.reason
     return set(json.loads(out.read_text()))
 

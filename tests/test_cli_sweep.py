@@ -389,14 +389,14 @@ def fixtures(tmp_path_factory):
 
 @pytest.fixture
 def sweep_env(tmp_path, monkeypatch, fixtures, odd_paths):
-    from launchbench.output import asvtools, site
-    from launchbench.commands import asv, mechanisms_cli, mechanisms_procs, peers
-    from launchbench.engine import runner
+    from launchbench.commands import asv, mechanisms_cli, peers
+    from launchbench.engine import mechanism_procs, runner
     from launchbench.environments import envs, ledger, refs
+    from launchbench.output import asvtools, site
     from launchbench.workloads import breakdown
 
     for obj, attr in ((envs.EnvManager, "_build"), (runner, "run"), (mechanisms_cli, "make_launchers"),
-                      (mechanisms_procs, "run"), (peers, "measure_on_engine"), (breakdown, "numba_kernel_and_args"),
+                      (mechanism_procs, "run"), (peers, "measure_on_engine"), (breakdown, "numba_kernel_and_args"),
                       (asvtools, "run_asv"), (asv, "run_asv"), (site, "publish"), (refs, "fetch_pull_head"),
                       (ledger, "ensure_ledger")):
         monkeypatch.setattr(obj, attr, _tripwire(f"{getattr(obj, '__name__', obj)}.{attr}"))
@@ -481,6 +481,7 @@ def test_every_subcommand_is_swept():
 def test_a_refused_write_outside_the_atomic_helper_is_one_line(code, needle, tmp_path, capsys, monkeypatch):
     """A log, plot or cache written with plain open(): cli.main words the OSError in one line."""
     import errno as errno_mod
+
     from launchbench.commands import info
 
     assert code in (errno_mod.ENOSPC, errno_mod.EFBIG, errno_mod.EACCES, errno_mod.EROFS)
@@ -560,7 +561,8 @@ def _number_values(t: Number) -> list:
 OPTION_KINDS = {
     "--help": None, "-h": None, "--pass-env": "text",
     "--no-install": "flag", "--system-site-packages": "flag", "--peers": "flag", "--simulator": "flag",
-    "--no-report": "flag", "--quiet": "flag", "--no-measure": "flag", "--no-counts": "flag", "--no-hints": "flag", "--no-conformance": "flag",
+    "--no-report": "flag", "--quiet": "flag", "--no-measure": "flag", "--no-counts": "flag", "--no-hints": "flag",
+    "--no-conformance": "flag",
     "--build-only": "flag", "--no-fetch": "flag", "--force": "flag", "--breakdown": "flag", "--no-insitu": "flag",
     "--no-pull": "flag", "--cdn": "flag", "--json": "flag", "--build-deps": "flag", "--asv-builds": "flag",
     "--allow-version-mismatch": "flag", "--asv-verbose": "flag",
@@ -569,7 +571,8 @@ OPTION_KINDS = {
     "--variant": "variant", "--reference": "name", "--env-dir": "outdir", "--python": "exe", "--wheels": "indir",
     "--constraints": "infile", "--extras": "text", "--output": "outfile", "--markdown": "outfile",
     "--plot": "outfile", "--wheel-cache": "outdir", "--asv-results": "outdir", "--target": "skip", "--suite": "skip",
-    ("compare", "--repo"): "repo_item", ("counts", "--repo"): "repo_item", ("breakdown", "--repo"): "repo_item", ("compare", "--loops"): "ints",
+    ("compare", "--repo"): "repo_item", ("counts", "--repo"): "repo_item", ("breakdown", "--repo"): "repo_item",
+    ("compare", "--loops"): "ints",
     ("pr", "--base"): "ref", ("pr", "--main"): "ref", ("pr", "--out"): "outdir",
     ("asv-config", "--repo"): "clone", ("asv-config", "--config"): "injson", ("asv-config", "--results-dir"): "outdir",
     ("asv-config", "--html-dir"): "outdir", ("asv-config", "--offline"): "indir", ("asv-config", "--host-site"): "indir",
@@ -623,8 +626,8 @@ SWEEP_BASE = {
 }
 # Values a command takes on purpose (not mistakes): (subcommand, option, value).
 ACCEPTED = {
-    ("compare", "--extras", ""), ("counts", "--extras", ""), ("history", "--extras", ""), ("bisect", "--extras", ""), ("pr", "--extras", ""),
-    ("breakdown", "--extras", ""), ("releases", "--extras", ""), ("asv-plan", "--extras", ""), ("wheelhouse", "--package", "numba-cuda>=1"),  # a requirement, fetched as given
+    ("compare", "--extras", ""), ("counts", "--extras", ""), ("history", "--extras", ""), ("bisect", "--extras", ""), ("pr", "--extras", ""),  # noqa: E501
+    ("breakdown", "--extras", ""), ("releases", "--extras", ""), ("asv-plan", "--extras", ""), ("wheelhouse", "--package", "numba-cuda>=1"),  # a requirement, fetched as given  # noqa: E501
 }
 
 
@@ -778,8 +781,8 @@ def test_option_sweep(argv, needle, value, sweep_env, binary_file, capsys, tmp_p
 # UTF-8) are values of BAD_VALUES above; inconsistent documents are tests/test_documents.py's
 # generator (every kind) and report's here.
 
-import functools
-import itertools
+import functools  # noqa: E402
+import itertools  # noqa: E402
 
 #: the run outputs of each command a second run must not share (locked): file options, and folders
 RUN_OUTPUTS = {"outfile"}
@@ -874,13 +877,13 @@ def test_every_kind_of_alias_is_generated():
 
 HOLDER = """
 import sys
-from launchbench.base import outputs
+from launchbench.base import outpaths
 for line in sys.stdin:
     path, folder = line.rstrip("\\n").rsplit(" ", 1)
     if folder == "1":
-        outputs.check_folder(path, "x", output=True)
+        outpaths.check_folder(path, "x", output=True)
     else:
-        outputs.check_outputs([(path, "x")])
+        outpaths.check_outputs([(path, "x")])
     print("held", flush=True)
 """
 

@@ -10,9 +10,9 @@ import venv
 import pytest
 
 from launchbench import cli
-from launchbench.commands import compare
-from launchbench.engine import runner
 from launchbench.base.errors import UserError
+from launchbench.commands import compare
+from launchbench.engine import pinning
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE_ENV = f"env:{sys.prefix}"
@@ -43,7 +43,8 @@ def parse(*argv):
 
 def test_parsing_defaults_and_order():
     a = parse()
-    assert a.items is None and a.repeats == 20 and a.rounds == 400 and a.prefetch == "auto" and a.loops is None and not a.simulator
+    assert a.items is None and a.repeats == 20 and a.rounds == 400 and a.prefetch == "auto" and a.loops is None
+    assert not a.simulator
     assert a.sample_time == 0.002 and a.affinity == "auto" and a.spin == "none" and a.pinned_warmup == 100
     # the default run stops at +/-0.5 % or after 120 s of measurement; 0 turns either off
     assert (a.target_ci, a.max_time) == (0.5, 120.0)
@@ -56,12 +57,14 @@ def test_parsing_defaults_and_order():
 
 
 def test_unknown_variant_syntax():
-    assert_one_line_error(launchbench("compare", "--simulator", "--variant", "a=numba-cuda>=1", "--variant", "b=numba-cuda==0.30.4"),
+    assert_one_line_error(launchbench("compare", "--simulator", "--variant", "a=numba-cuda>=1",
+                                      "--variant", "b=numba-cuda==0.30.4"),
                           "unknown variant spec")
 
 
 def test_missing_path():
-    assert_one_line_error(launchbench("compare", "--simulator", "--repo", "a=/no/such/clone", "--variant", HERE_ENV.replace("env:", "b=env:")),
+    assert_one_line_error(launchbench("compare", "--simulator", "--repo", "a=/no/such/clone",
+                                      "--variant", HERE_ENV.replace("env:", "b=env:")),
                           "does not exist")
 
 
@@ -214,16 +217,16 @@ def test_sigterm_handler_is_scoped_and_maps_the_exit_status():
 # ---------------------------------------------------------------- --affinity
 
 def test_affinity_auto_is_the_highest_available_cpu():
-    assert runner.parse_affinity(None, {0, 3, 5}) == [5]
-    assert runner.parse_affinity("auto", {2}) == [2]
-    assert runner.parse_affinity(" AUTO ", {0, 1}) == [1]
+    assert pinning.parse_affinity(None, {0, 3, 5}) == [5]
+    assert pinning.parse_affinity("auto", {2}) == [2]
+    assert pinning.parse_affinity(" AUTO ", {0, 1}) == [1]
 
 
 def test_affinity_none_disables_and_lists_are_sorted_distinct():
-    assert runner.parse_affinity("none", {0, 1}) is None
-    assert runner.parse_affinity("3,1,3", {0, 1, 2, 3}) == [1, 3]
-    assert runner.parse_affinity("2", {0, 1, 2, 3}) == [2]
-    assert runner.parse_affinity("1-3", {0, 1, 2, 3}) == [1, 2, 3]  # the --args grammar's ranges
+    assert pinning.parse_affinity("none", {0, 1}) is None
+    assert pinning.parse_affinity("3,1,3", {0, 1, 2, 3}) == [1, 3]
+    assert pinning.parse_affinity("2", {0, 1, 2, 3}) == [2]
+    assert pinning.parse_affinity("1-3", {0, 1, 2, 3}) == [1, 2, 3]  # the --args grammar's ranges
 
 
 @pytest.mark.parametrize("text, message", [
@@ -235,7 +238,7 @@ def test_affinity_none_disables_and_lists_are_sorted_distinct():
 ])
 def test_affinity_errors_name_the_fix(text, message):
     with pytest.raises(UserError) as err:
-        runner.parse_affinity(text, {0, 1})
+        pinning.parse_affinity(text, {0, 1})
     assert message in str(err.value) and "\n" not in str(err.value)
 
 

@@ -10,9 +10,9 @@ import sys
 import pytest
 
 from launchbench import cli
+from launchbench.base.errors import UserError
 from launchbench.commands import compare
 from launchbench.engine import analysis, sequential
-from launchbench.base.errors import UserError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE_ENV = f"env:{sys.prefix}"

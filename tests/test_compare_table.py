@@ -4,8 +4,8 @@ import json
 import pytest
 
 from launchbench.commands import compare
+from launchbench.engine.runplan import Outcome
 from launchbench.output import documents, tables
-from launchbench.engine.runner import Outcome
 
 
 def fixed_document(simulator=False, rounds=2, interrupted=False, peers=False):

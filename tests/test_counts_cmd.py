@@ -9,8 +9,9 @@ import pytest
 
 from launchbench import cli
 from launchbench.base.errors import UserError
-from launchbench.engine import countdiff, countpass, runner
-from launchbench.output import counts as counts_out, documents
+from launchbench.engine import countdiff, countpass, workerproc
+from launchbench.output import counts as counts_out
+from launchbench.output import documents
 
 HERE = f"env:{sys.prefix}"
 
@@ -215,13 +216,13 @@ def test_simulator_end_to_end(tmp_path, monkeypatch, capsys):
     never reach to_device) and says what it hoisted. Every worker is asked to set up,
     prepare and count, nothing else."""
     sent = []
-    original_send = runner.Worker.send
+    original_send = workerproc.Worker.send
 
     def send(self, request):
         sent.append((self.variant, request["cmd"]))
         return original_send(self, request)
 
-    monkeypatch.setattr(runner.Worker, "send", send)
+    monkeypatch.setattr(workerproc.Worker, "send", send)
     out = tmp_path / "c.json"
     rc = cli.main(["counts", "--simulator", "--variant", f"base={HERE}", "--variant", "cv=contextvar@base",
                    "--variant", "hoist=hoist-imports@base", "--args", "0,2", "--launches", "5", "--top", "5",

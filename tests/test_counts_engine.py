@@ -19,9 +19,12 @@ import textwrap
 
 import pytest
 
-from launchbench.engine import commitcounts, countdiff, runner
+from launchbench.engine import commitcounts, countdiff, progressbar, runner, runplan
 from launchbench.environments import envs
-from launchbench.output import breakdown as breakdown_out, counts as counts_out, history as history_out, prreport
+from launchbench.output import breakdown as breakdown_out
+from launchbench.output import counts as counts_out
+from launchbench.output import history as history_out
+from launchbench.output import prreport
 from launchbench.output import report as report_out
 from launchbench.workloads import callees, counts
 
@@ -103,14 +106,14 @@ def engine_run(tmp_path_factory):
                "b": variant_env(tmp, "b", "lbcounts_launch", code),
                "c": variant_env(tmp, "c", "lbcounts_launch", code + EXTRA),
                "d": variant_env(tmp, "d", "lbcounts_launch", SUM.replace("WAIT_NS", "2000"))}
-    plan = runner.Plan(
+    plan = runplan.Plan(
         variants=[(n, os.path.join(p, "bin", "python"), None) for n, p in pythons.items()], reference="a",
         arg_counts=[0, 2], loops=None, repeats=1, rounds=2, warmup=5, sample_target_s=0.0005, simulator=False,
         affinity=None, peers=False, overlay=envs.make_overlay(str(tmp / "overlay")), log_dir=str(tmp / "logs"),
         prefetch=1, setup_cpus=None, setup={"target": "lbcounts_launch:launch"}, count_rounds=2, count_launches=6)
     os.makedirs(plan.log_dir, exist_ok=True)
-    out = runner.run(plan, runner.Progress(1, enabled=False))
-    runner.raise_setup_failure(out)
+    out = runner.run(plan, progressbar.Progress(1, enabled=False))
+    runplan.raise_setup_failure(out)
     return out
 
 
@@ -203,7 +206,7 @@ def test_len_becoming_sum_is_a_c_callee_change_not_invisible(engine_run):
     assert "### C callees that changed: d vs a, 2 args" in md
     assert "| builtins.sum | +1 | 0 → 1 | gained | launch (lbcounts_launch) |" in md
     assert "| builtins.len | -1 | 1 → 0 | lost | launch (lbcounts_launch) |" in md
-    assert f"| 0 | d | +0 |" in md and f"| {countdiff.CALLEES_MOVED} |" in md
+    assert "| 0 | d | +0 |" in md and f"| {countdiff.CALLEES_MOVED} |" in md
     assert f"| {NOT_VISIBLE} |" not in md
 
 

@@ -8,8 +8,8 @@ import zipfile
 
 import pytest
 
-from launchbench.environments import envs
 from launchbench.base.errors import UserError
+from launchbench.environments import envs
 from launchbench.environments.variants import Base
 
 WHEEL = Base("wheel", "numba-cuda==0.0.1")

@@ -17,7 +17,7 @@ import pytest
 from launchbench import cli
 from launchbench.base import atomic, lifeline, signals
 from launchbench.commands import compare
-from launchbench.engine import lanes, runner
+from launchbench.engine import lanes, pinning, progressbar, runner, runplan, workerproc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE_ENV = f"env:{sys.prefix}"
@@ -133,17 +133,17 @@ def test_rounds_set_up_ahead_are_bounded_by_construction():
     made = []
     ahead = runner.Ahead(1000, 1000, made.append, lambda item: None)
     ahead.take(0)
-    assert len(made) == runner.PREFETCH_LIMIT + 1
+    assert len(made) == pinning.PREFETCH_LIMIT + 1
     ahead.ahead = 10 ** 6  # raised later (after calibration): still bounded
     ahead.take(1)
-    assert len(made) == runner.PREFETCH_LIMIT + 2
+    assert len(made) == pinning.PREFETCH_LIMIT + 2
 
 
 # ---------------------------------------------------------------- a reply awaited until a deadline
 
 def _silent_worker():
     """A Worker whose process never answers (a sample with a huge loop count, say)."""
-    w = runner.Worker.__new__(runner.Worker)
+    w = workerproc.Worker.__new__(workerproc.Worker)
     w.variant, w.log_path = "a", os.devnull
     w.proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True, start_new_session=True)
@@ -155,12 +155,12 @@ def test_a_reply_is_awaited_only_until_the_deadline_or_a_cancel():
     w = _silent_worker()
     try:
         w.deadline = time.monotonic() + 0.3
-        with pytest.raises(runner.Halted) as info:
+        with pytest.raises(workerproc.Halted) as info:
             w.receive()
         assert info.value.why == "deadline"
         w.deadline, w.cancel = None, threading.Event()
         threading.Timer(0.3, w.cancel.set).start()
-        with pytest.raises(runner.Halted) as info:
+        with pytest.raises(workerproc.Halted) as info:
             w.receive()
         assert info.value.why == "cancel"
     finally:
@@ -169,7 +169,7 @@ def test_a_reply_is_awaited_only_until_the_deadline_or_a_cancel():
 
 
 class SlowWorker:
-    """A stand-in for runner.Worker whose samples never end (a huge loop count): it answers set-up
+    """A stand-in for workerproc.Worker whose samples never end (a huge loop count): it answers set-up
     and warm-up, then waits for its deadline as Worker.receive does, and raises Halted."""
 
     spawned_with: list = []
@@ -193,7 +193,7 @@ class SlowWorker:
         if self.pending_samples() > 2:
             while self.deadline is None or time.monotonic() < self.deadline:
                 time.sleep(0.01)
-            raise runner.Halted("deadline")
+            raise workerproc.Halted("deadline")
         return {"ok": True, "us": 1.0}
 
     def pending_samples(self):
@@ -218,11 +218,11 @@ def test_max_time_ends_a_round_in_progress(monkeypatch, tmp_path):
     monkeypatch.setattr(runner, "Worker", SlowWorker)
     monkeypatch.setattr(SlowWorker, "spawned_with", [])
     monkeypatch.setattr(SlowWorker, "count", 0, raising=False)
-    monkeypatch.setattr(runner, "MIN_GRACE_S", 0.2)
-    plan = runner.Plan(variants=[("a", "py", None), ("b", "py", None)], reference="a", arg_counts=[0],
+    monkeypatch.setattr(runplan, "MIN_GRACE_S", 0.2)
+    plan = runplan.Plan(variants=[("a", "py", None), ("b", "py", None)], reference="a", arg_counts=[0],
                        loops={0: 5}, repeats=3, rounds=5, warmup=1, sample_target_s=0.001, simulator=True,
                        affinity=None, peers=False, overlay="o", log_dir=str(tmp_path), prefetch=1, max_time=0.1)
-    out = runner.run(plan, runner.Progress(1, enabled=False))
+    out = runner.run(plan, progressbar.Progress(1, enabled=False))
     assert out.rounds_completed == 0 and not out.interrupted
     assert out.stopped.startswith("time cap: 0.1 s of measurement reached; round 1 was still running")
     assert len(out.partial_samples) == 2  # the two samples before the endless one, kept apart
@@ -233,11 +233,11 @@ def test_max_time_ends_a_round_in_progress(monkeypatch, tmp_path):
 
 
 def test_hard_deadline_is_the_cap_plus_a_bounded_grace():
-    plan = runner.Plan(variants=[], reference="a", arg_counts=[0], loops=None, repeats=1, rounds=1, warmup=1,
+    plan = runplan.Plan(variants=[], reference="a", arg_counts=[0], loops=None, repeats=1, rounds=1, warmup=1,
                        sample_target_s=0.001, simulator=True, affinity=None, peers=False, overlay="o", log_dir="l")
     assert plan.hard_deadline(100.0) is None
     plan.max_time = 3.0
-    assert plan.hard_deadline(100.0) == 100.0 + 3.0 + runner.MIN_GRACE_S
+    assert plan.hard_deadline(100.0) == 100.0 + 3.0 + runplan.MIN_GRACE_S
     plan.max_time = 1000.0
     assert plan.hard_deadline(0.0) == 1100.0
 
@@ -245,7 +245,7 @@ def test_hard_deadline_is_the_cap_plus_a_bounded_grace():
 # ---------------------------------------------------------------- lanes keep their rounds on a signal
 
 class LaneWorker:
-    """A thread-safe stand-in for runner.Worker (as in test_lanes.py), honouring a cancel."""
+    """A thread-safe stand-in for workerproc.Worker (as in test_lanes.py), honouring a cancel."""
 
     def __init__(self, variant, python, overlay, log_path, simulator, cpus=None, extra_env=None, module=None):
         self.variant, self.pending, self.pid, self.spawned = variant, [], 1, 0.0
@@ -264,7 +264,7 @@ class LaneWorker:
             return {"ok": True, "loops": 5}
         time.sleep(0.02)
         if getattr(self, "cancel", None) is not None and self.cancel.is_set():
-            raise runner.Halted("cancel")
+            raise workerproc.Halted("cancel")
         return {"ok": True, "us": 10.0 + (0.5 if self.variant == "b" else 0.0)}
 
     def request(self, req):
@@ -283,7 +283,7 @@ def test_lanes_keep_every_lanes_rounds_on_a_signal(monkeypatch, tmp_path, signum
     it once 6 pooled rounds are done): every lane's finished rounds are in the merged outcome.
     A Thread.join cut by the KeyboardInterrupt used to drop a lane still running."""
     monkeypatch.setattr(runner, "Worker", LaneWorker)
-    plan = runner.Plan(variants=[("a", "py", None), ("b", "py", None)], reference="a", arg_counts=[0],
+    plan = runplan.Plan(variants=[("a", "py", None), ("b", "py", None)], reference="a", arg_counts=[0],
                        loops=None, repeats=3, rounds=200, warmup=1, sample_target_s=0.001, simulator=True,
                        affinity=None, peers=False, overlay="o", log_dir=str(tmp_path), prefetch=1)
     sent = []
@@ -297,7 +297,7 @@ def test_lanes_keep_every_lanes_rounds_on_a_signal(monkeypatch, tmp_path, signum
     plan.stop = stop
     two = lanes.plan_lanes(["0", "1"], "none", range(4), lambda cpus: set(cpus))
     with signals.sigterm_as_interrupt():
-        out = lanes.run(plan, two, runner.Progress(1, enabled=False))
+        out = lanes.run(plan, two, progressbar.Progress(1, enabled=False))
     assert sent, "the signal was never sent"
     assert out.interrupted and out.reason == ("SIGTERM" if signum == signal.SIGTERM else "KeyboardInterrupt")
     per_lane = [lane["rounds_completed"] for lane in out.lanes]

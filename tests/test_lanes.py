@@ -1,9 +1,9 @@
 """Lanes (engine/lanes.py): GPU and CPU planning, pooling of the lanes' rounds, the per-lane check,
 and compare --gpus end to end under the CUDA simulator."""
 import json
+import os
 import random
 import re
-import os
 import subprocess
 import sys
 import time
@@ -11,7 +11,7 @@ import time
 import pytest
 
 from launchbench.base.errors import UserError
-from launchbench.engine import lanes, runner
+from launchbench.engine import lanes, pinning, progressbar, runner, runplan, workerproc
 from launchbench.output.lanes import render as render_lanes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -78,9 +78,9 @@ def test_plan_two_lanes_each_measures_on_its_own_core_and_sets_up_on_its_share()
 
 def test_one_lane_is_the_run_without_lanes():
     (lane,) = lanes.plan_lanes(["0"], "3", range(8), no_smt)
-    assert lane.affinity == runner.parse_affinity("3", range(8)) == [3]
-    assert lane.setup_cpus == runner.setup_cpus([3], range(8), no_smt)
-    plan = runner.Plan(variants=[("a", "py", None)], reference="a", arg_counts=[0], loops=None, repeats=1,
+    assert lane.affinity == pinning.parse_affinity("3", range(8)) == [3]
+    assert lane.setup_cpus == pinning.setup_cpus([3], range(8), no_smt)
+    plan = runplan.Plan(variants=[("a", "py", None)], reference="a", arg_counts=[0], loops=None, repeats=1,
                        rounds=7, warmup=1, sample_target_s=0.001, simulator=True, affinity=[3], peers=False,
                        overlay="o", log_dir="d", prefetch=2, setup_cpus=lane.setup_cpus)
     got = lanes.lane_plan(plan, lane, 1)
@@ -97,7 +97,7 @@ def test_plan_errors():
 
 
 def test_lane_plan_splits_rounds_and_bounds_prefetch_by_its_share():
-    plan = runner.Plan(variants=[("a", "py", None), ("b", "py", None)], reference="a", arg_counts=[0],
+    plan = runplan.Plan(variants=[("a", "py", None), ("b", "py", None)], reference="a", arg_counts=[0],
                        loops=None, repeats=1, rounds=5, warmup=1, sample_target_s=0.001, simulator=True,
                        affinity=[7], peers=False, overlay="o", log_dir="d", prefetch=4, setup_cpus=None)
     two = lanes.plan_lanes(["0", "1"], "auto", range(8), no_smt)
@@ -123,7 +123,7 @@ def test_cuda_connections_one_per_worker_with_several_lanes_unless_told(setting,
 
 def test_cuda_connections_reach_every_lane_beside_its_gpu():
     env, _ = lanes.cuda_connections("auto", 2, {})
-    plan = runner.Plan(variants=[("a", "py", None)], reference="a", arg_counts=[0], loops=None, repeats=1,
+    plan = runplan.Plan(variants=[("a", "py", None)], reference="a", arg_counts=[0], loops=None, repeats=1,
                        rounds=2, warmup=1, sample_target_s=0.001, simulator=True, affinity=None, peers=False,
                        overlay="o", log_dir="d", prefetch=0, setup_cpus=None, worker_env=env)
     got = [lanes.lane_plan(plan, lane, 2, no_smt) for lane in lanes.plan_lanes(["0", "1"], "none", range(4), no_smt)]
@@ -140,8 +140,8 @@ def test_worker_gets_the_lane_environment(monkeypatch, tmp_path):
         def __init__(self, cmd, env, **kw):
             seen.update(env)
 
-    monkeypatch.setattr(runner.subprocess, "Popen", FakePopen)
-    runner.Worker("a", sys.executable, "overlay", str(tmp_path / "w.log"), True,
+    monkeypatch.setattr(workerproc.subprocess, "Popen", FakePopen)
+    workerproc.Worker("a", sys.executable, "overlay", str(tmp_path / "w.log"), True,
                   extra_env={"CUDA_VISIBLE_DEVICES": "1"})
     assert seen["CUDA_VISIBLE_DEVICES"] == "1" and seen["NUMBA_ENABLE_CUDASIM"] == "1"
 
@@ -160,7 +160,7 @@ def samples_for(lane_shift: float, rounds: int, spread=(0.0, 0.2, -0.2, 0.1, -0.
 
 
 def outcome(samples, rounds, wall, stopped=None):
-    out = runner.Outcome(samples=samples, rounds_completed=rounds, stopped=stopped, loops={0: 10})
+    out = runplan.Outcome(samples=samples, rounds_completed=rounds, stopped=stopped, loops={0: 10})
     out.timing.update(wall_s=wall, measure_s=wall / 2, rounds=[{"round": r} for r in range(rounds)])
     return out
 
@@ -191,7 +191,7 @@ def test_pool_renumbers_only_new_samples_and_matches_a_fresh_merge():
 
 
 class LaneWorker:
-    """A thread-safe stand-in for runner.Worker: remembers its lane's environment; the variant
+    """A thread-safe stand-in for workerproc.Worker: remembers its lane's environment; the variant
     'b' is 0.5 us slower; a worker of the GPU in ``fail_gpu`` dies at its first sample."""
 
     envs: list = []
@@ -215,7 +215,7 @@ class LaneWorker:
         if req["cmd"] == "calibrate":
             return {"ok": True, "loops": 5}
         if self.env.get("CUDA_VISIBLE_DEVICES") == LaneWorker.fail_gpu:
-            raise runner.WorkerError(self.variant, "died", "worker exited")
+            raise workerproc.WorkerError(self.variant, "died", "worker exited")
         time.sleep(0.05)  # rounds last long enough for the pooled on_round to see some
         return {"ok": True, "us": 10.0 + (0.5 if self.variant == "b" else 0.0)}
 
@@ -234,7 +234,7 @@ def lane_workers(monkeypatch, tmp_path):
     monkeypatch.setattr(runner, "Worker", LaneWorker)
     monkeypatch.setattr(LaneWorker, "envs", [])
     monkeypatch.setattr(LaneWorker, "fail_gpu", None)
-    return runner.Plan(variants=[("a", "py", None), ("b", "py", None)], reference="a", arg_counts=[0],
+    return runplan.Plan(variants=[("a", "py", None), ("b", "py", None)], reference="a", arg_counts=[0],
                        loops=None, repeats=3, rounds=40, warmup=1, sample_target_s=0.001, simulator=True,
                        affinity=None, peers=False, overlay="o", log_dir=str(tmp_path), prefetch=1)
 
@@ -244,7 +244,7 @@ def test_a_pooled_stop_rule_ends_every_lane(lane_workers):
     plan.stop = lambda out: "enough" if out.rounds_completed >= 6 else None
     seen = []
     two = lanes.plan_lanes(["0", "1"], "none", range(4), no_smt)
-    out = lanes.run(plan, two, runner.Progress(1, enabled=False), on_round=lambda o: seen.append(o.rounds_completed))
+    out = lanes.run(plan, two, progressbar.Progress(1, enabled=False), on_round=lambda o: seen.append(o.rounds_completed))
     assert 6 <= out.rounds_completed <= 8 and out.stopped == "enough" and not out.interrupted
     assert out.stopped_by_rule  # the rule chose the last round: precision mode keeps its corrected interval
     assert all(lane["stopped"] == "enough" for lane in out.lanes)
@@ -258,7 +258,7 @@ def test_a_pooled_stop_rule_ends_every_lane(lane_workers):
 def test_a_failing_lane_stops_the_others_and_is_reported(lane_workers):
     LaneWorker.fail_gpu = "1"
     two = lanes.plan_lanes(["0", "1"], "none", range(4), no_smt)
-    out = lanes.run(lane_workers, two, runner.Progress(1, enabled=False))
+    out = lanes.run(lane_workers, two, progressbar.Progress(1, enabled=False))
     assert out.interrupted and out.reason.startswith("lane 1: ") and "worker exited" in out.reason
     assert out.lanes[1]["rounds_completed"] == 0 and out.lanes[0]["rounds_completed"] < 20
 
@@ -326,7 +326,7 @@ def test_report_gives_each_lane_its_deltas_and_names_differing_deltas():
     assert rep["deltas"][1]["delta_us"] == pytest.approx(0.8)
     text = render_lanes(rep)
     assert "lanes DIFFER on v/0" in text and "| 1 | v | 0 |" in text
-    assert lanes.report(runner.Outcome(), ["ref", "v"], "ref", [0]) is None and render_lanes(None) == ""
+    assert lanes.report(runplan.Outcome(), ["ref", "v"], "ref", [0]) is None and render_lanes(None) == ""
 
 
 # ---------------------------------------------------------------- end to end (simulator)

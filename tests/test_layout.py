@@ -20,6 +20,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 PACKAGE = "launchbench"
 ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 
@@ -145,7 +147,8 @@ def test_the_graph_sees_every_kind_of_import():
     assert {lb + name for name in (
         "base", "base.errors", "workloads.breakdown", "workloads.kernels", "workloads.stages", "workloads.peers",
         "workloads.mechanisms", "workloads.lctls", "workloads.intercept", "engine.worker", "output.site",
-        "engine.breakdown", "output.breakdown", "commands.mechanisms_cli", "commands.mechanisms_procs")} <= set(graph)
+        "engine.breakdown", "output.breakdown", "commands.mechanisms_cli", "commands.mechanisms_procs",
+        "engine.mechanism_procs", "engine.runplan", "engine.workerproc", "engine.pinning", "engine.progressbar")} <= set(graph)
 
 
 def test_relative_imports_resolve_from_the_module_package():
@@ -270,7 +273,7 @@ def test_module_path_strings_are_found():
 #: command shares lives below commands/ (commands parse, call the engine, render).
 COMMAND_PAIRS = {
     # one command, `launchbench mechanisms`, split over two files for size: mechanisms_procs registers it
-    # and runs its process pool; mechanisms_cli holds its options, in-process statistics and table.
+    # and its runs over processes; mechanisms_cli holds its options, its document and --processes 1.
     (f"{PACKAGE}.commands.mechanisms_procs", f"{PACKAGE}.commands.mechanisms_cli"):
         "one command (mechanisms) in two files",
 }
@@ -301,6 +304,47 @@ def test_command_imports_are_reported():
     graph = {f"{PACKAGE}.commands.report": {f"{PACKAGE}.commands.breakdown": [3], f"{PACKAGE}.output.report": [4]},
              f"{PACKAGE}.commands.mechanisms_procs": {f"{PACKAGE}.commands.mechanisms_cli": [5]}}
     assert command_imports(graph) == [(f"{PACKAGE}.commands.report", f"{PACKAGE}.commands.breakdown", [3])]
+
+
+#: What only the engine and the workloads define: what a run measures and keeps, and how it times.
+MEASURING_CLASSES = ("Plan", "Outcome")
+#: High-resolution clocks: a command that reads one is timing something itself.
+TIMING_CLOCKS = ("perf_counter", "perf_counter_ns", "process_time", "process_time_ns", "thread_time")
+
+
+def measuring_code(tree: ast.AST) -> list:
+    """(line, what) for each thing in a module that measures rather than asks the engine to: a
+    ``Plan``/``Outcome`` class or any dataclass, a high-resolution clock read, and a bare repeat
+    loop (``for _ in range(n): f(...)``, the shape of a timing or warm-up loop)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            decorated = any("dataclass" in ast.unparse(d) for d in node.decorator_list)
+            if node.name in MEASURING_CLASSES or decorated:
+                found.append((node.lineno, f"class {node.name}"))
+        elif isinstance(node, ast.Attribute) and node.attr in TIMING_CLOCKS:
+            found.append((node.lineno, f"clock {node.attr}"))
+        elif isinstance(node, ast.ImportFrom) and any(a.name in TIMING_CLOCKS for a in node.names):
+            found.append((node.lineno, "clock import"))
+        elif (isinstance(node, ast.For) and isinstance(node.target, ast.Name) and node.target.id == "_"
+              and all(isinstance(b, ast.Expr) and isinstance(b.value, ast.Call) for b in node.body)):
+            found.append((node.lineno, "repeat loop"))
+    return sorted(found)
+
+
+def test_measuring_code_is_found():
+    source = ("from dataclasses import dataclass\nimport time\n@dataclass\nclass Settings:\n    n: int\n"
+              "class Plan:\n    pass\ndef loop(f, n):\n    t0 = time.perf_counter()\n"
+              "    for _ in range(n):\n        f()\n    for item in range(n):\n        f(item)\n")
+    assert measuring_code(ast.parse(source)) == [(4, "class Settings"), (6, "class Plan"), (9, "clock perf_counter"),
+                                                 (10, "repeat loop")]
+
+
+def test_commands_define_no_plan_outcome_or_timing_loop():
+    bad = [f"{path.relative_to(ROOT.parent)}:{line}: {what}" for path in sorted((ROOT / "commands").glob("*.py"))
+           for line, what in measuring_code(ast.parse(path.read_text()))]
+    assert not bad, ("commands/ only parse, call the engine and render; move these into engine/ or workloads/ "
+                     "(docs/architecture.md): " + "; ".join(bad))
 
 
 def private_reaches(name: str, path: Path, mods: dict, tree: ast.AST | None = None) -> list:
@@ -445,6 +489,48 @@ def test_every_module_imports_without_the_heavy_dependencies():
             "cli.build_parser()\n")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT.parent, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+# ---------------------------------------------------------------- the house drawing and the tree agree
+
+ARCHITECTURE = ROOT.parent / "docs" / "architecture.md"
+#: A folder path written in backticks: `engine/`, `lab/recipes/`, `.ci/` (a trailing slash, no spaces).
+FOLDER_RE = re.compile(r"`(\.?[A-Za-z_][\w.-]*(?:/[\w.-]+)*/)`")
+
+
+def tracked_folders(files: list) -> set:
+    """The folders the repository's files sit in, to two levels (``lab/results/h200/x.json`` ->
+    ``lab/results``; ``lab/check.py`` -> ``lab``)."""
+    return {"/".join(parts[:min(2, len(parts) - 1)]) for parts in (f.split("/") for f in files) if len(parts) > 1}
+
+
+def folder_mismatch(text: str, folders: set, exists) -> tuple:
+    """(folders the page does not name, folders the page names that do not exist). A name resolves
+    from the repository root or from ``launchbench/`` (the page's module paths do)."""
+    named = {m.rstrip("/") for m in FOLDER_RE.findall(text)}
+    missing = sorted(f for f in folders if f not in named and f.removeprefix(f"{PACKAGE}/") not in named)
+    absent = sorted(n for n in named if not (exists(n) or exists(f"{PACKAGE}/{n}")))
+    return missing, absent
+
+
+def test_folder_mismatch_is_reported():
+    text = "`engine/` and `lab/recipes/` and `gpu/`"
+    missing, absent = folder_mismatch(text, {"launchbench/engine", "lab/recipes", "tests"},
+                                      lambda p: p in {"launchbench/engine", "lab/recipes", "tests"})
+    assert missing == ["tests"] and absent == ["gpu"]
+
+
+def test_the_architecture_page_names_every_folder_and_only_folders_that_exist():
+    import subprocess
+
+    root = ROOT.parent
+    got = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True)
+    if got.returncode != 0:
+        pytest.skip("not a git checkout: the tracked folders are unknown")
+    missing, absent = folder_mismatch(ARCHITECTURE.read_text(), tracked_folders(got.stdout.split()),
+                                      lambda p: (root / p).is_dir())
+    assert not missing, f"docs/architecture.md does not name these folders (add them under Folders): {missing}"
+    assert not absent, f"docs/architecture.md names folders that do not exist: {absent}"
 
 
 # ---------------------------------------------------------------- lab/ scripts: above the package
@@ -642,7 +728,8 @@ def test_suite_problems_are_reported(tmp_path):
     assert "benchmarks.bench_a:1 imports benchmarks.bench_b" in text
     assert "imports launchbench.engine.runner" in text
     assert "import cycle: benchmarks.bench_a -> benchmarks.bench_b -> benchmarks.bench_a" in text
-    assert "bench_a.py:3 common._hidden" in text and "bench_b.py:2 from launchbench.workloads.sampling import _PER_PROCESS" in text
+    assert "bench_a.py:3 common._hidden" in text
+    assert "bench_b.py:2 from launchbench.workloads.sampling import _PER_PROCESS" in text
     assert "bench_a.py:5 loads a file by path" in text
 
 

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from launchbench import cli
-from launchbench.engine import runner
+from launchbench.engine import progressbar, runner, runplan, workerproc
 from launchbench.environments import variants
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -106,31 +106,31 @@ def _info(file, version="0.30.4", module="numba-cuda"):
 def test_import_check_accepts_the_envs_own_package(tmp_path):
     env = str(tmp_path / "env")
     own = f"{env}/lib/python3.11/site-packages/numba_cuda/numba/cuda/__init__.py"
-    assert runner.import_mismatch(_info(own), {"prefix": env, "version": "0.30.4"}) is None
-    assert runner.import_mismatch(_info(own, "0.30.4+g1234abcd"), {"prefix": env, "version": "0.30.4+g1234abcd"}) is None
-    assert runner.import_mismatch(_info(own), None) is None  # env: bases: only numba's bundled copy is refused
+    assert workerproc.import_mismatch(_info(own), {"prefix": env, "version": "0.30.4"}) is None
+    assert workerproc.import_mismatch(_info(own, "0.30.4+g1234abcd"), {"prefix": env, "version": "0.30.4+g1234abcd"}) is None
+    assert workerproc.import_mismatch(_info(own), None) is None  # env: bases: only numba's bundled copy is refused
 
 
 def test_import_check_refuses_numbas_bundled_cuda_another_site_or_another_version(tmp_path):
     env = str(tmp_path / "env")
     bundled = f"{env}/lib/python3.11/site-packages/numba/cuda/__init__.py"
-    why = runner.import_mismatch(_info(bundled, "0.0.1"), {"prefix": env, "version": "0.0.1"})
+    why = workerproc.import_mismatch(_info(bundled, "0.0.1"), {"prefix": env, "version": "0.0.1"})
     assert why and "numba's own" in why and bundled in why
-    assert "numba's own" in runner.import_mismatch(_info(bundled), None)  # whatever the env
+    assert "numba's own" in workerproc.import_mismatch(_info(bundled), None)  # whatever the env
     elsewhere = "/host/site-packages/numba_cuda/numba/cuda/__init__.py"
-    why = runner.import_mismatch(_info(elsewhere), {"prefix": env, "version": "0.30.4"})
+    why = workerproc.import_mismatch(_info(elsewhere), {"prefix": env, "version": "0.30.4"})
     assert why and "not from its environment" in why and env in why
     own = f"{env}/lib/site-packages/numba_cuda/numba/cuda/__init__.py"
-    why = runner.import_mismatch(_info(own, "0.30.3"), {"prefix": env, "version": "0.30.4"})
+    why = workerproc.import_mismatch(_info(own, "0.30.3"), {"prefix": env, "version": "0.30.4"})
     assert why and "0.30.3" in why and "0.30.4" in why
-    assert "no CUDA module" in runner.import_mismatch(_info(None), {"prefix": env})
+    assert "no CUDA module" in workerproc.import_mismatch(_info(None), {"prefix": env})
 
 
 def _plan(tmp_path, expect):
     overlay = os.path.join(tmp_path, "overlay")
     os.makedirs(overlay)
     os.symlink(os.path.join(ROOT, "launchbench"), os.path.join(overlay, "launchbench"))
-    return runner.Plan(variants=[("v", sys.executable, None)], reference="v", arg_counts=[0], loops={0: 5},
+    return runplan.Plan(variants=[("v", sys.executable, None)], reference="v", arg_counts=[0], loops={0: 5},
                        repeats=1, rounds=1, warmup=1, sample_target_s=0.0, simulator=True, affinity=None,
                        peers=False, overlay=overlay, log_dir=str(tmp_path), expect=expect)
 
@@ -139,13 +139,13 @@ def test_a_worker_whose_import_is_not_its_envs_build_fails_the_run_in_one_line(t
     """A real worker under the simulator imports this interpreter's numba-cuda; told its env is
     elsewhere, the run fails at set-up with one line naming both; told the truth, it runs."""
     out = runner.run(_plan(tmp_path / "wrong", {"v": {"prefix": str(tmp_path / "built-env")}}),
-                     runner.Progress(1, enabled=False))
+                     progressbar.Progress(1, enabled=False))
     assert out.rounds_completed == 0 and out.error is not None and out.error.kind == "mismatch"
     with pytest.raises(runner.UserError) as exc:
-        runner.raise_setup_failure(out)
+        runplan.raise_setup_failure(out)
     msg = str(exc.value)
     assert "\n" not in msg and "not from its environment" in msg and str(tmp_path / "built-env") in msg, msg
-    ok = runner.run(_plan(tmp_path / "right", {"v": {"prefix": sys.prefix}}), runner.Progress(1, enabled=False))
+    ok = runner.run(_plan(tmp_path / "right", {"v": {"prefix": sys.prefix}}), progressbar.Progress(1, enabled=False))
     assert ok.error is None and ok.rounds_completed == 1, ok.reason
     info = ok.infos["v"]
     import numba.cuda
@@ -168,7 +168,7 @@ def test_what_each_environment_must_import(tmp_path):
     assert envs.expected_import(env("env", str(tmp_path))) is None  # used as it is
     assert built_import({"wheel": whl, "env": "/envs/x"}) == {"prefix": "/envs/x", "version": "0.2.0+g1234abcd"}
     own = str(tmp_path / "e/lib/site-packages/numba_cuda/numba/cuda/__init__.py")
-    assert runner.import_mismatch(_info(own, "0.30.4"), {"prefix": str(tmp_path / "e"), "version": "0.30.4.0"}) is None
+    assert workerproc.import_mismatch(_info(own, "0.30.4"), {"prefix": str(tmp_path / "e"), "version": "0.30.4.0"}) is None
 
 
 # ---------------------------------------------------------------- conformance with nothing run

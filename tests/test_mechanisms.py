@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from launchbench.workloads import mechanisms as m
 from launchbench.base.errors import UserError
+from launchbench.workloads import mechanisms as m
 
 pytest.importorskip("launchbench.workloads._tls", reason="C extension not built (pip install -e .)")
 

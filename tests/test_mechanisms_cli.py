@@ -7,9 +7,10 @@ import sys
 
 import pytest
 
-from launchbench.workloads import mechanism_rounds as mech_rounds, mechanisms
-from launchbench.commands import mechanisms_cli as cli
 from launchbench.base.errors import UserError
+from launchbench.commands import mechanisms_cli as cli
+from launchbench.workloads import mechanism_rounds as mech_rounds
+from launchbench.workloads import mechanisms
 
 pytest.importorskip("launchbench.workloads._tls", reason="C extension not built (pip install -e .)")
 
@@ -40,7 +41,7 @@ def _round(index, per_args):
             "samples": {str(k): v for k, v in per_args.items()}}
 
 
-def test_analyse_pairs_rounds_and_judges_the_target():
+def test_analyze_pairs_rounds_and_judges_the_target():
     specs = ["stock", "passthrough", "tls", "contextvar"]
     rounds = []
     for r in range(6):
@@ -48,7 +49,7 @@ def test_analyse_pairs_rounds_and_judges_the_target():
         jitter = 0.01 * (r % 2)
         rounds.append(_round(r, {0: {"stock": [10.0 + drift] * 3, "passthrough": [10.1 + drift] * 3,
                                      "tls": [10.14 + drift + jitter] * 3, "contextvar": [13.1 + drift] * 3}}))
-    out = cli.analyse(rounds, specs, [0])
+    out = cli.analyze(rounds, specs, [0])
     entry = out["per_args"]["0"]
     tls = entry["vs_passthrough"]["tls"]
     assert tls["rounds"] == 6
@@ -60,11 +61,11 @@ def test_analyse_pairs_rounds_and_judges_the_target():
     assert entry["median_us"]["stock"] == pytest.approx(11.25)
 
 
-def test_analyse_missed_and_simulator_not_judged():
+def test_analyze_missed_and_simulator_not_judged():
     rounds = [_round(r, {1: {"stock": [5.0 + r], "passthrough": [5.0 + r], "tls": [5.5 + r + 0.01 * (r % 2)]}})
               for r in range(4)]
-    assert cli.analyse(rounds, ["stock", "passthrough", "tls"], [1])["tls_target"]["verdict"] == "missed"
-    sim = cli.analyse(rounds, ["stock", "passthrough", "tls"], [1], judge=False)
+    assert cli.analyze(rounds, ["stock", "passthrough", "tls"], [1])["tls_target"]["verdict"] == "missed"
+    sim = cli.analyze(rounds, ["stock", "passthrough", "tls"], [1], judge=False)
     assert sim["tls_target"]["verdict"] == "not judged (simulator)"
     assert "tls_target" not in sim["per_args"]["1"]
 
@@ -136,7 +137,8 @@ def test_run_rounds_interleaves_every_mechanism(monkeypatch):
 def test_run_rounds_switches_in_place_between_family_blocks():
     specs = ["passthrough", "tls", "delay:1us"]  # the Interceptor's family: installed once, then switched
     kernel = _CountingKernel()
-    launchers = {0: (mech_rounds.SimulatorDispatcher(kernel)[1, 1], ()), 1: (mech_rounds.SimulatorDispatcher(kernel)[1, 1], (None,))}
+    launchers = {0: (mech_rounds.SimulatorDispatcher(kernel)[1, 1], ()),
+                 1: (mech_rounds.SimulatorDispatcher(kernel)[1, 1], (None,))}
     rounds = mech_rounds.run_rounds(launchers, specs, n_rounds=4, samples=1, launches=2, warmup=0, sync=lambda: None,
                             rng=random.Random(3), target=mech_rounds.SimulatorDispatcher, warmup_class_write=50)
     flags = [(r["round"], n, spec, r["class_modified"][n][spec]) for r in rounds for n in r["order"]
@@ -184,7 +186,7 @@ def test_run_rounds_stops_at_the_deadline_after_a_whole_round():
     assert len(rounds) == 4 and all(r["complete"] for r in rounds)  # clock 0,1,2 < 3: rounds 2..4 run
 
 
-def test_analyse_median_of_paired_blocks_ignores_flipped_rounds():
+def test_analyze_median_of_paired_blocks_ignores_flipped_rounds():
     # A fast (10) / slow (14) state shared by the blocks of a pair round; in 2 of 40 rounds the
     # state flips between the passthrough and tls blocks. The median paired difference stays 0.05.
     rounds = []
@@ -192,7 +194,7 @@ def test_analyse_median_of_paired_blocks_ignores_flipped_rounds():
         base = 14.0 if r % 3 == 0 else 10.0
         flip = 4.0 if r in (7, 20) else 0.0
         rounds.append(_round(r, {0: {"stock": [base], "passthrough": [base + 0.1], "tls": [base + 0.15 + flip]}}))
-    entry = cli.analyse(rounds, ["stock", "passthrough", "tls"], [0])["per_args"]["0"]
+    entry = cli.analyze(rounds, ["stock", "passthrough", "tls"], [0])["per_args"]["0"]
     tls = entry["vs_passthrough"]["tls"]
     assert tls["units"] == "pairs" and tls["n"] == 40
     assert tls["delta_us"] == pytest.approx(0.05) and tls["ci_us"] == [pytest.approx(0.05), pytest.approx(0.05)]
@@ -212,7 +214,7 @@ def test_run_rounds_keeps_partial_round_on_ctrl_c():
     assert [r["complete"] for r in rounds] == [True, False]
     assert len(rounds[1]["samples"]["0"]) == 1  # the one block finished before Ctrl-C
     assert mechanisms.active() == "stock"
-    out = cli.analyse(rounds, specs, [0])
+    out = cli.analyze(rounds, specs, [0])
     assert out["per_args"]["0"]["vs_passthrough"]["tls"]["rounds"] == 1
 
 

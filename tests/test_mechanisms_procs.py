@@ -7,8 +7,10 @@ import sys
 
 import pytest
 
-from launchbench.commands import mechanisms_procs as procs
-from launchbench.engine import runner
+from launchbench.base.errors import UserError
+from launchbench.engine import mechanism_procs as mprocs
+from launchbench.engine import mechanism_stats as mstats
+from launchbench.engine import progressbar, runner, workerproc
 
 pytest.importorskip("launchbench.workloads._tls", reason="C extension not built (pip install -e .)")
 
@@ -31,7 +33,7 @@ SPECS = ["stock", "passthrough", "tls", "contextvar"]
 
 def test_across_is_the_mean_over_processes_with_a_t_interval():
     per = [{"delta_us": d, "delta_pct": 10 * d} for d in (0.02, 0.04, 0.06, 0.08)]
-    got = procs.across(per)
+    got = mstats.across(per)
     assert got["units"] == "processes" and got["processes"] == 4
     assert got["delta_us"] == pytest.approx(0.05)
     # t(0.975, 3) = 3.182; sd = 0.02582
@@ -42,39 +44,39 @@ def test_across_is_the_mean_over_processes_with_a_t_interval():
     assert got["delta_pct"] == pytest.approx(0.5)
 
 
-def test_analyse_judges_across_processes_not_within_one():
+def test_analyze_judges_across_processes_not_within_one():
     # three processes, each tight inside, but their tls costs sit 0.12 us apart: process 0 alone
     # would meet the 0.1 us target; across processes the interval covers the spread
     processes = [{"rounds": _rounds({0: d, 1: d})} for d in (0.0, 0.12, 0.24)]
-    out = procs.analyse(processes, SPECS, [0, 1])
+    out = mstats.analyze_processes(processes, SPECS, [0, 1])
     tls = out["per_args"]["0"]["vs_passthrough"]["tls"]
     assert tls["delta_us"] == pytest.approx(0.12, abs=0.005)
     assert tls["ci_us"][0] < 0.0 and tls["ci_us"][1] > 0.24
     assert out["tls_target"]["verdict"] == "inconclusive"
     assert out["tls_target"]["scope"].startswith("3 processes")
-    one = procs.mechanisms_cli.analyse(processes[0]["rounds"], SPECS, [0, 1])
+    one = mstats.analyze(processes[0]["rounds"], SPECS, [0, 1])
     assert one["tls_target"]["verdict"] == "met"
     cv = out["per_args"]["1"]["vs_stock"]["contextvar"]
     assert cv["delta_us"] == pytest.approx(3.0, abs=0.01) and cv["processes"] == 3
     assert out["per_args"]["0"]["median_us"]["stock"] == pytest.approx(10.3, abs=0.01)
 
 
-def test_analyse_verdicts_met_missed_and_not_judged():
+def test_analyze_verdicts_met_missed_and_not_judged():
     close = [{"rounds": _rounds({0: d})} for d in (0.03, 0.04, 0.05, 0.04)]
-    assert procs.analyse(close, SPECS, [0])["tls_target"]["verdict"] == "met"
+    assert mstats.analyze_processes(close, SPECS, [0])["tls_target"]["verdict"] == "met"
     far = [{"rounds": _rounds({0: d})} for d in (0.30, 0.31, 0.29, 0.30)]
-    assert procs.analyse(far, SPECS, [0])["tls_target"]["verdict"] == "missed"
-    assert procs.analyse(close, SPECS, [0], judge=False)["tls_target"]["verdict"] == "not judged (simulator)"
-    assert procs.analyse(close[:1], SPECS, [0])["tls_target"]["verdict"].startswith("not measured")
+    assert mstats.analyze_processes(far, SPECS, [0])["tls_target"]["verdict"] == "missed"
+    assert mstats.analyze_processes(close, SPECS, [0], judge=False)["tls_target"]["verdict"] == "not judged (simulator)"
+    assert mstats.analyze_processes(close[:1], SPECS, [0])["tls_target"]["verdict"].startswith("not measured")
 
 
 def test_process_seeds_differ_and_are_reproducible():
-    seeds = [procs.process_seed(7, i) for i in range(50)]
-    assert len(set(seeds)) == 50 and seeds == [procs.process_seed(7, i) for i in range(50)]
+    seeds = [mprocs.process_seed(7, i) for i in range(50)]
+    assert len(set(seeds)) == 50 and seeds == [mprocs.process_seed(7, i) for i in range(50)]
 
 
 class _FakeWorker:
-    """Stands in for runner.Worker: replies like a worker; the process numbered `dies` dies."""
+    """Stands in for workerproc.Worker: replies like a worker; the process numbered `dies` dies."""
     dies = None
     spawned: list = []
 
@@ -90,7 +92,7 @@ class _FakeWorker:
 
     def receive(self):
         if self.index == self.dies:
-            raise runner.WorkerError(self.variant, "died", f"worker for {self.variant} exited (code -9)")
+            raise workerproc.WorkerError(self.variant, "died", f"worker for {self.variant} exited (code -9)")
         return {"ok": True, "info": {"pid": self.pid, "numba_cuda_version": "0.30.4", "device": {"name": "fake"}}}
 
     def request(self, request):
@@ -112,7 +114,7 @@ class _FakeWorker:
 
 
 def _plan(tmp_path, n, prefetch=2):
-    return procs.Plan(processes=n, seconds_each=1.0, rounds=10, specs=SPECS, arg_counts=[0], samples=1,
+    return mprocs.Plan(processes=n, seconds_each=1.0, rounds=10, specs=SPECS, arg_counts=[0], samples=1,
                       launches=100, warmup=10, warmup_class_write=120, seed=3, affinity=[0], simulator=False,
                       overlay=str(tmp_path), log_dir=str(tmp_path), prefetch=prefetch, setup_cpus=[1])
 
@@ -122,7 +124,7 @@ def test_run_keeps_finished_processes_when_a_worker_dies(tmp_path, monkeypatch):
     monkeypatch.setattr(_FakeWorker, "spawned", [])
     monkeypatch.setattr(_FakeWorker, "dies", 2)
     seen = []
-    out = procs.run(_plan(tmp_path, 5), runner.Progress(5, enabled=False),
+    out = mprocs.run(_plan(tmp_path, 5), progressbar.Progress(5, enabled=False),
                     on_process=lambda o: seen.append(len(o.processes)))
     assert [p["index"] for p in out.processes] == [0, 1] and seen == [1, 2]
     assert out.interrupted and "process" in out.reason and out.error.kind == "died"
@@ -131,7 +133,7 @@ def test_run_keeps_finished_processes_when_a_worker_dies(tmp_path, monkeypatch):
     assert all(w.closed for w in _FakeWorker.spawned[:2])
     assert all(w.killed for w in _FakeWorker.spawned[2:])
     mech = [r for r in _FakeWorker.spawned[0].requests if r["cmd"] == "mechanisms"][0]
-    assert mech["seed"] == procs.process_seed(3, 0) and mech["max_time"] == 1.0 and mech["specs"] == SPECS
+    assert mech["seed"] == mprocs.process_seed(3, 0) and mech["max_time"] == 1.0 and mech["specs"] == SPECS
     setup = _FakeWorker.spawned[0].requests[0]
     assert setup["cmd"] == "setup" and setup["mechanism"] is None
 
@@ -140,10 +142,10 @@ def test_run_sets_up_ahead_but_measures_one_at_a_time(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "Worker", _FakeWorker)
     monkeypatch.setattr(_FakeWorker, "spawned", [])
     monkeypatch.setattr(_FakeWorker, "dies", None)
-    out = procs.run(_plan(tmp_path, 3, prefetch=0), runner.Progress(3, enabled=False))
+    out = mprocs.run(_plan(tmp_path, 3, prefetch=0), progressbar.Progress(3, enabled=False))
     assert not out.interrupted and len(out.processes) == 3
     assert out.processes[0]["rounds_complete"] == 3 and out.info["device"]["name"] == "fake"
-    assert procs.analyse(out.processes, SPECS, [0])["tls_target"]["verdict"] == "met"
+    assert mstats.analyze_processes(out.processes, SPECS, [0])["tls_target"]["verdict"] == "met"
 
 
 def test_simulator_run_across_worker_processes(tmp_path):
@@ -159,7 +161,7 @@ def test_simulator_run_across_worker_processes(tmp_path):
     assert doc["params"]["processes"] == 2 and not doc["interrupted"]
     assert [p["index"] for p in doc["processes"]] == [0, 1]
     assert len({p["pid"] for p in doc["processes"]} | {os.getpid()}) == 3, "each process is a fresh one"
-    assert {p["seed"] for p in doc["processes"]} == {procs.process_seed(5, 0), procs.process_seed(5, 1)}
+    assert {p["seed"] for p in doc["processes"]} == {mprocs.process_seed(5, 0), mprocs.process_seed(5, 1)}
     for p in doc["processes"]:
         assert p["rounds_complete"] == 2 and set(p["rounds"][0]["samples"]) == {"0", "1"}
         assert set(p["rounds"][0]["samples"]["0"]) == set(doc["params"]["mechanisms"])
@@ -182,7 +184,7 @@ def _doc(deltas, numba_cuda="0.30.4", launches=100):
 
 def test_pool_analyses_the_processes_of_several_runs_together():
     a, b = _doc([0.02, 0.12, 0.05]), _doc([0.04, 0.06])
-    out = procs.pool([a, b], ["a.json", "b.json"])
+    out = mstats.pool([a, b], ["a.json", "b.json"])
     assert [p["run"] for p in out["processes"]] == [0, 0, 0, 1, 1]
     assert out["params"]["processes"] == 5 and out["rounds_complete"] == 45
     tls = out["analysis"]["per_args"]["0"]["vs_passthrough"]["tls"]
@@ -195,8 +197,8 @@ def test_pool_analyses_the_processes_of_several_runs_together():
 @pytest.mark.parametrize("other, what", [(dict(numba_cuda="0.29.0"), "numba_cuda differs"),
                                          (dict(launches=50), "--launches differs")])
 def test_pool_refuses_runs_that_measured_differently(other, what):
-    with pytest.raises(procs.UserError, match=what):
-        procs.pool([_doc([0.1]), _doc([0.1], **other)], ["a.json", "b.json"])
+    with pytest.raises(UserError, match=what):
+        mstats.pool([_doc([0.1]), _doc([0.1], **other)], ["a.json", "b.json"])
 
 
 def test_pool_command_reads_gzip_and_explains_bad_input(tmp_path):

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from launchbench.workloads import normalize, references
-from launchbench.workloads import slots as native
 from launchbench.base.errors import UserError
 from launchbench.commands import asv as asvcmd
-from launchbench.workloads import peers
+from launchbench.workloads import normalize, peers, references
+from launchbench.workloads import slots as native
 
 
 def test_normalized_value_is_median_of_slot_ratios_times_r0():

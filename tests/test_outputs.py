@@ -1,4 +1,4 @@
-"""Output paths are checked before any work (launchbench.base.outputs), and the commands that write
+"""Output paths are checked before any work (launchbench.base.outpaths), and the commands that write
 -o/--output use it: a bad path is one line, exit 2, before anything is built or measured."""
 import os
 import subprocess
@@ -7,10 +7,10 @@ import sys
 import pytest
 
 from launchbench import cli
+from launchbench.base import outpaths
+from launchbench.base.errors import UserError
 from launchbench.engine import runner
 from launchbench.environments import envs
-from launchbench.base import outputs
-from launchbench.base.errors import UserError
 
 UNWRITABLE = "/proc/launchbench-test/x.json"  # /proc takes no new files, even from root
 
@@ -21,9 +21,9 @@ def listing(root):
 
 def test_check_writable_returns_the_absolute_path_and_leaves_nothing(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert outputs.check_writable("r.json", "--output") == str(tmp_path / "r.json")
-    assert outputs.check_writable(str(tmp_path / "new" / "deeper" / "r.json"), "-o") == str(tmp_path / "new/deeper/r.json")
-    assert outputs.check_folder(str(tmp_path / "envs"), "--env-dir") == str(tmp_path / "envs")
+    assert outpaths.check_writable("r.json", "--output") == str(tmp_path / "r.json")
+    assert outpaths.check_writable(str(tmp_path / "new" / "deeper" / "r.json"), "-o") == str(tmp_path / "new/deeper/r.json")
+    assert outpaths.check_folder(str(tmp_path / "envs"), "--env-dir") == str(tmp_path / "envs")
     assert listing(tmp_path) == []  # probes removed, missing folders not created
 
 
@@ -38,7 +38,7 @@ def test_check_writable_refuses_in_one_line(tmp_path, path, needle):
     (tmp_path / "f").write_text("x")
     path = path.replace("{tmp}", str(tmp_path)).replace("{file}", str(tmp_path / "f"))
     with pytest.raises(UserError) as err:
-        outputs.check_writable(path, "--output")
+        outpaths.check_writable(path, "--output")
     text = str(err.value)
     assert needle in text and text.startswith("--output") and "\n" not in text
     assert listing(tmp_path) == ["f"]
@@ -47,12 +47,12 @@ def test_check_writable_refuses_in_one_line(tmp_path, path, needle):
 def test_check_folder_and_check_outputs(tmp_path):
     (tmp_path / "f").write_text("x")
     with pytest.raises(UserError, match="is a file, not a folder"):
-        outputs.check_folder(str(tmp_path / "f"), "--env-dir")
+        outpaths.check_folder(str(tmp_path / "f"), "--env-dir")
     with pytest.raises(UserError, match="--ledger /proc"):
-        outputs.check_folder("/proc/launchbench-test/ledger", "--ledger")
-    assert outputs.check_outputs([(str(tmp_path / "a.json"), "-o"), (None, "--plot")]) == [str(tmp_path / "a.json"), None]
+        outpaths.check_folder("/proc/launchbench-test/ledger", "--ledger")
+    assert outpaths.check_outputs([(str(tmp_path / "a.json"), "-o"), (None, "--plot")]) == [str(tmp_path / "a.json"), None]
     with pytest.raises(UserError, match="^--plot"):
-        outputs.check_outputs([(str(tmp_path / "a.json"), "-o"), (str(tmp_path), "--plot")])
+        outpaths.check_outputs([(str(tmp_path / "a.json"), "-o"), (str(tmp_path), "--plot")])
 
 
 def _no_work(monkeypatch):
@@ -102,6 +102,7 @@ def _fsync_refusing(monkeypatch, code, name):
     """os.fsync raising *code* for files whose temp name starts with ``.<name>.`` (the atomic
     helper's temp files); every other fsync is the real one."""
     import errno as _errno  # noqa: F401
+
     from launchbench.base import atomic
 
     real = atomic.os.fsync
@@ -166,17 +167,17 @@ class _Statvfs:
 
 def test_a_full_file_system_is_refused_before_any_work(tmp_path, monkeypatch):
     """The probe (an empty file) succeeds on a full disk; the free space check does not."""
-    monkeypatch.setattr(outputs.os, "statvfs", lambda path: _Statvfs(0))
-    for check, path, option in ((outputs.check_writable, tmp_path / "r.json", "--output"),
-                                (outputs.check_folder, tmp_path / "asv", "--asv-results")):
+    monkeypatch.setattr(outpaths.os, "statvfs", lambda path: _Statvfs(0))
+    for check, path, option in ((outpaths.check_writable, tmp_path / "r.json", "--output"),
+                                (outpaths.check_folder, tmp_path / "asv", "--asv-results")):
         with pytest.raises(UserError) as info:
             check(str(path), option)
         assert str(info.value) == (f"{option} {path}: only 0 KiB free on the file system of {tmp_path} "
                                    "(at least 1024 KiB needed); free space or choose another folder")
-    monkeypatch.setattr(outputs.os, "statvfs", lambda path: _Statvfs(outputs.MIN_FREE // 4096))
-    assert outputs.check_writable(str(tmp_path / "r.json"), "--output") == str(tmp_path / "r.json")
-    monkeypatch.setattr(outputs.os, "statvfs", lambda path: _Statvfs(0, blocks=0))  # sizes not reported
-    assert outputs.check_folder(str(tmp_path / "asv"), "--asv-results") == str(tmp_path / "asv")
+    monkeypatch.setattr(outpaths.os, "statvfs", lambda path: _Statvfs(outpaths.MIN_FREE // 4096))
+    assert outpaths.check_writable(str(tmp_path / "r.json"), "--output") == str(tmp_path / "r.json")
+    monkeypatch.setattr(outpaths.os, "statvfs", lambda path: _Statvfs(0, blocks=0))  # sizes not reported
+    assert outpaths.check_folder(str(tmp_path / "asv"), "--asv-results") == str(tmp_path / "asv")
     assert listing(tmp_path) == []
 
 
@@ -184,9 +185,9 @@ def test_a_full_file_system_is_refused_before_any_work(tmp_path, monkeypatch):
 
 @pytest.fixture
 def plan():
-    outputs.release()
-    yield outputs
-    outputs.release()
+    outpaths.release()
+    yield outpaths
+    outpaths.release()
 
 
 def _one_line(err) -> str:
@@ -252,8 +253,8 @@ def test_a_read_only_output_and_a_name_not_in_utf8_are_refused(tmp_path, plan):
 
 HOLD = """
 import sys
-from launchbench.base import outputs
-outputs.check_outputs([(sys.argv[1], "--output")])
+from launchbench.base import outpaths
+outpaths.check_outputs([(sys.argv[1], "--output")])
 print("held", flush=True)
 sys.stdin.read()
 """
@@ -282,7 +283,7 @@ def test_an_output_another_run_writes_is_refused_naming_its_pid(tmp_path, plan, 
     finally:
         proc.stdin.close()
         proc.wait(timeout=60)
-    assert not os.path.exists(outputs.lock_path(str(out)))  # released and removed at its exit
+    assert not os.path.exists(outpaths.lock_path(str(out)))  # released and removed at its exit
     plan.check_outputs([(str(out), "--output")])  # free again
 
 
@@ -291,10 +292,10 @@ def test_a_lock_left_by_a_killed_run_is_taken_over(tmp_path, plan):
     proc = _holder(out)
     proc.kill()
     proc.wait(timeout=60)
-    assert os.path.exists(outputs.lock_path(str(out)))  # its file stays, its lock died with it
+    assert os.path.exists(outpaths.lock_path(str(out)))  # its file stays, its lock died with it
     plan.check_outputs([(str(out), "--output")])
     assert plan.holds(str(out))
-    with open(outputs.lock_path(str(out))) as fh:
+    with open(outpaths.lock_path(str(out))) as fh:
         assert fh.read().strip() == str(os.getpid())
     plan.release()
     assert os.listdir(tmp_path) == []

@@ -6,10 +6,11 @@ import re
 import pytest
 
 from launchbench.base.atomic import write_json_atomic
-from launchbench.commands import peers as peers_cmd
-from launchbench.workloads import kernels, peers
-from launchbench.cli import main
 from launchbench.base.errors import UserError
+from launchbench.cli import main
+from launchbench.commands import peers as peers_cmd
+from launchbench.engine import stats
+from launchbench.workloads import kernels, peers
 
 
 @pytest.mark.parametrize(
@@ -55,16 +56,16 @@ def test_ptx_assembles_for_its_target(cc):
     assert len(linker.link("cubin").code) > 0
 
 
-def test_fit_line_recovers_a_known_line():
-    assert peers_cmd.fit_line([0, 1, 2, 3, 4], [3, 5, 7, 9, 11]) == pytest.approx((2.0, 3.0))
-    slope, intercept = peers_cmd.fit_line([0, 1, 2], [1.0, 1.5, 3.5])
+def test_the_slope_fit_recovers_a_known_line():  # peerstats.analyze's per-arg slope
+    assert stats.lsq_line([0, 1, 2, 3, 4], [3, 5, 7, 9, 11]) == pytest.approx((2.0, 3.0))
+    slope, intercept = stats.lsq_line([0, 1, 2], [1.0, 1.5, 3.5])
     assert slope == pytest.approx(1.25) and intercept == pytest.approx(0.75)
 
 
 @pytest.mark.parametrize("xs, ys", [([1], [1]), ([1, 2], [1]), ([2, 2], [1, 3])])
-def test_fit_line_rejects_underdetermined_input(xs, ys):
+def test_the_slope_fit_rejects_underdetermined_input(xs, ys):
     with pytest.raises(ValueError):
-        peers_cmd.fit_line(xs, ys)
+        stats.lsq_line(xs, ys)
 
 
 def test_summarize():
@@ -79,8 +80,8 @@ MEDIANS = {
 }
 
 
-def test_analyse_overhead_and_per_arg_cost():
-    a = peers_cmd.analyse(MEDIANS)
+def test_analyze_overhead_and_per_arg_cost():
+    a = peers_cmd.analyze(MEDIANS)
     assert a["overhead_vs_floor"][0] == {"us": 8.0, "ratio": 5.0}
     assert a["overhead_vs_floor"][2]["us"] == pytest.approx(16.5)
     assert a["per_arg"]["numba_cuda"]["us_per_arg"] == pytest.approx(4.5)
@@ -88,8 +89,8 @@ def test_analyse_overhead_and_per_arg_cost():
     assert a["per_arg"]["cupy"]["intercept_us"] == pytest.approx(4.0)
 
 
-def test_analyse_without_floor_or_single_count():
-    a = peers_cmd.analyse({"numba_cuda": {1: 5.0}})
+def test_analyze_without_floor_or_single_count():
+    a = peers_cmd.analyze({"numba_cuda": {1: 5.0}})
     assert a == {"overhead_vs_floor": {}, "per_arg": {}}
 
 

@@ -20,7 +20,6 @@ import textwrap
 import pytest
 
 from launchbench import cli
-from launchbench.commands import pr
 from launchbench.engine import conformance
 from launchbench.engine.countdiff import NOT_VISIBLE
 
@@ -306,8 +305,8 @@ def test_a_strict_xfail_that_passes_is_xfail_to_xpass_not_broken():
 def test_no_gpu_is_refused_before_any_build(standin, tmp_path, capsys, monkeypatch):
     """Without --target or --simulator pr measures on a GPU: refused before a wheel is built or the
     conformance suite runs (once, after 34 s of both)."""
-    from launchbench.environments import builds
     from launchbench.engine import conformance
+    from launchbench.environments import builds
 
     def tripwire(*a, **k):
         raise AssertionError("a build or a conformance run started before the GPU check")

@@ -3,9 +3,9 @@ import subprocess
 
 import pytest
 
-from launchbench.environments import refs
-from launchbench.cli import main
 from launchbench.base.errors import UserError
+from launchbench.cli import main
+from launchbench.environments import refs
 
 ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
 

@@ -297,13 +297,13 @@ def test_stack_bisect_measures_the_one_pin_chain_between_two_stacks(wheelhouse, 
 def test_a_numba_cuda_mlir_point_launches_through_mlir():
     """Each point's workers import its own project's CUDA module: an mlir point measured through numba.cuda
     (numba's bundled copy, or a numba-cuda beside it) would be another package's launch."""
-    from launchbench.engine import history, runner
+    from launchbench.engine import history, workerproc
 
     recs = [{"variant": "r01", "python": "/e1/bin/python", "project": "numba-cuda"},
             {"variant": "r02", "python": "/e2/bin/python", "project": "numba-cuda-mlir"},
             {"variant": "c03", "python": "/e3/bin/python"}]  # a commit of history: numba-cuda
     modules = history.plan_modules(recs)
     assert modules == {"r02": "numba-cuda-mlir"}
-    env = runner.worker_environment("/overlay", False, modules.get("r02"))
+    env = workerproc.worker_environment("/overlay", False, modules.get("r02"))
     assert env["LAUNCHBENCH_CUDA_MODULE"] == "numba-cuda-mlir"
-    assert "LAUNCHBENCH_CUDA_MODULE" not in runner.worker_environment("/overlay", False, modules.get("r01"))
+    assert "LAUNCHBENCH_CUDA_MODULE" not in workerproc.worker_environment("/overlay", False, modules.get("r01"))

@@ -5,10 +5,10 @@ import struct
 
 import pytest
 
-from launchbench.output import documents, report
 from launchbench.cli import main
 from launchbench.commands.compare import build_document
-from launchbench.engine.runner import Outcome
+from launchbench.engine.runplan import Outcome
+from launchbench.output import documents, report
 
 ARGS = [0, 1, 2, 3, 4]
 LEVELS = {"baseline": 10.0, "contextvar": 13.0, "v2": 10.05}  # µs at 0 args, +4.5 µs per arg

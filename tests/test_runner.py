@@ -2,9 +2,9 @@
 pinning just before a round, rotation, and what an interruption keeps and kills."""
 import pytest
 
-from launchbench.commands import compare
-from launchbench.engine import runner
 from launchbench.base.errors import UserError
+from launchbench.commands import compare
+from launchbench.engine import pinning, progressbar, runner, runplan, workerproc
 
 
 class FakeWorker:
@@ -83,7 +83,7 @@ def fake(monkeypatch, tmp_path):
 
 
 def plan(tmp_path, rounds=4, prefetch=2, repeats=2):
-    return runner.Plan(variants=[("a", "py", None), ("b", "py", "tls")], reference="a", arg_counts=[0, 1],
+    return runplan.Plan(variants=[("a", "py", None), ("b", "py", "tls")], reference="a", arg_counts=[0, 1],
                        loops=None, repeats=repeats, rounds=rounds, warmup=5, sample_target_s=0.004,
                        simulator=True, affinity=[3], peers=False, overlay="o", log_dir=str(tmp_path),
                        prefetch=prefetch, setup_cpus=[0, 1, 2])
@@ -97,7 +97,7 @@ def index(what, rnd, variant=None):
 
 
 def test_rounds_are_set_up_ahead_and_pinned_just_before_measuring(fake):
-    out = runner.run(plan(fake), runner.Progress(1, enabled=False))
+    out = runner.run(plan(fake), progressbar.Progress(1, enabled=False))
     assert out.rounds_completed == 4 and not out.interrupted
     assert len(out.samples) == 4 * 2 * 2 * 2 and out.loops == {0: 7, 1: 7}
     # with prefetch 2, rounds 0..2 are asked to set up before round 0 measures, round 3 before round 1 does
@@ -137,7 +137,7 @@ def test_rounds_are_set_up_ahead_and_pinned_just_before_measuring(fake):
 def test_pinned_warmup_moves_the_rest_of_the_warmup_into_setup(fake):
     p = plan(fake, rounds=2)
     p.warmup, p.pinned_warmup = 1000, 100
-    runner.run(p, runner.Progress(1, enabled=False))
+    runner.run(p, progressbar.Progress(1, enabled=False))
     setups = [e["req"] for e in FakeWorker.events if e["what"] == "setup"]
     prepares = [e["req"] for e in FakeWorker.events if e["what"] == "prepare"]
     assert setups and all(req["setup_warmup"] == 900 for req in setups)
@@ -148,7 +148,7 @@ def test_each_variant_worker_gets_its_cuda_module(fake):
     """An mlir variant's workers import numba_cuda_mlir.cuda (launchbench.base.cudamod); the others numba.cuda."""
     p = plan(fake, rounds=1)
     p.modules = {"b": "numba-cuda-mlir"}
-    runner.run(p, runner.Progress(1, enabled=False))
+    runner.run(p, progressbar.Progress(1, enabled=False))
     got = {(w.variant, w.module) for w in FakeWorker.instances}
     assert got == {("a", None), ("b", "numba-cuda-mlir")}
 
@@ -169,17 +169,17 @@ def test_setup_overlap_is_the_mean_number_of_workers_setting_up():
 
 
 def test_without_prefetch_each_round_is_set_up_after_the_previous_one(fake):
-    runner.run(plan(fake, rounds=3, prefetch=0), runner.Progress(1, enabled=False))
+    runner.run(plan(fake, rounds=3, prefetch=0), progressbar.Progress(1, enabled=False))
     for r in (1, 2):
         assert index("spawn", r) > index("retire", r - 1)
 
 
 @pytest.mark.parametrize("exc, reason", [(KeyboardInterrupt(), "KeyboardInterrupt"),
-                                         (runner.WorkerError("b", "died", "worker for b exited"), "b: ")])
+                                         (workerproc.WorkerError("b", "died", "worker for b exited"), "b: ")])
 def test_interruption_keeps_finished_rounds_and_kills_every_worker(fake, exc, reason):
     FakeWorker.fail_on = (1, 1, "b", exc)
     saved = []
-    out = runner.run(plan(fake, rounds=5, prefetch=2), runner.Progress(1, enabled=False),
+    out = runner.run(plan(fake, rounds=5, prefetch=2), progressbar.Progress(1, enabled=False),
                      on_round=lambda o: saved.append(o.rounds_completed))
     assert out.interrupted and out.reason.startswith(reason) and saved == [1]
     assert out.rounds_completed == 1 and len(out.samples) == 2 * 2 * 2
@@ -191,17 +191,17 @@ def test_interruption_keeps_finished_rounds_and_kills_every_worker(fake, exc, re
 
 def test_setup_cpus_leave_out_the_measuring_ones_and_their_smt_siblings():
     alone = lambda cpus: set(cpus)  # noqa: E731 - no SMT
-    assert runner.setup_cpus([3], {0, 1, 2, 3}, siblings=alone) == [0, 1, 2]
-    assert runner.setup_cpus([0], {0}, siblings=alone) is None        # nothing left: no split
-    assert runner.setup_cpus(None, {0, 1}, siblings=alone) is None    # unpinned: no split
+    assert pinning.setup_cpus([3], {0, 1, 2, 3}, siblings=alone) == [0, 1, 2]
+    assert pinning.setup_cpus([0], {0}, siblings=alone) is None        # nothing left: no split
+    assert pinning.setup_cpus(None, {0, 1}, siblings=alone) is None    # unpinned: no split
     pairs = lambda cpus: {c for cpu in cpus for c in (cpu % 8, cpu % 8 + 8)}  # noqa: E731 - cpu n and n+8 share a core
-    assert runner.setup_cpus([15], set(range(16)), siblings=pairs) == list(range(7)) + list(range(8, 15))
-    assert runner.setup_cpus([1], {1, 9}, siblings=pairs) == [9]       # only the sibling left: use it
+    assert pinning.setup_cpus([15], set(range(16)), siblings=pairs) == list(range(7)) + list(range(8, 15))
+    assert pinning.setup_cpus([1], {1, 9}, siblings=pairs) == [9]       # only the sibling left: use it
 
 
 def test_parse_cpu_list_and_smt_siblings():
-    assert runner.parse_cpu_list("0-3,8, 10-11\n") == {0, 1, 2, 3, 8, 10, 11}
-    assert runner.parse_cpu_list("7") == {7}
+    assert pinning.parse_cpu_list("0-3,8, 10-11\n") == {0, 1, 2, 3, 8, 10, 11}
+    assert pinning.parse_cpu_list("7") == {7}
     topo = {3: "3,11", 5: "5"}
 
     def read(cpu):
@@ -209,15 +209,15 @@ def test_parse_cpu_list_and_smt_siblings():
             raise OSError("no such file")
         return topo[cpu]
 
-    assert runner.smt_siblings([3], read) == {3, 11}
-    assert runner.smt_siblings([3, 5, 6], read) == {3, 5, 6, 11}
+    assert pinning.smt_siblings([3], read) == {3, 11}
+    assert pinning.smt_siblings([3, 5, 6], read) == {3, 5, 6, 11}
 
 
 @pytest.mark.parametrize("variants, affinity, available, expected", [
     (3, [15], set(range(16)), 4), (3, [7], set(range(8)), 2), (2, [1], {0, 1}, 0), (3, None, set(range(4)), 1),
 ])
 def test_default_prefetch_fits_the_spare_cpus(variants, affinity, available, expected):
-    assert runner.default_prefetch(variants, affinity, available) == expected
+    assert pinning.default_prefetch(variants, affinity, available) == expected
 
 
 def test_parse_prefetch():
@@ -239,23 +239,23 @@ def test_ahead_makes_items_ahead_and_discards_the_untaken():
 
 
 def test_spin_cpus_parse_and_refuse_measuring_ones():
-    assert runner.parse_spin("none", [15], [0, 1]) == []
-    assert runner.parse_spin("auto", [15], [2, 3]) == [2]
-    assert runner.parse_spin("auto", None, None) == []
-    assert runner.parse_spin("1,0", [15], [0, 1], available=range(16)) == [0, 1]
+    assert pinning.parse_spin("none", [15], [0, 1]) == []
+    assert pinning.parse_spin("auto", [15], [2, 3]) == [2]
+    assert pinning.parse_spin("auto", None, None) == []
+    assert pinning.parse_spin("1,0", [15], [0, 1], available=range(16)) == [0, 1]
     with pytest.raises(UserError, match="also measure"):
-        runner.parse_spin("15", [15], [0, 1])
+        pinning.parse_spin("15", [15], [0, 1])
     with pytest.raises(UserError, match="--spin 'x': 'x' is not a whole number"):
-        runner.parse_spin("x", [15], [0, 1])
-    assert runner.parse_spin("0-1", [15], [0, 1], available=range(16)) == [0, 1]
+        pinning.parse_spin("x", [15], [0, 1])
+    assert pinning.parse_spin("0-1", [15], [0, 1], available=range(16)) == [0, 1]
     with pytest.raises(UserError, match=r"--spin 999: CPU\(s\) 999 not available to this process \(allowed: 0-3\)"):
-        runner.parse_spin("999", [3], [0, 1], available={0, 1, 2, 3})  # once, a worker's traceback and a hang
+        pinning.parse_spin("999", [3], [0, 1], available={0, 1, 2, 3})  # once, a worker's traceback and a hang
 
 
 def test_spinners_busy_until_stopped():
     import os
     cpu = min(os.sched_getaffinity(0))
-    spin = runner.Spinners([cpu])
+    spin = pinning.Spinners([cpu])
     try:
         assert len(spin.procs) == 1 and spin.procs[0].poll() is None
     finally:

@@ -11,10 +11,9 @@ import random
 
 import pytest
 
+import sim_sequential
 from launchbench.engine import sequential as sq
 from launchbench.engine import stats
-
-import sim_sequential
 
 SD = sim_sequential.SD
 RUNS = 2000
@@ -159,7 +158,7 @@ def test_sequential_interval_is_wider_than_plain_t():
     xs = [rng.gauss(0.0, SD) for _ in range(100)]
     mean, plo, phi = stats.mean_ci(xs)
     m_prec, lo_prec, hi_prec = sq.interval(xs, sq.Rule(target_pct=0.5))
-    m_dec, lo_dec, hi_dec = sq.interval(xs, sq.Rule(target_pct=None, threshold_pct=2.0), n_looks_so_far=7)
+    m_dec, lo_dec, hi_dec = sq.interval(xs, sq.Rule(target_pct=None, threshold_pct=2.0))
     assert m_prec == pytest.approx(mean) and m_dec == pytest.approx(mean)
     assert lo_dec < lo_prec < plo and phi < hi_prec < hi_dec
     assert 1.0 < (hi_dec - lo_dec) / (phi - plo) < 2.0

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
+from launchbench.cli import main
 from launchbench.environments import ledger
 from launchbench.output import site
-from launchbench.cli import main
 
 
 def _results_dir(path: Path, machine="h200", commit="a" * 40, benchmarks=("b.T.time_x",), value=1.0):

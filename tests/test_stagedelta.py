@@ -16,12 +16,12 @@ import sys
 
 import pytest
 
+from launchbench.base.errors import UserError
 from launchbench.commands import breakdown as breakdown_cmd
 from launchbench.engine import breakdown as stagedelta
-from launchbench.output import breakdown as breakdown_text
 from launchbench.engine import stats, worker
+from launchbench.output import breakdown as breakdown_text
 from launchbench.workloads import stages, standin
-from launchbench.base.errors import UserError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ALL = stages.stage_names()
@@ -281,8 +281,8 @@ def test_breakdown_simulator_smoke_and_one_line_errors(tmp_path):
 
 
 def test_single_environment_mode_keeps_its_defaults(monkeypatch):
-    from launchbench.commands import breakdown
     from launchbench import cli
+    from launchbench.commands import breakdown
 
     seen = {}
     monkeypatch.setattr(breakdown, "run_breakdown", lambda counts, loops, repeats, rounds, affinity: seen.update(

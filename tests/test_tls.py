@@ -432,7 +432,7 @@ def test_interceptor_releases_func_and_breaks_cycles():
     import weakref
 
     def func(*args):
-        return f  # a cycle: func's closure -> interceptor -> func
+        return f  # noqa: F821 - a cycle: func's closure -> interceptor -> func
 
     f = Interceptor(func, "passthrough")
     ref = weakref.ref(func)

@@ -4,8 +4,8 @@ import sys
 
 import pytest
 
-from launchbench.environments import variants
 from launchbench.base.errors import UserError
+from launchbench.environments import variants
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from launchbench.environments import wheelhouse
 from launchbench.cli import main
+from launchbench.environments import wheelhouse
 from launchbench.environments.variants import DEFAULT_PINS
 from launchbench.output.asvtools import load_config
 
@@ -95,7 +95,8 @@ def test_bad_values_one_line(fake_pip, tmp_path, capsys, argv, words):
 
 def test_pip_failure_is_one_line(monkeypatch, tmp_path, capsys):
     def run(cmd):
-        return subprocess.CompletedProcess(cmd, 1, "", "Looking in indexes\nERROR: No matching distribution found for numba==0.65.1\n")
+        return subprocess.CompletedProcess(
+            cmd, 1, "", "Looking in indexes\nERROR: No matching distribution found for numba==0.65.1\n")
 
     monkeypatch.setattr(wheelhouse, "_run_pip", run)
     assert main(["wheelhouse", str(tmp_path), "--quiet"]) == 2

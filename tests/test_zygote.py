@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from launchbench.engine import analysis, runner, stats, zygote
+from launchbench.engine import analysis, progressbar, runner, runplan, stats, workerproc, zygote
 from launchbench.environments import envs
 
 
@@ -27,7 +27,7 @@ def _gone(pid: int) -> bool:
 
 def _plan(tmp_path, rounds, fork_rounds, **kw):
     overlay = envs.make_overlay(str(tmp_path / "overlay"))
-    return runner.Plan(variants=[("a", sys.executable, None), ("b", sys.executable, None)], reference="a",
+    return runplan.Plan(variants=[("a", sys.executable, None), ("b", sys.executable, None)], reference="a",
                        arg_counts=[0], loops={0: 20}, repeats=3, rounds=rounds, warmup=2, sample_target_s=0.0,
                        simulator=True, affinity=None, peers=False, overlay=overlay, log_dir=str(tmp_path),
                        prefetch=1, setup={"target": "os:getpid"}, spawn="fork", fork_rounds=fork_rounds, **kw)
@@ -36,7 +36,7 @@ def _plan(tmp_path, rounds, fork_rounds, **kw):
 def test_forked_rounds_form_clusters_and_leave_nothing(tmp_path):
     infos = []
     out = runner.run(_plan(tmp_path, rounds=4, fork_rounds=2),
-                     runner.Progress(4, enabled=False), on_round=lambda o: infos.append(dict(o.round_infos)))
+                     progressbar.Progress(4, enabled=False), on_round=lambda o: infos.append(dict(o.round_infos)))
     assert out.rounds_completed == 4 and out.error is None
     assert sorted({(s["round"], s["cluster"]) for s in out.samples}) == [(0, 0), (1, 0), (2, 1), (3, 1)]
     zyg = out.timing["zygotes"]
@@ -56,29 +56,29 @@ def test_forked_rounds_form_clusters_and_leave_nothing(tmp_path):
 
 def test_fresh_rounds_are_their_own_units(tmp_path):
     out = runner.run(dataclasses.replace(_plan(tmp_path, rounds=2, fork_rounds=2), spawn="fresh"),
-                     runner.Progress(2, enabled=False))
+                     progressbar.Progress(2, enabled=False))
     assert out.rounds_completed == 2
     assert all("cluster" not in s for s in out.samples) and "zygotes" not in out.timing
 
 
 def test_a_zygote_that_is_gone_fails_in_one_line(tmp_path):
-    env = runner.worker_environment(envs.make_overlay(str(tmp_path / "ov")), simulator=True)
+    env = workerproc.worker_environment(envs.make_overlay(str(tmp_path / "ov")), simulator=True)
     z = zygote.Zygote("a", sys.executable, env, str(tmp_path / "z.log"))
     z.proc.kill()
     z.proc.wait()
-    with pytest.raises(runner.WorkerError) as err:
-        runner.Worker("a", sys.executable, "", str(tmp_path / "w.log"), True, zygote=z)
+    with pytest.raises(workerproc.WorkerError) as err:
+        workerproc.Worker("a", sys.executable, "", str(tmp_path / "w.log"), True, zygote=z)
     assert err.value.kind == "died" and "zygote of a" in str(err.value) and "\n" not in str(err.value)
     z.close()
 
 
 def test_a_cancelled_run_does_not_wait_for_a_zygote(tmp_path):
-    env = runner.worker_environment(envs.make_overlay(str(tmp_path / "ov")), simulator=True)
+    env = workerproc.worker_environment(envs.make_overlay(str(tmp_path / "ov")), simulator=True)
     z = zygote.Zygote("a", sys.executable, env, str(tmp_path / "z.log"))
     z.cancel = threading.Event()
     z.cancel.set()
-    with pytest.raises(runner.Halted):
-        z.fork(str(tmp_path / "w.log"), runner.Halted)
+    with pytest.raises(workerproc.Halted):
+        z.fork(str(tmp_path / "w.log"), workerproc.Halted)
     z.kill()
     assert _gone(z.proc.pid)
 

@@ -125,8 +125,8 @@ def child(args) -> dict:
         from numba import cuda  # noqa: F401
 
         out["phases"]["import"] = time.perf_counter() - t
-    from numba import cuda
     import numba
+    from numba import cuda
 
     out["numba_cuda"] = _version("numba-cuda")
     out["numba"] = numba.__version__
@@ -230,6 +230,7 @@ def fork(args) -> None:
     os.environ["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"] = "0"
     t = time.perf_counter()
     from numba import cuda  # noqa: F401
+
     import launchbench.workloads.peers  # noqa: F401
 
     import_s = time.perf_counter() - t

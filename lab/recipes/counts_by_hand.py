@@ -4,8 +4,8 @@ process. The loop's own bytecodes are counted too (about 12 over 50 launches: th
 which launchbench.workloads.counts leaves out: it counts only what the launch executes."""
 import sys
 
-from numba import cuda
 import numpy as np
+from numba import cuda
 
 from launchbench.workloads import counts
 

@@ -15,7 +15,6 @@ from launchbench.engine import bisection
 from launchbench.engine.analysis import group_rounds
 
 
-
 def ratios(doc) -> list:
     out = []
     for stage in doc.get("stages", []):

@@ -46,8 +46,8 @@ def _kernels(cuda, sig=None):
 
 def mlir() -> dict:
     t = time.perf_counter()
-    from numba_cuda_mlir import cuda
     import numpy as np
+    from numba_cuda_mlir import cuda
 
     res = {"import_s": time.perf_counter() - t}
     import numba_cuda_mlir
@@ -87,8 +87,8 @@ def mlir() -> dict:
 
 
 def args() -> dict:
-    from numba import cuda
     import numpy as np
+    from numba import cuda
 
     res = {"numba_cuda": __import__("importlib.metadata").metadata.version("numba-cuda"),
            "numpy": np.__version__}
@@ -121,10 +121,11 @@ def args() -> dict:
 
 def both() -> dict:
     from numba import cuda as nc
+
     import settings  # lab/recipes/settings.py, beside this script
     sys.path.append(f"{settings.ENV_MLIR}/lib/python3.12/site-packages")
-    from numba_cuda_mlir import cuda as mc
     import numpy as np
+    from numba_cuda_mlir import cuda as mc
 
     k1 = _kernels(nc)[1]
     k2 = _kernels(mc)[1]

@@ -109,7 +109,8 @@ def trust_run(folder, name):
             print(f"  {label}: A/A intervals contain 0: {'MET' if aa_ok else 'NOT MET'}; "
                   f"0.5 us delay within +/-0.2: {'MET' if cal_ok else 'NOT MET'}")
             for d in aa + cal:
-                print(f"    {d['variant']} {d['nargs']} args {d['delta_us']:+.3f} us [{d['ci_us'][0]:+.3f}, {d['ci_us'][1]:+.3f}]")
+                print(f"    {d['variant']} {d['nargs']} args {d['delta_us']:+.3f} us "
+                      f"[{d['ci_us'][0]:+.3f}, {d['ci_us'][1]:+.3f}]")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Score a bisect JSON against lab/recipes/plant_range.py's manifest: which planted Python-level steps the
 counts located exactly, any counts step that was not planted, each planted step's timed size where
-a stage timed it alone, and whether the culprit (or the 'undecided' span) names a planted step. Prints one line per step and a summary line.
+a stage timed it alone, and whether the culprit (or the 'undecided' span) names a planted step. Prints one line per step and
+a summary line.
 
     python lab/recipes/score_bisect.py BISECT.json[.gz] MANIFEST.json
 """
@@ -64,8 +65,8 @@ def main(argv) -> int:
         verdict = (f"undecided between commits {index.get(a)} and {index.get(b)}, holding "
                    f"{len(inside)} planted step(s)" + ("" if inside else " (WRONG: no step inside)"))
     print(f"SUMMARY: {hits}/{len(python_steps)} Python-level steps located by counts, {len(extra)} unplanted counts "
-          f"steps, {len(decoys)} decoys; {verdict}; result: {doc.get('result')}; gpu_seconds {doc.get('gpu_seconds')}, count_seconds "
-          f"{doc.get('count_seconds')}")
+          f"steps, {len(decoys)} decoys; {verdict}; result: {doc.get('result')}; gpu_seconds {doc.get('gpu_seconds')}, "
+          f"count_seconds {doc.get('count_seconds')}")
     return 0
 
 

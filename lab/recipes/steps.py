@@ -4,13 +4,15 @@ Each reads its arguments from sys.argv[1:], as it did when it was a heredoc fed 
 `python -`, the working directory (the repository root) comes first on sys.path unless Python runs with -P
 (peers_summary: it must import the launchbench installed in the measured environment).
 """
+import json
 import os
 import sys
 
 
 def wheel_so():
     """From asv_native.sh."""
-    import sys, zipfile
+    import sys
+    import zipfile
     z = zipfile.ZipFile(sys.argv[1])
     name = next(n for n in z.namelist() if "cext/_dispatcher" in n and n.endswith(".so"))
     open(sys.argv[2], "wb").write(z.read(name))
@@ -18,7 +20,9 @@ def wheel_so():
 
 def preflight_measured():
     """From asv_releases.sh."""
-    import glob, json, sys
+    import glob
+    import json
+    import sys
     vals = [v for p in glob.glob(sys.argv[1] + "/*/*.json") if not p.endswith("machine.json")
             for v in json.load(open(p))["results"].get("bench_launch.TimeLaunchPreconfigured.time_launch", [[]])[0]]
     sys.exit(0 if any(v is not None and v == v and v > 0 for v in vals) else 1)
@@ -26,7 +30,12 @@ def preflight_measured():
 
 def asv_releases_summary():
     """From asv_releases.sh."""
-    import glob, itertools, json, os, subprocess, sys
+    import glob
+    import itertools
+    import json
+    import os
+    import subprocess
+    import sys
     root, machine, ledger = sys.argv[1:4]
     rows = {}
 
@@ -58,11 +67,15 @@ def asv_releases_summary():
 
 def breakdown_summary():
     """From breakdown.sh."""
-    import gzip, json, os, shutil, sys
+    import gzip
+    import json
+    import os
+    import shutil
+    import sys
     res = sys.argv[1]
-    ROWS = ["full", "configured_call", "type_dispatch", "typeof", "lc_bookkeeping", "dispatcher_frame", "cufunc_lookup", "marshal_args",
-            "launch_config", "driver_launch", "param_pack", "launch_frame", "rest:full", "rest:dispatcher_call", "rest:kernel_launch",
-            "remainder", "rest:insitu"]
+    ROWS = ["full", "configured_call", "type_dispatch", "typeof", "lc_bookkeeping", "dispatcher_frame", "cufunc_lookup",
+            "marshal_args", "launch_config", "driver_launch", "param_pack", "launch_frame", "rest:full",
+            "rest:dispatcher_call", "rest:kernel_launch", "remainder", "rest:insitu"]
     PER_ARG = ["type_dispatch", "typeof", "marshal_args", "marshal_extensions", "marshal_branch", "marshal_wrap",
                "marshal_imports", "marshal_view", "marshal_to_device", "marshal_fields", "marshal_convert", "marshal_pack",
                "rest:marshal_args", "param_pack", "driver_launch", "full"]
@@ -82,7 +95,8 @@ def breakdown_summary():
         show = [counts[0], counts[-1]]
         for v in doc["variants"]:
             lv = a["levels"][v["name"]]
-            print(f"  {v['name']:6} numba-cuda {v.get('numba_cuda_version')}{' + ' + v['mechanism'] if v.get('mechanism') else ''}: "
+            mech = " + " + v["mechanism"] if v.get("mechanism") else ""
+            print(f"  {v['name']:6} numba-cuda {v.get('numba_cuda_version')}{mech}: "
                   f"full {lv[show[0]]['full']['us']:.2f} / {lv[show[1]]['full']['us']:.2f} us at {show[0]} / {show[1]} args")
         for var, by_n in a["stage_deltas"].items():
             print(f"  {var} - {doc['reference']} (us, ± 95% half-width):" + "".join(f"{n + ' args':>16}" for n in show))
@@ -92,7 +106,8 @@ def breakdown_summary():
             for n, rec in a["additivity"][var].items():
                 g = rec["gap"]
                 print(f"    {n} args: stages {rec['sum_of_stages']['us']:+.3f}, full {rec['full']['us']:+.3f}: "
-                      + ("adds up" if rec["adds_up"] else f"DOES NOT add up, gap {g['us']:+.3f} [{g['ci'][0]:+.3f}, {g['ci'][1]:+.3f}]"
+                      + ("adds up" if rec["adds_up"]
+                         else f"DOES NOT add up, gap {g['us']:+.3f} [{g['ci'][0]:+.3f}, {g['ci'][1]:+.3f}]"
                          + (f" in {', '.join(rec.get('moved', []))}" if rec.get("moved") else "")))
         print("  unexplained parts (max over arg counts; limit 0.5 us):")
         for var, parts in a["unexplained"].items():
@@ -110,7 +125,9 @@ def breakdown_summary():
 
 def compare_summary():
     """From compare.sh."""
-    import json, os, sys
+    import json
+    import os
+    import sys
     res = sys.argv[1]
     def load(name):
         try:
@@ -150,7 +167,9 @@ def compare_summary():
 
 def contextvar_check():
     """From contextvar.sh."""
-    import numba, numba_cuda, numpy
+    import numba
+    import numba_cuda
+    import numpy
     from numba import cuda
     print("numba-cuda", numba_cuda.__version__, "implementation", cuda.implementation, "numba", numba.__version__,
           "numpy", numpy.__version__)
@@ -159,12 +178,16 @@ def contextvar_check():
     @cuda.jit
     def k(a):
         a[0] += 1
-    x = cuda.to_device(numpy.zeros(1, numpy.float32)); k[1, 1](x); print("kernel ran:", x.copy_to_host())
+    x = cuda.to_device(numpy.zeros(1, numpy.float32))
+    k[1, 1](x)
+    print("kernel ran:", x.copy_to_host())
 
 
 def lanes_summary():
     """From lanes.sh."""
-    import json, os, sys
+    import json
+    import os
+    import sys
     res = sys.argv[1]
 
     def load(name):
@@ -227,7 +250,8 @@ def lanes_summary():
 
 def mechanisms_summary():
     """From mechanisms.sh."""
-    import json, sys
+    import json
+    import sys
     doc = json.load(open(sys.argv[1]))
     a = doc["analysis"]
     nproc = len(doc.get("processes") or []) or 1
@@ -254,16 +278,19 @@ def mechanisms_summary():
     sds = [e["vs_passthrough"]["tls"].get("sd_between_processes_us") for e in a["per_args"].values()
            if "tls" in e["vs_passthrough"]]
     if nproc > 1 and sds and None not in sds:
-        print(f"  tls-pass SD between processes: " + " ".join(f"{x:.3f}" for x in sds) + " us")
+        print("  tls-pass SD between processes: " + " ".join(f"{x:.3f}" for x in sds) + " us")
     v = a["tls_target"]["verdict"]
     print(f"target {a['tls_target']['rule']}: {v.upper()} -> {'MET' if v == 'met' else 'NOT MET'}")
 
 
 def peers_summary():
     """From peers.sh."""
-    import json, os, sys
-    from launchbench.output.peers import format_table
+    import json
+    import os
+    import sys
+
     from launchbench.output.breakdown import format_breakdown
+    from launchbench.output.peers import format_table
     results, env = sys.argv[1], sys.argv[2]
     for kind, fmt in (("peers", format_table), ("breakdown", format_breakdown)):
         path = os.path.join(results, f"{kind}-{env}.json")
@@ -280,7 +307,9 @@ def peers_summary():
 
 def unpack_wheel():
     """From setup_env.sh."""
-    import os, sys, zipfile
+    import os
+    import sys
+    import zipfile
     src, dst = sys.argv[1], sys.argv[2]
     with zipfile.ZipFile(dst + ".tmp", "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
         for root, dirs, files in os.walk(src):
@@ -293,7 +322,11 @@ def unpack_wheel():
 
 def env_check():
     """From setup_env.sh."""
-    import numpy, numba, llvmlite, importlib.metadata as md
+    import importlib.metadata as md
+
+    import llvmlite
+    import numba
+    import numpy
     print("env ok:", "numba-cuda", md.version("numba-cuda"), "numba", numba.__version__,
           "numpy", numpy.__version__, "llvmlite", llvmlite.__version__, "cuda-core", md.version("cuda-core"))
 
@@ -324,7 +357,11 @@ def callees_summary():
                 print(f"  {c['delta']:+} {c['name']} ({c['ref']} -> {c['other']}, {c['status']})")
 
 
-STEPS = {"callees_summary": callees_summary, "wheel_so": wheel_so, "preflight_measured": preflight_measured, "asv_releases_summary": asv_releases_summary, "breakdown_summary": breakdown_summary, "compare_summary": compare_summary, "contextvar_check": contextvar_check, "lanes_summary": lanes_summary, "mechanisms_summary": mechanisms_summary, "peers_summary": peers_summary, "unpack_wheel": unpack_wheel, "env_check": env_check}
+STEPS = {"callees_summary": callees_summary, "wheel_so": wheel_so, "preflight_measured": preflight_measured,
+         "asv_releases_summary": asv_releases_summary, "breakdown_summary": breakdown_summary,
+         "compare_summary": compare_summary, "contextvar_check": contextvar_check, "lanes_summary": lanes_summary,
+         "mechanisms_summary": mechanisms_summary, "peers_summary": peers_summary, "unpack_wheel": unpack_wheel,
+         "env_check": env_check}
 
 
 def main(argv):

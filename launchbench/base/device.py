@@ -10,8 +10,8 @@ import platform
 import re
 import sys
 
-from .errors import NoGPUError, UserError
 from . import cudamod
+from .errors import NoGPUError, UserError
 
 
 def check_simulator_env(environ=None) -> None:
@@ -43,7 +43,8 @@ def diagnose_import_error(exc: BaseException) -> str:
     """Turn a numba-cuda import failure into the likely cause and its fix."""
     text = f"{type(exc).__name__}: {exc}"
     hints = (
-        ("row_stack", "numpy is too new for this numba-cuda (numpy 2.5 removed row_stack); install numpy<2.5, e.g. -c constraints.txt"),
+        ("row_stack", "numpy is too new for this numba-cuda (numpy 2.5 removed row_stack); install numpy<2.5, "
+                      "e.g. -c constraints.txt"),
         ("NPDatetime", "numba is too new for numba-cuda 0.29 (needs numba<0.66); install numba==0.65.1"),
         ("GraphBuilder", "cuda-core is too new for numba-cuda 0.29 (needs cuda-core<1.0); install cuda-core==0.7.0"),
         ("Numba needs NumPy", "numpy does not match numba; install the pins in constraints.txt"),

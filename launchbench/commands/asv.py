@@ -21,15 +21,29 @@ from pathlib import Path
 from ..base import atomic, device
 from ..base import options as opt
 from ..base.errors import UserError
-from ..output.asvtools import (SMOKE_MACHINE, asv_command, bench_args, check_machine_label, default_machine,
-                               check_branches, derive_config, ensure_machine, load_config, offline_config,
-                               parse_attributes, plan_config, require_numba_cuda_repo, resolve_repo, run_asv,
-                               smoke_requested,
-                               write_asv_config)
-from ..base.outputs import check_folder, check_outputs
+from ..base.outpaths import check_folder, check_outputs
 from ..environments import ledger
 from ..output.asvplan import json_path as plan_json_path
 from ..output.asvplan import read_plan
+from ..output.asvtools import (
+    SMOKE_MACHINE,
+    asv_command,
+    bench_args,
+    check_branches,
+    check_machine_label,
+    default_machine,
+    derive_config,
+    ensure_machine,
+    load_config,
+    offline_config,
+    parse_attributes,
+    plan_config,
+    require_numba_cuda_repo,
+    resolve_repo,
+    run_asv,
+    smoke_requested,
+    write_asv_config,
+)
 from ..workloads import normalize
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout (this module: launchbench/commands/asv.py)
@@ -477,12 +491,12 @@ def register(sub) -> None:
     p.add_argument("--machine", help="asv machine name")
     p.set_defaults(func=cmd_against)
 
-    p = sub.add_parser("asv-releases", help="run the asv suite on released numba-cuda in ready environments (no clone, no network)",
+    p = sub.add_parser("asv-releases", help="run the asv suite on released numba-cuda in ready environments (no clone, no network)",  # noqa: E501
                        description="Run the asv suite on released numba-cuda versions installed in environments "
                        "you name (--env VERSION=PYTHON): a release ledger (a small git repository, --ledger) gives "
                        "asv one commit per release, so no clone, build or network is needed. Needs a GPU.")
-    p.add_argument("--env", action="append", metavar="VERSION=PYTHON", help="a release and the python of a venv that has it (repeatable)")
-    p.add_argument("--branch", action="append", metavar="NAME=VERSION", help="ledger branch names (default baseline=0.29.0, v2=0.30.4)")
+    p.add_argument("--env", action="append", metavar="VERSION=PYTHON", help="a release and the python of a venv that has it (repeatable)")  # noqa: E501
+    p.add_argument("--branch", action="append", metavar="NAME=VERSION", help="ledger branch names (default baseline=0.29.0, v2=0.30.4)")  # noqa: E501
     p.add_argument("--results-dir", default=str(ROOT / "results" / "asv"), help="asv results directory (default results/asv)")
     p.add_argument("--html-dir", default=str(ROOT / "html"), help="asv publish directory")
     p.add_argument("--ledger", default=str(ROOT / ".asv" / "release-ledger"), help="release ledger git repo (created if missing)")
@@ -492,7 +506,8 @@ def register(sub) -> None:
     p.add_argument("-a", "--attribute", action="append", help="asv benchmark attribute override NAME=VALUE")
     p.add_argument("--launch-method", default="forkserver", choices=("spawn", "forkserver"),
                    help="asv launch method (default forkserver: numba.cuda imported once, before the fork)")
-    p.add_argument("--allow-version-mismatch", action="store_true", help="do not require the env's numba-cuda to match VERSION (smoke tests)")
+    p.add_argument("--allow-version-mismatch", action="store_true",
+                   help="do not require the env's numba-cuda to match VERSION (smoke tests)")
     p.add_argument("--asv-verbose", action="store_true", help="run asv with --verbose (shows every benchmark process it starts)")
     p.add_argument("--compare-output", help="also write the asv compare table(s) here")
     p.add_argument("--passes", type=opt.PASSES, default=1,

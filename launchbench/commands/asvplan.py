@@ -18,7 +18,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from ..base import device, outputs
+from ..base import device, outpaths
 from ..base import options as opt
 from ..base.errors import UserError
 from ..base.options import parse_counts
@@ -94,7 +94,7 @@ def prebuild(session: Session, clone: str, records: list) -> None:
     todo = [r for r in records if r["measured"] and not cache.path_for(r["sha"])]
     if len(todo) < 2:
         return
-    outputs.check_folder(cache.cache_dir, "--wheel-cache")
+    outpaths.check_folder(cache.cache_dir, "--wheel-cache")
     cache.build_python()  # the build venv, once, before the threads share it
 
     def one(rec: dict) -> None:
@@ -109,9 +109,9 @@ def prebuild(session: Session, clone: str, records: list) -> None:
 
 def run_asv_plan(args) -> int:
     a, b = builds.parse_range(args.range)
-    plan_path = outputs.check_writable(args.output, "--output")
+    plan_path = outpaths.check_writable(args.output, "--output")
     reasons_path, json_path = plan_output.sidecars(plan_path)
-    outputs.check_outputs([(reasons_path, "--output (its .reasons)"), (json_path, "--output (its .json)"),
+    outpaths.check_outputs([(reasons_path, "--output (its .reasons)"), (json_path, "--output (its .json)"),
                            (args.every_file, "--every")])
     arg_counts = parse_counts(args.args, "--args", MAX_ARGS)
     env_opts = ca.env_options(args)

@@ -13,22 +13,22 @@ import os
 import sys
 import time
 
-from ..base import childenv, device
-from ..base import signals
+from ..base import childenv, device, signals
+from ..base import options as opt
 from ..base.atomic import write_json_atomic, write_text_atomic
 from ..base.errors import UserError
-from ..base.outputs import check_outputs
+from ..base.options import parse_counts
+from ..base.outpaths import check_outputs
 from ..engine import breakdown as engine_breakdown
-from ..engine import countdiff, runner
+from ..engine import countdiff, pinning, progressbar, runner, runplan
 from ..environments import envs, variants
 from ..environments.variant_options import check_env_options, resolve_variant_envs
-from . import common_args as ca
-from ..output import breakdown as render, documents
+from ..output import breakdown as render
+from ..output import documents
 from ..output.breakdown import format_breakdown
 from ..workloads import argkinds, stages
-from ..base import options as opt
-from ..base.options import parse_counts
 from ..workloads.kernels import MAX_ARGS, check_counts
+from . import common_args as ca
 
 #: The paired mode's defaults (``--variant``).
 PAIRED_DEFAULTS = {"rounds": 60, "repeats": 3}
@@ -76,7 +76,7 @@ def run_cli(args) -> int:
     check_counts(args.loops, args.repeats, args.rounds)
     if args.output is not None:
         check_outputs([(args.output, "--output")], inputs=[(getattr(args, "constraints", None), "the --constraints file")])
-    runner.parse_affinity(getattr(args, "affinity", "auto"))  # with the other options, before the GPU guard
+    pinning.parse_affinity(getattr(args, "affinity", "auto"))  # with the other options, before the GPU guard
     doc = run_breakdown(counts, args.loops, args.repeats, args.rounds, getattr(args, "affinity", "auto"))
     print(format_breakdown(doc))
     if args.output:
@@ -151,14 +151,14 @@ def run_paired(args) -> int:
                         "counts are exact, so two processes per variant show whether they agree")
     arg_counts = parse_counts(args.args, "--args", argkinds.MAX_ARGS)  # up to 32 arguments, not peers' 8
     stage_list = parse_stages(args.stages, insitu=not args.no_insitu)
-    affinity = runner.parse_affinity(args.affinity)
+    affinity = pinning.parse_affinity(args.affinity)
     # a smoke or stand-in run without variants times this interpreter's environment twice (an A/A pair)
     items = args.items or [("variant", f"here=env:{sys.prefix}"), ("variant", "twin=here")]
     if len(items) < 2:
         raise UserError("breakdown --variant/--repo needs at least two variants (the first is the reference); "
                         "without --variant, breakdown times this environment alone")
     vlist, reference = variants.parse_variants(items, args.reference)
-    prefetch = runner.parse_prefetch(args.prefetch, len(vlist), affinity)
+    prefetch = pinning.parse_prefetch(args.prefetch, len(vlist), affinity)
     output = args.output if args.output is not None else "launchbench-breakdown.json"
     output = ca.plan_outputs(args, output, {"markdown": args.markdown})
     if not args.target:
@@ -174,16 +174,16 @@ def run_paired(args) -> int:
     if args.loops:
         if args.loops < 1:
             raise UserError("--loops must be at least 1 per sample")
-        loops = {runner.key_id(k): args.loops for k in keys}
+        loops = {runplan.key_id(k): args.loops for k in keys}
     setup = {"workload": "stages", "arg_kind": args.arg_kind, **ca.arg_setup(args)}
     if args.target:
         setup["target"] = args.target
     rounds, repeats = args.rounds, args.repeats
-    plan = runner.Plan(
+    plan = runplan.Plan(
         variants=[(v.name, resolved[v.base].python, v.mechanism) for v in vlist], reference=reference,
         arg_counts=arg_counts, loops=loops, repeats=repeats, rounds=rounds, warmup=args.warmup,
         sample_target_s=args.sample_time, simulator=args.simulator, affinity=affinity, peers=False,
-        overlay=overlay, log_dir=run_dir, prefetch=prefetch, setup_cpus=runner.setup_cpus(affinity),
+        overlay=overlay, log_dir=run_dir, prefetch=prefetch, setup_cpus=pinning.setup_cpus(affinity),
         keys=keys, setup=setup, max_time=args.max_time, log_prefix="stages-r", count_rounds=args.counts,
         modules={v.name: v.base.module for v in vlist if v.base.module != "numba-cuda"},
         expect={v.name: envs.expected_import(resolved[v.base]) for v in vlist})
@@ -214,11 +214,11 @@ def run_paired(args) -> int:
             schema_write(output, document(outcome))
             last[0] = time.monotonic()
 
-    progress = runner.Progress(rounds * repeats * len(keys) * len(vlist), enabled=not args.quiet)
+    progress = progressbar.Progress(rounds * repeats * len(keys) * len(vlist), enabled=not args.quiet)
     if args.simulator:
         progress.line("launchbench: CUDA SIMULATOR smoke run on a stand-in launch path -- NOT a measurement")
     outcome = runner.run(plan, progress, on_round=on_round)
-    runner.raise_setup_failure(outcome)
+    runplan.raise_setup_failure(outcome)
     doc = document(outcome)
     schema_write(output, doc)
     print(render.format_text(doc), end="")
@@ -265,7 +265,7 @@ def build_document(*, argv, host, settings, reference, variants, outcome, names,
         "stopped": outcome.stopped,
         "interrupted": outcome.interrupted,
         "interrupt_reason": outcome.reason,
-        "timing": runner.timing_json(outcome.timing),
+        "timing": runplan.timing_json(outcome.timing),
         # exact Python-level counts of each variant's full launch (engine/countdiff.py), beside the µs
         "counts": countdiff.section(outcome.counts, reference, names),
     }

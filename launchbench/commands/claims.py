@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from ..base import outputs
+from ..base import outpaths
 from ..base.atomic import read_json, write_text_atomic
 from ..base.errors import UserError
 from ..output.claims import render
@@ -26,7 +26,7 @@ def register(sub) -> None:
 
 
 def run_claims(args) -> int:
-    output = outputs.check_writable(args.output, "--output")
+    output = outpaths.check_writable(args.output, "--output")
     docs, sources = [], {}
     for path in args.documents:
         try:

@@ -10,9 +10,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..base import childenv
+from ..base import childenv, outpaths
 from ..base import options as opt
-from ..base import outputs
 from ..base.errors import UserError
 from ..base.options import counts_help
 from ..engine.commitcounts import MAX_JOBS as MAX_COUNT_JOBS
@@ -276,7 +275,7 @@ _REPORT_NAMES = {"markdown": "Markdown report", "plot": "PNG plot", "html": "HTM
 
 
 def plan_outputs(ns, output: str, reports: dict, inputs=()) -> str:
-    """Check and claim a run's outputs before any work (``base/outputs.py``): the JSON *output*, its
+    """Check and claim a run's outputs before any work (``base/outpaths.py``): the JSON *output*, its
     *reports* (``report_paths``) and its ``NAME.logs`` folder, none the same as another or as an
     input (``--constraints`` and *inputs*); the JSON's absolute path."""
     pairs = [(output, "--output")]
@@ -285,8 +284,8 @@ def plan_outputs(ns, output: str, reports: dict, inputs=()) -> str:
             pairs.append((path, f"--{kind}" if getattr(ns, kind, None) is not None else
                           f"the {_REPORT_NAMES[kind]} (beside --output)"))
     ins = [(getattr(ns, "constraints", None), "the --constraints file"), *inputs]
-    full = outputs.check_outputs(pairs, inputs=ins)[0]
-    outputs.check_derived(os.path.splitext(full)[0] + ".logs", "the logs folder (beside --output)", folder=True)
+    full = outpaths.check_outputs(pairs, inputs=ins)[0]
+    outpaths.check_derived(os.path.splitext(full)[0] + ".logs", "the logs folder (beside --output)", folder=True)
     return full
 
 

@@ -17,23 +17,24 @@ import os
 import sys
 import time
 
-from ..base import atomic, childenv, signals
-from ..base.errors import UserError
+from ..base import atomic, childenv, device, signals
 from ..base import options as opt
+from ..base.errors import UserError
 from ..base.options import parse_counts, parse_ints
-from ..engine.analysis import analyze, apply_rule, gate_result, per_arg, peer_stats, round_series
-from ..engine import countdiff, lanes as lanes_mod, runner, sequential, stats
-from ..engine.runner import parse_prefetch, timing_json
-from ..environments.variant_options import check_env_options, resolve_variant_envs
-from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
-from ..output import counts as counts_out, documents, report, tables
-from ..output.lanes import render as render_lanes
-from ..base import device
+from ..engine import countdiff, pinning, progressbar, runner, runplan, sequential, stats
+from ..engine import lanes as lanes_mod
+from ..engine.analysis import analyze, apply_rule, gate_result, peer_stats, per_arg, round_series
+from ..engine.pinning import parse_prefetch
+from ..engine.runplan import timing_json
 from ..environments import envs, variants
+from ..environments.variant_options import check_env_options, resolve_variant_envs
+from ..output import counts as counts_out
+from ..output import documents, report, tables
+from ..output.lanes import render as render_lanes
+from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
 from . import common_args as ca
 
 ARG_COUNTS = [0, 1, 2, 3, 4]
-OLD_SCRIPT_LOOPS = {0: 100_000, 1: 100_000, 2: 100_000, 3: 100_000, 4: 10_000}
 # Processes, not samples, are the independent units (per-process offsets), so the default
 # takes many short rounds, set up ahead on the other CPUs, and stops once every delta's
 # interval is narrow enough (--target-ci) or at the time cap. 20 repeats of 2 ms samples pair
@@ -84,7 +85,7 @@ def register(sub) -> None:
     ca.add_gpus(m, "compare")
     m.add_argument("--spin", metavar="CPUS", default="none",
                    help="keep these CPUs busy for the whole run, e.g. 0; 'auto': the lowest set-up CPU; "
-                        "'none' (default). A busy CPU holds a VM's CPUs in one speed state (runner.Spinners)")
+                        "'none' (default). A busy CPU holds a VM's CPUs in one speed state (pinning.Spinners)")
     m.add_argument("--peers", action="store_true", help="also time CuPy, cuda.core and the C floor in the reference's workers")
     ca.add_simulator(m, "smoke mode under NUMBA_ENABLE_CUDASIM=1 on CPU; labelled NOT a measurement")
     m.add_argument("--counts", type=opt.COUNT_ROUNDS, default=DEFAULT_COUNT_ROUNDS, metavar="N",
@@ -288,11 +289,11 @@ def run(args) -> int:
     gpus = lanes_mod.parse_gpus(args.gpus, visible)
     lanes = lanes_mod.plan_lanes(gpus, args.affinity) if gpus else None
     connections_env, connections = lanes_mod.cuda_connections(args.cuda_connections, len(lanes or [None]))
-    affinity = lanes[0].affinity if lanes else runner.parse_affinity(args.affinity)
+    affinity = lanes[0].affinity if lanes else pinning.parse_affinity(args.affinity)
     vlist, reference = variants.parse_variants(args.items or [], args.reference)
     prefetch = parse_prefetch(args.prefetch, len(vlist), affinity)
-    setup = runner.setup_cpus(affinity) or []
-    spin = runner.parse_spin(args.spin, affinity, setup)
+    setup = pinning.setup_cpus(affinity) or []
+    spin = pinning.parse_spin(args.spin, affinity, setup)
     reports = ca.report_paths(args, args.output)
     output = ca.plan_outputs(args, args.output, reports)
     env_opts = ca.env_options(args)
@@ -306,7 +307,7 @@ def run(args) -> int:
     run_dir = os.path.splitext(output)[0] + ".logs"
     os.makedirs(run_dir, exist_ok=True)
     overlay = envs.make_overlay(os.path.join(run_dir, "overlay"))
-    plan = runner.Plan(
+    plan = runplan.Plan(
         variants=[(v.name, resolved[v.base].python, v.mechanism) for v in vlist],
         reference=reference, arg_counts=arg_counts, loops=loops, repeats=args.repeats,
         rounds=args.rounds, warmup=args.warmup, sample_target_s=args.sample_time,
@@ -339,7 +340,7 @@ def run(args) -> int:
             recs.append({
                 "name": v.name, "spec": v.spec, "kind": v.kind, "mechanism": v.mechanism,
                 "base": v.base.label, "numba_cuda_version": info.get("numba_cuda_version"),
-                "cuda_module_file": info.get("cuda_module_file"),  # checked: runner.import_mismatch
+                "cuda_module_file": info.get("cuda_module_file"),  # checked: workerproc.import_mismatch
                 "git_sha": env.git_sha, "pins": pins if v.base.kind != "env" else {},
                 "installed": info.get("installed", {}), "python": info.get("python") or env.python_version,
                 "env": env.path, "affinity": info.get("affinity"),
@@ -374,14 +375,14 @@ def run(args) -> int:
             kept[:] = [outcome.rounds_completed, len(outcome.samples)]
 
     total = args.rounds * args.repeats * len(arg_counts) * len(vlist)
-    progress = runner.Progress(total, enabled=not args.quiet)
+    progress = progressbar.Progress(total, enabled=not args.quiet)
     if args.simulator:
         progress.line("launchbench: CUDA SIMULATOR smoke run -- the numbers are NOT a measurement")
     if lanes:
         outcome = lanes_mod.run(plan, lanes, progress, on_round=on_round)
     else:
         outcome = runner.run(plan, progress, on_round=on_round)
-    runner.raise_setup_failure(outcome)
+    runplan.raise_setup_failure(outcome)
     doc = document(outcome)
     if outcome.write_error is not None:  # the file system refused a checkpoint: keep what fits
         doc = _write_what_fits(doc, outcome, output, args, document, kept)

@@ -15,18 +15,19 @@ import sys
 import time
 
 from ..base import childenv, device, signals
+from ..base import options as opt
 from ..base.atomic import write_text_atomic
 from ..base.errors import UserError
-from ..base import options as opt
 from ..base.options import parse_counts
-from ..engine import countdiff, countpass, runner
-from ..engine.runner import timing_json
+from ..engine import countdiff, countpass, progressbar, runplan
+from ..engine.runplan import timing_json
 from ..environments import envs, variants
 from ..environments.variant_options import check_env_options, resolve_variant_envs
-from ..output import counts as counts_out, documents
+from ..output import counts as counts_out
+from ..output import documents
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
-from . import common_args as ca
 from ..workloads.counts import DEFAULT_LAUNCHES
+from . import common_args as ca
 
 MAX_LAUNCHES = 10_000
 
@@ -126,7 +127,7 @@ def run(args) -> int:
         overlay=envs.make_overlay(os.path.join(run_dir, "overlay")), log_dir=run_dir, setup=ca.arg_setup(args),
         modules={v.name: v.base.module for v in vlist if v.base.module != "numba-cuda"},
         expect={v.name: envs.expected_import(resolved[v.base]) for v in vlist})
-    progress = runner.Progress(args.processes * len(vlist), enabled=not args.quiet)
+    progress = progressbar.Progress(args.processes * len(vlist), enabled=not args.quiet)
     if args.simulator:
         progress.line("launchbench: CUDA SIMULATOR: counting the simulator's launch path, not numba-cuda's")
     argv = ["launchbench"] + sys.argv[1:] if os.path.basename(sys.argv[0]) in ("launchbench", "__main__.py") else list(sys.argv)
@@ -137,7 +138,7 @@ def run(args) -> int:
                               vlist=vlist, resolved=resolved, outcome=outcome)
 
     outcome = countpass.run(plan, progress, on_round=lambda out: documents.write(output, document(out), "counts"))
-    runner.raise_setup_failure(outcome)
+    runplan.raise_setup_failure(outcome)
     doc = document(outcome)
     documents.write(output, doc, "counts")
     print(counts_out.report_text(doc), end="")

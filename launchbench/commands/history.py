@@ -32,25 +32,24 @@ import os
 import sys
 import time
 
-from ..base import childenv, device, outputs
-from ..base import signals
+from ..base import childenv, device, outpaths, signals
+from ..base import options as opt
 from ..base.atomic import write_json_atomic
 from ..base.errors import UserError
-from ..base import options as opt
 from ..base.options import parse_counts
 from ..engine import analysis, bisection, commitcounts, countdiff
-from ..engine import lanes as lanes_mod
 from ..engine.countdiff import NOT_VISIBLE
-from ..engine.runner import launch_keys
-from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
 from ..engine.history import Session, command_line
+from ..engine.runplan import launch_keys
 from ..environments import builds
 from ..environments.commits import CommitEnvs, check_clone, commit_records
 from ..environments.variant_options import check_env_options
-from . import common_args as ca
 from ..output import asvresults, documents
+from ..output.history import export, render, render_bisect
+from ..output.history import report_paths as history_report_paths
 from ..output.lanes import render as render_lanes
-from ..output.history import export, render, render_bisect, report_paths as history_report_paths
+from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
+from . import common_args as ca
 
 DEFAULT_ROUNDS = 30
 DEFAULT_POINTS = 5
@@ -121,7 +120,7 @@ def _start(args):
     env_opts = ca.env_options(args)
     check_env_options(env_opts)
     if getattr(args, "asv_results", None) is not None:  # history's: refused now, not after the measuring
-        outputs.check_folder(args.asv_results, "--asv-results")
+        outpaths.check_folder(args.asv_results, "--asv-results")
     clone = check_clone(args.clone)
     session = Session(ca.commit_settings(args), clone, parse_counts(args.args, "--args", MAX_KERNEL_ARGS),
                       lambda say: CommitEnvs(env_opts, say, target=args.target))

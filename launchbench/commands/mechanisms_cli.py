@@ -9,8 +9,8 @@ process, each difference against ``passthrough`` (the wrapper's own cost) and
 ``stock`` is the median of the per-round paired differences, with a binomial
 order-statistic (distribution-free) 95 % interval. By default this runs in
 ``--processes`` fresh worker processes one after another and the verdict is
-judged across them (mechanisms_procs): one process's interval holds only for
-that process. Raw samples go to the JSON, rewritten atomically as the run
+judged across them (engine/mechanism_procs.py, engine/mechanism_stats.py): one process's
+interval holds only for that process. Raw samples go to the JSON, rewritten atomically as the run
 goes, so an interrupted run keeps what it measured.
 
 Why processes: a new process (another memory layout) moves tls - passthrough
@@ -24,25 +24,34 @@ import sys
 import time
 from datetime import datetime, timezone
 
-from ..base.errors import UserError
 from ..base import options as opt
+from ..base.atomic import write_json_atomic  # noqa: F401 - re-exported for callers and tests
+from ..base.device import device_info, host_info
+from ..base.errors import UserError
 from ..base.options import parse_counts
+
+# the statistics (engine/) and the table (output/) of this command, imported for its callers
+from ..engine.mechanism_stats import SCOPE, TARGET_US, analyze, class_write_summary, paired_rounds, target_summary, target_verdict  # noqa: F401
+from ..engine.pinning import parse_affinity, pin
+from ..output import documents
+from ..output.mechanisms import format_table
 from ..workloads import mechanisms
 from ..workloads.kernels import MAX_ARGS
-from ..workloads.mechanism_rounds import (DEFAULT_LAUNCHES, DEFAULT_ROUNDS, DEFAULT_WARMUP, DEFAULT_WARMUP_CLASS_WRITE,
-                                          SimulatorDispatcher, delay_info, make_launchers, run_rounds, signature_text)
-from ..base.atomic import write_json_atomic  # noqa: F401 - re-exported for callers and tests
-from ..engine.runner import parse_affinity, pin
-from ..output import documents
-# the statistics (engine/) and the table (output/) of this command, imported for its callers
-from ..engine.mechanism_stats import (SCOPE, TARGET_US, analyse, class_write_summary,  # noqa: F401
-                                      paired_rounds, target_summary, target_verdict)
-from ..output.mechanisms import format_table
-from ..base.device import device_info, host_info
+from ..workloads.mechanism_rounds import (
+    DEFAULT_LAUNCHES,
+    DEFAULT_ROUNDS,
+    DEFAULT_WARMUP,
+    DEFAULT_WARMUP_CLASS_WRITE,
+    SimulatorDispatcher,
+    delay_info,
+    make_launchers,
+    rewarm,
+    session,
+    signature_text,
+)
 from . import common_args as ca
 
 DEFAULT_SPECS = ("stock", "passthrough", "contextvar", "tls", "delay:0.5us")
-DEFAULT_ARG_COUNTS = (0, 1, 2, 3, 4)
 METHOD = ("per pair round, each mechanism's block value is the median of its samples (us/launch); "
           "a delta is the median over pair rounds of (mechanism block - reference block), the blocks "
           "adjacent in time, with a binomial order-statistic 95% interval for that median "
@@ -195,10 +204,7 @@ def run_here(args, opts) -> int:
     launchers = make_launchers(arg_counts, sim)
     pinned = pin(opts["affinity"])
     if pinned:  # re-warm on the CPU we now run on
-        for launch, largs in launchers.values():
-            for _ in range(200):
-                launch(*largs)
-        cuda.synchronize()
+        rewarm(launchers, cuda.synchronize)
     target = SimulatorDispatcher if sim else None
     doc = base_document(opts, host_info())
     doc.update({"numba_cuda": _numba_cuda_version(), "signature": signature_text(target), "device": device_info(),
@@ -211,7 +217,7 @@ def run_here(args, opts) -> int:
         doc["interrupted"] = interrupted
         doc["rounds_complete"] = sum(1 for r in rounds if r["complete"])
         doc["class_writes"] = class_write_summary(rounds)
-        doc["analysis"] = analyse(rounds, specs, arg_counts, judge=not sim)
+        doc["analysis"] = analyze(rounds, specs, arg_counts, judge=not sim)
         write_json_atomic(args.output, doc)
 
     rounds: list[dict] = []
@@ -223,11 +229,8 @@ def run_here(args, opts) -> int:
             last_write[0] = time.monotonic()
 
     start = time.monotonic()
-    max_time = opts["max_time"]
     try:
-        run_rounds(launchers, specs, opts["rounds"], opts["samples"], opts["launches"], opts["warmup"],
-                   cuda.synchronize, random.Random(opts["seed"]), target=target, on_round=checkpoint, rounds=rounds,
-                   deadline=start + max_time if max_time else None, warmup_class_write=opts["warmup_class_write"])
+        session(launchers, specs, opts, cuda.synchronize, target=target, rounds=rounds, on_round=checkpoint)
     except KeyboardInterrupt:  # run_rounds has uninstalled
         finish(rounds, interrupted=True)
         print(format_table(doc))

@@ -9,24 +9,27 @@ from __future__ import annotations
 import sys
 import time
 
+from ..base import options as opt
 from ..base.atomic import write_json_atomic
+from ..base.device import device_info, host_info, require_gpu
 from ..base.errors import UserError
+from ..base.options import parse_counts
+from ..base.outpaths import check_outputs
+from ..engine import pinning, runner
+from ..engine.analysis import concat_rounds
 from ..engine.breakdown import run_breakdown
+from ..engine.peerstats import (
+    analyze,
+    fit_line,  # noqa: F401 - fit_line: for callers
+    summarize,
+)
 from ..environments import envs
 from ..output import documents
 from ..output.breakdown import format_breakdown
-from ..base import options as opt
-from ..base.options import parse_counts
-from ..workloads.kernels import MAX_ARGS, check_counts
-from ..workloads.peers import LABELS, LAUNCHERS
-from ..engine.analysis import concat_rounds
-from ..engine import runner
-from ..base.device import device_info, host_info, require_gpu
-from ..base.outputs import check_outputs
-from ..engine.peerstats import analyse, fit_line, summarize  # noqa: F401 - fit_line: for callers
 from ..output.peers import format_table
+from ..workloads.kernels import MAX_ARGS, check_counts
+from ..workloads.peers import LAUNCHERS
 from . import common_args as ca
-
 
 # -- the document ---------------------------------------------------------------
 
@@ -38,7 +41,7 @@ def build_document(samples, arg_counts, settings, unavailable_reasons, context=N
     """The peers JSON document (string keys for arg counts, as JSON needs)."""
     results = {name: {str(n): summarize(per[n]) for n in arg_counts} for name, per in samples.items()}
     medians = {name: {n: results[name][str(n)]["median_us"] for n in arg_counts} for name in samples}
-    analysis = analyse(medians)
+    analysis = analyze(medians)
     doc = {
         "schema": documents.schema_id("peers"),
         "arg_counts": list(arg_counts),
@@ -110,7 +113,7 @@ def run_peers(args) -> int:
     names = parse_launchers(args.only)
     if args.output is not None:
         check_outputs([(args.output, "--output")])
-    runner.parse_affinity(args.affinity)  # with the other options, before the GPU guard
+    pinning.parse_affinity(args.affinity)  # with the other options, before the GPU guard
     require_gpu(smoke_flag=False)
     started = time.time()
     samples, reasons = measure_on_engine(args, names, counts)

@@ -21,20 +21,19 @@ import argparse
 import os
 import time
 
-from ..base.errors import UserError
-from ..base import childenv, signals
-from ..engine.history import Session, command_line
+from ..base import childenv, device, outpaths, signals
 from ..base import options as opt
+from ..base.atomic import write_json_atomic, write_text_atomic
+from ..base.errors import UserError
 from ..base.options import parse_counts
+from ..engine import analysis, conformance, countdiff, sequential
+from ..engine.history import Session, command_line
 from ..environments import builds, envs
-from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
 from ..environments.commits import CommitEnvs, check_clone, commit_records
 from ..environments.variant_options import check_env_options
-from . import common_args as ca
-from ..base import device, outputs
-from ..base.atomic import write_json_atomic, write_text_atomic
-from ..engine import analysis, conformance, countdiff, sequential
 from ..output import documents, prreport
+from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
+from . import common_args as ca
 
 DEFAULT_ROUNDS = 60
 DEFAULT_OUT = "launchbench-pr"
@@ -94,9 +93,9 @@ def _check(args) -> tuple[str, str]:
     out = os.path.abspath(os.path.expanduser(args.out))
     if os.path.exists(out) and not os.path.isdir(out):
         raise UserError(f"--out {args.out} is a file; give a folder, e.g. --out pr-results")
-    outputs.add_inputs([(args.suite, "the --suite file"), (args.constraints, "the --constraints file")])
-    out = outputs.check_folder(args.out, "--out", output=True)  # locked: one pr run per folder
-    outputs.check_outputs([(os.path.join(out, name), f"--out's {name}") for name in ("pr.json", "pr.md")])
+    outpaths.add_inputs([(args.suite, "the --suite file"), (args.constraints, "the --constraints file")])
+    out = outpaths.check_folder(args.out, "--out", output=True)  # locked: one pr run per folder
+    outpaths.check_outputs([(os.path.join(out, name), f"--out's {name}") for name in ("pr.json", "pr.md")])
     check_env_options(ca.env_options(args))
     return check_clone(args.clone), out
 
@@ -127,7 +126,8 @@ def run(args) -> int:
     session.build(records)
     base_rec, head_rec = records
     doc = {**documents.stamp("pr"),
-           "command": command_line(), "child_env": childenv.record(), "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "command": command_line(), "child_env": childenv.record(),
+           "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "simulator": bool(args.simulator), "clone": clone,
            "head": _commit_json(head, head_rec), "base": _commit_json(base, base_rec),
            "same_code": head_rec.get("aa", False), "conformance": None, "measurement": None, "gate": None}

@@ -17,13 +17,13 @@ import os
 import sys
 import time
 
-from ..base import device, outputs
+from ..base import device, outpaths
 from ..base.atomic import write_json_atomic
 from ..base.errors import UserError
 from ..base.options import parse_counts
 from ..engine import analysis, stackbisect
 from ..engine.history import Session, levels
-from ..engine.runner import launch_keys
+from ..engine.runplan import launch_keys
 from ..environments import releases as rel
 from ..environments.stacks import ReleaseEnvs, records_of
 from ..environments.variant_options import EnvOptions, check_env_options
@@ -69,13 +69,13 @@ def run_releases(args) -> int:
     """Every option and the series' grammar checked first, then the GPU guard, then the index."""
     if args.rounds < 2:
         raise UserError("--rounds must be at least 2 (intervals are over rounds)")
-    output = outputs.check_writable(args.output, "--output")
+    output = outpaths.check_writable(args.output, "--output")
     env_opts = EnvOptions(env_dir=args.env_dir, python=args.python, wheels=args.wheels,
                           system_site_packages=args.system_site_packages, constraints=args.constraints,
                           extras=args.extras)
     constraints = check_env_options(env_opts)
     if args.env_dir is not None:
-        outputs.check_folder(args.env_dir, "--env-dir")
+        outpaths.check_folder(args.env_dir, "--env-dir")
     pins = global_pins(args.pin)
     items = [rel.parse_item(t) for t in args.series]
     site_from = (args.python or sys.executable) if args.system_site_packages else None

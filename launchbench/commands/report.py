@@ -3,12 +3,12 @@
 recomputed from the samples by this launchbench (a committed run read with today's quantities)."""
 from __future__ import annotations
 
+from ..base.atomic import write_text_atomic
+from ..base.errors import UserError
+from ..base.outpaths import add_inputs, check_outputs
 from ..output import documents
 from ..output.breakdown import breakdown_markdown, breakdown_text, paired, reanalyzed
 from ..output.report import default_outputs, export
-from ..base.atomic import write_text_atomic
-from ..base.errors import UserError
-from ..base.outputs import add_inputs, check_outputs
 from . import common_args as ca
 
 

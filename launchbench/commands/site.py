@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..base.errors import UserError
-from ..base.outputs import check_folder
+from ..base.outpaths import check_folder
 from ..output.site import build_site
 
 

@@ -8,11 +8,19 @@ import sys
 
 from ..base import options as opt
 from ..base.errors import UserError
+from ..base.outpaths import check_folder
 from ..environments.variants import parse_pins
-from ..environments.wheelhouse import (DEFAULT_PLATFORMS, DEFAULT_PYTHON_VERSION, JOIN_SCRIPT, MIB, top_files,
-                                       download, numba_cuda_versions, requirements, split)
-from ..base.outputs import check_folder
-
+from ..environments.wheelhouse import (
+    DEFAULT_PLATFORMS,
+    DEFAULT_PYTHON_VERSION,
+    JOIN_SCRIPT,
+    MIB,
+    download,
+    numba_cuda_versions,
+    requirements,
+    split,
+    top_files,
+)
 
 _REQUIREMENT = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?(\[[A-Za-z0-9._, -]*\])?"
                           r"(\s*(===|==|>=|<=|~=|!=|<|>)\s*[A-Za-z0-9.*+!_-]+(\s*,\s*(===|==|>=|<=|~=|!=|<|>)\s*"
@@ -80,7 +88,8 @@ def run(args) -> int:
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "wheelhouse", help="download the pinned wheels a run installs, for an air-gapped GPU machine (dependencies not followed: cuda-bindings and the CUDA wheels are not included; add them with --package)",
+        "wheelhouse", help="download the pinned wheels a run installs, for an air-gapped GPU machine (dependencies "
+                           "not followed: cuda-bindings and the CUDA wheels are not included; add them with --package)",
         description="Every wheel a run needs (pins, numba-cuda releases, asv tools), downloaded for the "
                     "target's Python and platform, for an air-gapped GPU machine.",
     )

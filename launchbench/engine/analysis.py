@@ -1,6 +1,6 @@
 """The engine's samples, analysed: paired deltas with intervals over rounds.
 
-Sample records (``runner.Outcome.samples``: variant, round, repeat, sample key, us) are grouped
+Sample records (``runplan.Outcome.samples``: variant, round, repeat, sample key, us) are grouped
 per round in repeat order, paired between two variants over the rounds both completed, and turned
 into the schema's ``stats`` and ``deltas`` records (stats.py); under a stopping rule each delta's
 interval is replaced by the one valid at a data-dependent stop (sequential.py). Shared by every
@@ -10,8 +10,9 @@ results writer.
 from __future__ import annotations
 
 import math
-from .runner import key_id, launch_keys
+
 from . import sequential, stats
+from .runplan import key_id, launch_keys
 
 
 def concat_rounds(units: list) -> dict:

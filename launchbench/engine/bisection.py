@@ -12,7 +12,8 @@ delta pooled over the argument counts (weighted by each one's noise: ``pooled_ro
 confidence sequence over rounds
 (``sequential``: valid at whichever round the stage stops), at a family-wise confidence over the
 stage's segments (Bonferroni), so that a stage of many segments is not more likely to follow a
-flat one; a segment of two neighbouring commits, which names the culprit, at 99 %. The direction is that of the overall GOOD -> BAD change. A segment is *established*
+flat one; a segment of two neighbouring commits, which names the culprit, at 99 %. The direction is that of the overall
+GOOD -> BAD change. A segment is *established*
 when its interval lies wholly beyond 0 in that direction (it holds a real step that way, however
 small), *ruled out* when its interval lies wholly short of ``threshold`` (it cannot hold a step
 worth finding); the stage takes more rounds until one segment is established or every one is
@@ -24,7 +25,8 @@ Where counts cannot see a step (C code, a dependency), the commits whose compile
 changed (``hints``) are candidates, as the counts' change points are: a stage times up to two
 candidates beside their predecessors, those nearest the even split of its segment
 (``candidate_points``), so a C-level step there is confirmed in a stage instead of searched for
-in several, and a stage still halves the search when the candidate is not the culprit. Hints only choose where to look; every culprit is named by an established timed step
+in several, and a stage still halves the search when the candidate is not the culprit. Hints only choose where to look;
+every culprit is named by an established timed step
 between two neighbouring commits.
 
 The search itself (``search``) takes its counting and measuring as callables, so tests drive it

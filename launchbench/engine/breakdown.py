@@ -30,8 +30,7 @@ import statistics
 from ..base.device import require_gpu
 from ..workloads import stages
 from ..workloads.breakdown import breakdown_document
-from . import analysis, runner, stats
-
+from . import analysis, runner, runplan, stats
 
 # ---------------------------------------------------------------- the single environment
 
@@ -123,7 +122,7 @@ def quantities(present: list) -> dict:
 
 
 def _kid(stage: str, nargs: int):
-    return runner.key_id({"stage": stage, "nargs": nargs})
+    return runplan.key_id({"stage": stage, "nargs": nargs})
 
 
 def _ci(values: list, confidence: float) -> dict:

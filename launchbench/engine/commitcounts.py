@@ -16,7 +16,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from . import countdiff
-from .runner import Worker, WorkerError
+from .workerproc import Worker, WorkerError
 
 #: launches counted per commit and arg count (after the counter's own warm-up)
 LAUNCHES = 10

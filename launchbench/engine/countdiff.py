@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from ..base.errors import UserError
 
-#: the totals shown first, in order (``c_calls`` and ``entries`` are counted on every Python)
-MAIN_TOTALS = ("bytecodes", "calls", "c_calls", "entries")
 NOT_VISIBLE = ("not visible to counts: no bytecode, call or C callee moved; the work inside C code, arguments to "
                "C calls, the driver or the machine")
 #: the readings of a diff that moved: some count (per launch or per function), or only which C functions are called

@@ -9,7 +9,7 @@ that times nothing, so a worker's set-up, its failures and Ctrl-C behave as in e
 """
 from __future__ import annotations
 
-from . import runner
+from . import progressbar, runner, runplan
 
 #: fresh processes per variant: two show whether the counts agree across processes
 DEFAULT_PROCESSES = 2
@@ -24,10 +24,10 @@ def no_timing(plan, rnd, workers, out, progress) -> None:
 
 def plan(variants: list, reference: str, arg_counts: list, *, processes: int, launches: int, simulator: bool,
          overlay: str, log_dir: str, setup: dict | None = None, modules: dict | None = None,
-         expect: dict | None = None) -> runner.Plan:
+         expect: dict | None = None) -> runplan.Plan:
     """The runner's Plan of a counts pass: *processes* rounds of one worker per variant
     ((name, python, mechanism) as compare's), all set up at once, none pinned, none timed."""
-    return runner.Plan(
+    return runplan.Plan(
         variants=list(variants), reference=reference, arg_counts=list(arg_counts),
         loops={n: 1 for n in arg_counts},  # no calibration: nothing is timed
         repeats=1, rounds=processes, warmup=0, sample_target_s=0.0, simulator=simulator, affinity=None,
@@ -37,6 +37,6 @@ def plan(variants: list, reference: str, arg_counts: list, *, processes: int, la
     )
 
 
-def run(count_plan: runner.Plan, progress: runner.Progress, on_round=None) -> runner.Outcome:
+def run(count_plan: runplan.Plan, progress: progressbar.Progress, on_round=None) -> runplan.Outcome:
     """Run the pass; the Outcome's ``counts`` holds one record per process, variant and arg count."""
     return runner.run(count_plan, progress, on_round=on_round)

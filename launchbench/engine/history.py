@@ -18,10 +18,10 @@ import time
 from ..base import childenv, device
 from ..base.errors import UserError
 from ..base.options import DEFAULT_FORK_ROUNDS
-from . import analysis, commitcounts, runner, stats
+from . import analysis, commitcounts, pinning, progressbar, runner, runplan, stats
 from . import lanes as lanes_mod
 from .countdiff import visibility
-from .runner import key_id, launch_keys, timing_json
+from .runplan import key_id, launch_keys, timing_json
 
 #: history's schema id and version (history, and the measurement inside bisect's and pr's documents);
 #: output/documents.py's "history" and "bisect" kinds read them from here (the engine sits below output/)
@@ -111,13 +111,13 @@ def settings(opts: CommitRun, arg_counts, prefetch, affinity, rounds) -> dict:
 
 
 def plan_modules(measured: list) -> dict:
-    """runner.Plan's ``modules``: a numba-cuda-mlir point's workers launch through numba_cuda_mlir
+    """runplan.Plan's ``modules``: a numba-cuda-mlir point's workers launch through numba_cuda_mlir
     (base/cudamod.py); every other record's through numba-cuda (not listed)."""
     return {r["variant"]: "numba-cuda-mlir" for r in measured if r.get("project") == "numba-cuda-mlir"}
 
 
 def built_import(rec: dict) -> dict:
-    """What a commit's workers must import (runner.Plan's ``expect``): the package of its own
+    """What a commit's workers must import (runplan.Plan's ``expect``): the package of its own
     environment, at its wheel's version (``X.Y.Z+g<sha8>``, from the file name)."""
     wheel = os.path.basename(rec.get("wheel") or "")
     version = wheel[:-len(".whl")].split("-")[1] if wheel.endswith(".whl") and wheel.count("-") >= 2 else None
@@ -150,8 +150,8 @@ class Session:
         self.lanes = lanes_mod.plan_lanes(gpus, run.affinity) if gpus else None
         self.connections_env, self.connections = lanes_mod.cuda_connections(run.cuda_connections,
                                                                             len(self.lanes or [None]))
-        self.affinity = self.lanes[0].affinity if self.lanes else runner.parse_affinity(run.affinity)
-        runner.parse_prefetch(run.prefetch, 2, self.affinity)  # its syntax now; the count once builds are known
+        self.affinity = self.lanes[0].affinity if self.lanes else pinning.parse_affinity(run.affinity)
+        pinning.parse_prefetch(run.prefetch, 2, self.affinity)  # its syntax now; the count once builds are known
         self.envs = make_envs(self.say)
         self.cache = self.envs.cache
         self.gpu_seconds = 0.0
@@ -188,28 +188,28 @@ class Session:
         if len(measured) < 2:
             raise UserError("fewer than two commits of the range could be built and measured; "
                             "see the build logs named above")
-        prefetch = runner.parse_prefetch(self.opts.prefetch, len(measured), self.affinity)
+        prefetch = pinning.parse_prefetch(self.opts.prefetch, len(measured), self.affinity)
         os.makedirs(log_dir, exist_ok=True)
         setup = {"target": self.opts.target} if self.opts.target else {}
-        plan = runner.Plan(
+        plan = runplan.Plan(
             variants=[(r["variant"], r["python"], None) for r in measured], modules=plan_modules(measured),
             reference=measured[0]["variant"],
             arg_counts=self.arg_counts, loops=None, repeats=self.opts.repeats, rounds=rounds,
             warmup=self.opts.warmup, sample_target_s=self.opts.sample_time, simulator=self.opts.simulator,
             affinity=self.affinity, peers=False, overlay=self.envs.make_overlay(os.path.join(log_dir, "overlay")),
-            log_dir=log_dir, prefetch=prefetch, setup_cpus=runner.setup_cpus(self.affinity), setup=setup,
+            log_dir=log_dir, prefetch=prefetch, setup_cpus=pinning.setup_cpus(self.affinity), setup=setup,
             stop=stop, max_time=self.opts.max_time if max_time is None else max_time, count_rounds=count_rounds,
             spawn=self.opts.spawn, fork_rounds=self.opts.fork_rounds, worker_env=self.connections_env,
             expect={r["variant"]: built_import(r) for r in measured})
         total = rounds * self.opts.repeats * len(self.arg_counts) * len(measured)
-        progress = runner.Progress(total, enabled=not self.opts.quiet)
+        progress = progressbar.Progress(total, enabled=not self.opts.quiet)
         if self.opts.simulator:
             progress.line("launchbench: CUDA SIMULATOR smoke run -- the numbers are NOT a measurement")
         if self.lanes:
             out = lanes_mod.run(plan, self.lanes, progress, on_round=on_round)
         else:
             out = runner.run(plan, progress, on_round=on_round)
-        runner.raise_setup_failure(out)
+        runplan.raise_setup_failure(out)
         self.gpu_seconds += out.timing["wall_s"]
         return out, prefetch
 
@@ -227,7 +227,7 @@ class Session:
             ref_l, var_l = analysis.paired_rounds(by, reference, d["variant"], d["nargs"])
             d["ci99_us"] = stats.paired_median_delta(ref_l, var_l, 0.99)["ci_us"]
         step_recs = steps(by, records, keys, self.opts.threshold)
-        for r in measured:  # where each commit's CUDA module came from (checked: runner.import_mismatch)
+        for r in measured:  # where each commit's CUDA module came from (checked: workerproc.import_mismatch)
             r["cuda_module_file"] = out.infos.get(r["variant"], {}).get("cuda_module_file")
         info = out.infos.get(reference, {})
         return {

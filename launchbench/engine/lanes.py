@@ -31,7 +31,7 @@ import threading
 from ..base import atomic, signals
 from ..base.errors import UserError
 from ..base.options import parse_ints
-from . import runner, stats
+from . import pinning, progressbar, runner, runplan, stats
 from .analysis import analyze, round_series
 
 PROC_GPUS = "/proc/driver/nvidia/gpus"  # one folder per GPU (its PCI bus id), no CUDA needed
@@ -127,7 +127,7 @@ def parse_gpus(text: str | None, visible: list | None) -> list | None:
     return [str(i) for i in ids]
 
 
-def core_groups(available, siblings=runner.smt_siblings) -> list:
+def core_groups(available, siblings=pinning.smt_siblings) -> list:
     """*available* CPUs grouped by physical core (SMT siblings together), lowest CPU first."""
     available = set(available)
     groups, seen = [], set()
@@ -140,7 +140,7 @@ def core_groups(available, siblings=runner.smt_siblings) -> list:
     return groups
 
 
-def split_cpus(available, n: int, siblings=runner.smt_siblings) -> list:
+def split_cpus(available, n: int, siblings=pinning.smt_siblings) -> list:
     """*available* split into *n* shares of whole cores, as equal as the cores allow, in CPU
     order (lane 0 gets the lowest)."""
     groups = core_groups(available, siblings)
@@ -155,7 +155,7 @@ def split_cpus(available, n: int, siblings=runner.smt_siblings) -> list:
     return shares
 
 
-def plan_lanes(gpus: list, affinity_text: str | None, available=None, siblings=runner.smt_siblings) -> list:
+def plan_lanes(gpus: list, affinity_text: str | None, available=None, siblings=pinning.smt_siblings) -> list:
     """One Lane per GPU. One lane: every CPU, and ``--affinity`` as without lanes. More: each a
     share of whole cores (``split_cpus``), measuring on its highest CPU ('auto') or unpinned
     ('none'), setting up on the rest of its share."""
@@ -163,27 +163,27 @@ def plan_lanes(gpus: list, affinity_text: str | None, available=None, siblings=r
         available = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else {0}
     available = sorted(set(available))
     if len(gpus) == 1:
-        affinity = runner.parse_affinity(affinity_text, available)
-        return [Lane(0, gpus[0], available, affinity, runner.setup_cpus(affinity, available, siblings))]
+        affinity = pinning.parse_affinity(affinity_text, available)
+        return [Lane(0, gpus[0], available, affinity, pinning.setup_cpus(affinity, available, siblings))]
     text = "auto" if affinity_text is None else str(affinity_text).strip().lower()
     if text not in ("auto", "none"):
         raise UserError(f"--affinity {affinity_text} with {len(gpus)} GPUs: use 'auto' (each lane measures "
                         "on the highest CPU of its share) or 'none'")
     lanes = []
     for k, (gpu, share) in enumerate(zip(gpus, split_cpus(available, len(gpus), siblings))):
-        affinity = runner.parse_affinity(text, share)
-        lanes.append(Lane(k, gpu, share, affinity, runner.setup_cpus(affinity, share, siblings)))
+        affinity = pinning.parse_affinity(text, share)
+        lanes.append(Lane(k, gpu, share, affinity, pinning.setup_cpus(affinity, share, siblings)))
     return lanes
 
 
-def lane_plan(plan: runner.Plan, lane: Lane, n_lanes: int, siblings=runner.smt_siblings) -> runner.Plan:
+def lane_plan(plan: runplan.Plan, lane: Lane, n_lanes: int, siblings=pinning.smt_siblings) -> runplan.Plan:
     """*plan* for one lane: its GPU, CPUs, share of the rounds and logs; with more than one lane,
     no more rounds set up ahead than its share of CPUs can host."""
     rounds = plan.rounds // n_lanes + (1 if lane.index < plan.rounds % n_lanes else 0)
     prefetch = plan.prefetch
     if n_lanes > 1:
         n_var = len(plan.variants)
-        prefetch = min(prefetch, runner.default_prefetch(n_var, lane.affinity, lane.cpus, siblings))
+        prefetch = min(prefetch, pinning.default_prefetch(n_var, lane.affinity, lane.cpus, siblings))
     return dataclasses.replace(
         plan, rounds=max(1, rounds), affinity=lane.affinity, setup_cpus=lane.setup_cpus, prefetch=prefetch,
         worker_env={**plan.worker_env, **lane.env()},
@@ -217,7 +217,7 @@ class Pool:
         self.done: list = [[] for _ in lanes]
         self.sources: list = [None] * len(lanes)
 
-    def samples(self, k: int, outcome: runner.Outcome) -> list:
+    def samples(self, k: int, outcome: runplan.Outcome) -> list:
         if self.sources[k] is not outcome:  # a new outcome object: start this lane over
             self.sources[k], self.done[k] = outcome, []
         new = outcome.samples[len(self.done[k]):]
@@ -225,13 +225,13 @@ class Pool:
         return self.done[k]
 
 
-def merge(outcomes: list, lanes: list, pool: Pool | None = None) -> runner.Outcome:
+def merge(outcomes: list, lanes: list, pool: Pool | None = None) -> runplan.Outcome:
     """The lanes' outcomes as one: their rounds pooled (renumbered, each record tagged with its
     lane), lane 0's set-up facts and loops, timing summed except the wall (the longest lane's),
     and ``lanes``: one record per lane."""
     n = len(lanes)
     pool = pool or Pool(lanes)
-    out = runner.Outcome()
+    out = runplan.Outcome()
     first = outcomes[0]
     out.infos, out.round_infos, out.loops = first.infos, first.round_infos, dict(first.loops)
     for k, (lane, o) in enumerate(zip(lanes, outcomes)):
@@ -262,10 +262,10 @@ def merge(outcomes: list, lanes: list, pool: Pool | None = None) -> runner.Outco
     return out
 
 
-class _LaneProgress(runner.Progress):
+class _LaneProgress(progressbar.Progress):
     """A lane's progress: its lines prefixed with the lane, no bar (lanes share the terminal)."""
 
-    def __init__(self, parent: runner.Progress, lane: Lane, total: int):
+    def __init__(self, parent: progressbar.Progress, lane: Lane, total: int):
         super().__init__(total, stream=parent.stream, enabled=parent.enabled)
         self.tty = False
         self.prefix = f"[lane {lane.index} gpu {lane.gpu}] "
@@ -274,7 +274,7 @@ class _LaneProgress(runner.Progress):
         super().line(self.prefix + text)
 
 
-def run(plan: runner.Plan, lanes: list, progress: runner.Progress, on_round=None) -> runner.Outcome:
+def run(plan: runplan.Plan, lanes: list, progress: progressbar.Progress, on_round=None) -> runplan.Outcome:
     """``runner.run`` in every lane at once; returns the merged outcome (``merge``).
 
     ``plan.stop`` sees the pooled outcome of all lanes after every round of any lane: a stop rule
@@ -290,7 +290,7 @@ def run(plan: runner.Plan, lanes: list, progress: runner.Progress, on_round=None
     n = len(lanes)
     if n > 1 and plan.spin_cpus:
         raise UserError("--spin cannot be combined with more than one GPU (--gpus); leave it 'none'")
-    current: list = [runner.Outcome() for _ in lanes]
+    current: list = [runplan.Outcome() for _ in lanes]
     results: list = [None] * n
     done_events = [threading.Event() for _ in lanes]
     cancel = threading.Event()
@@ -320,7 +320,7 @@ def run(plan: runner.Plan, lanes: list, progress: runner.Progress, on_round=None
 
     def work(k, lane):
         if n > 1 and lane.setup_cpus:  # this thread's bookkeeping (the pooled stop rule) off every
-            runner.pin(lane.setup_cpus)  # lane's measuring CPU; its workers start from here too
+            pinning.pin(lane.setup_cpus)  # lane's measuring CPU; its workers start from here too
         try:
             lp = lane_plan(plan, lane, n)
             lp.stop, lp.cancel = lane_stop(k), cancel
@@ -340,7 +340,7 @@ def run(plan: runner.Plan, lanes: list, progress: runner.Progress, on_round=None
     home = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     setup_union = sorted({c for lane in lanes for c in (lane.setup_cpus or [])})
     if n > 1 and setup_union:
-        runner.pin(setup_union)
+        pinning.pin(setup_union)
     threads = [threading.Thread(target=work, args=(k, lane), name=f"lane{k}", daemon=True)
                for k, lane in enumerate(lanes)]
     for t in threads:
@@ -378,9 +378,9 @@ def run(plan: runner.Plan, lanes: list, progress: runner.Progress, on_round=None
                     pass
     finally:
         if n > 1 and setup_union and home:
-            runner.pin(home)
+            pinning.pin(home)
     progress.finish()
-    out = merge([r if r is not None else runner.Outcome() for r in results], lanes)
+    out = merge([r if r is not None else runplan.Outcome() for r in results], lanes)
     if interrupted:
         out.interrupted, out.reason = True, interrupted
         out.write_error = out.write_error or write_error
@@ -456,7 +456,7 @@ def lane_deltas(samples: list, names: list, reference: str, arg_counts: list, n_
     return out
 
 
-def report(outcome: runner.Outcome, names: list, reference: str, arg_counts: list,
+def report(outcome: runplan.Outcome, names: list, reference: str, arg_counts: list,
            connections: dict | None = None) -> dict | None:
     """The JSON's ``lanes`` section: the lanes, each lane's deltas and the check, and the workers'
     CUDA connections (*connections*: ``cuda_connections``' record); None without lanes."""

@@ -1,12 +1,16 @@
 """The statistics of ``launchbench mechanisms`` inside one process: per pair round the mechanisms'
 block medians, paired deltas vs passthrough and vs stock with order-statistic intervals, and the
-tls target's verdict; how many blocks followed a class write. Pure (commands/mechanisms_cli.py
-measures, commands/mechanisms_procs.py pools processes, output/mechanisms.py renders)."""
+tls target's verdict; how many blocks followed a class write; across processes, each process's
+median delta one observation (``analyze_processes``), and the processes of several runs pooled
+(``pool``). Pure (workloads/mechanism_rounds.py measures, engine/mechanism_procs.py runs the
+processes, output/mechanisms.py renders)."""
 from __future__ import annotations
 
 import statistics
+import sys
 
-from .stats import median_ci, pooled_median_delta
+from ..base.errors import UserError
+from .stats import mean_ci, median_ci, over_units, pooled_median_delta
 
 TARGET_US = 0.1  # the tls target: tls may add at most this much per launch over passthrough
 SCOPE = ("one process: the intervals do not include the process-to-process variation (memory layout); "
@@ -35,7 +39,7 @@ def target_verdict(ci_us, target: float = TARGET_US) -> str:
     return "inconclusive"
 
 
-def analyse(rounds: list[dict], specs: list[str], arg_counts: list[int], target: float = TARGET_US,
+def analyze(rounds: list[dict], specs: list[str], arg_counts: list[int], target: float = TARGET_US,
             judge: bool = True) -> dict:
     """Medians, paired deltas vs passthrough and vs stock, and the tls target verdict
     (not judged when *judge* is false: simulator numbers are not launch costs)."""
@@ -94,3 +98,94 @@ def class_write_summary(rounds: list[dict]) -> dict:
     return {"blocks": sum(c[1] for c in by_spec.values()),
             "class_modified": sum(c[0] for c in by_spec.values()),
             "by_mechanism": {spec: {"class_modified": c[0], "blocks": c[1]} for spec, c in by_spec.items()}}
+
+
+# ----------------------------------------------------------------- across processes
+
+def across(per_process: list[dict], confidence: float = 0.95) -> dict:
+    """One delta from per-process deltas (each a stats.pooled_median_delta dict): the mean over
+    processes with a Student t interval, plus the spread that interval has to cover."""
+    us = [d["delta_us"] for d in per_process]
+    pct = [d["delta_pct"] for d in per_process]
+    return {"processes": len(us), **over_units(us, pct, "processes", confidence), "median_us": statistics.median(us),
+            "sd_between_processes_us": statistics.stdev(us) if len(us) > 1 else 0.0,
+            "per_process_us": us}
+
+
+def scope_text(n_processes: int) -> str:
+    return (f"{n_processes} processes: each process's median paired delta is one observation; the mean over "
+            "processes and its Student t interval include the variation between processes (memory layout) "
+            "and over time (the machine's slower spells)")
+
+
+def analyze_processes(processes: list[dict], specs: list, arg_counts: list, target: float = TARGET_US,
+            judge: bool = True, ones: list | None = None) -> dict:
+    """The across-process analysis, shaped like the in-process one (``per_args`` with
+    ``median_us``, ``vs_passthrough``, ``vs_stock``, ``tls_target``); levels are means of the
+    processes' median levels. Judged only with two or more processes. *ones*: each process's own
+    analysis, if the caller has it already (a run keeps them as its processes finish)."""
+    if ones is None:
+        ones = [analyze(p["rounds"], specs, arg_counts, judge=False) for p in processes]
+    results = {}
+    for nargs in arg_counts:
+        key = str(nargs)
+        entries = [one["per_args"][key] for one in ones if key in one["per_args"]]
+        medians, median_cis = {}, {}
+        for spec in specs:
+            levels = [e["median_us"][spec] for e in entries if spec in e["median_us"]]
+            if levels:
+                m, lo, hi = mean_ci(levels)
+                medians[spec], median_cis[spec] = m, [lo, hi]
+        entry = {"median_us": medians, "median_ci_us": median_cis, "vs_passthrough": {}, "vs_stock": {}}
+        for slot in ("vs_passthrough", "vs_stock"):
+            for spec in specs:
+                got = [e[slot][spec] for e in entries if spec in e[slot]]
+                if got:
+                    entry[slot][spec] = across(got)
+        tls = entry["vs_passthrough"].get("tls")
+        if tls is not None and judge and tls["processes"] >= 2:
+            entry["tls_target"] = {"target_us": target, "verdict": target_verdict(tls["ci_us"], target)}
+        results[key] = entry
+    return {"per_args": results,
+            "tls_target": target_summary(results, target, judge, scope_text(len(processes)),
+                                   unmeasured="not measured (needs 2 or more processes)")}
+
+
+#: what must agree for processes of several runs to be pooled into one analysis
+SAME_FOR_POOLING = ("numba_cuda", "signature", "simulator")
+SAME_PARAMS_FOR_POOLING = ("mechanisms", "arg_counts", "samples", "launches", "warmup", "warmup_class_write")
+
+
+def pool(docs: list, paths: list) -> dict:
+    """One document whose processes are those of all *docs* (which must have measured the same
+    thing the same way), analysed together: more processes, a narrower interval over them."""
+    first = docs[0]
+    for doc, path in zip(docs[1:], paths[1:]):
+        for key in SAME_FOR_POOLING:
+            if doc.get(key) != first.get(key):
+                raise UserError(f"cannot pool {path} with {paths[0]}: {key} differs ({doc.get(key)!r} vs "
+                                f"{first.get(key)!r}); pool only runs of the same numba-cuda")
+        for key in SAME_PARAMS_FOR_POOLING:
+            if doc["params"].get(key) != first["params"].get(key):
+                raise UserError(f"cannot pool {path} with {paths[0]}: --{key.replace('_', '-')} differs "
+                                f"({doc['params'].get(key)!r} vs {first['params'].get(key)!r}); pool runs made "
+                                "with the same options")
+    processes = []
+    for run_index, (doc, path) in enumerate(zip(docs, paths)):
+        for p in doc["processes"]:
+            processes.append(dict(p, run=run_index))
+    out = {k: v for k, v in first.items() if k not in ("processes", "analysis", "timing")}
+    out["params"] = dict(first["params"], processes=len(processes))
+    out["command"] = ["launchbench"] + sys.argv[1:]
+    out["pooled_from"] = [{"path": path, "created": doc.get("created"), "command": doc.get("command"),
+                           "processes": len(doc["processes"]), "interrupted": doc.get("interrupted")}
+                          for doc, path in zip(docs, paths)]
+    out["interrupted"] = any(doc.get("interrupted") for doc in docs)
+    out["processes"] = processes
+    out["rounds_complete"] = sum(p["rounds_complete"] for p in processes)
+    out["class_writes"] = class_write_summary([r for p in processes for r in p["rounds"]])
+    out["timing"] = {k: round(sum(doc.get("timing", {}).get(k, 0.0) for doc in docs), 1)
+                     for k in ("wall_s", "setup_wait_s", "measure_s", "teardown_s")}
+    out["analysis"] = analyze_processes(processes, first["params"]["mechanisms"], first["params"]["arg_counts"],
+                              judge=not first.get("simulator"))
+    return out

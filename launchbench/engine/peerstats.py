@@ -1,22 +1,11 @@
 """The peers' statistics: each cell's summary, the overhead of numba-cuda over the C floor, and each
-launcher's per-argument cost (a least-squares slope). Pure; ``launchbench peers`` renders them
+launcher's per-argument cost (a least-squares slope: stats.lsq_line). Pure; ``launchbench peers`` renders them
 (output/peers.py)."""
 from __future__ import annotations
 
 import statistics
 
-
-def fit_line(xs, ys) -> tuple[float, float]:
-    """Least-squares (slope, intercept) of ys over xs: slope is the per-arg cost."""
-    xs, ys = list(xs), list(ys)
-    if len(xs) != len(ys) or len(xs) < 2:
-        raise ValueError("fit_line needs at least two (x, y) points of equal count")
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    sxx = sum((x - mx) ** 2 for x in xs)
-    if sxx == 0:
-        raise ValueError("fit_line needs at least two distinct x values")
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
-    return slope, my - slope * mx
+from .stats import lsq_line
 
 
 def summarize(samples: list[float]) -> dict:
@@ -30,7 +19,7 @@ def summarize(samples: list[float]) -> dict:
     }
 
 
-def analyse(medians: dict[str, dict[int, float]], subject: str = "numba_cuda", floor: str = "floor") -> dict:
+def analyze(medians: dict[str, dict[int, float]], subject: str = "numba_cuda", floor: str = "floor") -> dict:
     """Overhead of *subject* over *floor* per arg count, and each launcher's per-arg slope."""
     overhead = {}
     if subject in medians and floor in medians:
@@ -41,6 +30,6 @@ def analyse(medians: dict[str, dict[int, float]], subject: str = "numba_cuda", f
     for name, per in medians.items():
         counts = sorted(per)
         if len(set(counts)) >= 2:
-            slope, intercept = fit_line(counts, [per[n] for n in counts])
+            slope, intercept = lsq_line(counts, [per[n] for n in counts])
             slopes[name] = {"us_per_arg": slope, "intercept_us": intercept}
     return {"overhead_vs_floor": overhead, "per_arg": slopes}

@@ -136,12 +136,11 @@ def _half(values, rule: Rule) -> tuple[float, float]:
     return mean, _t(1.0 - PRECISION_ALPHA_FACTOR * alpha / 2.0, n - 1) * sd / math.sqrt(n)
 
 
-def interval(values: list[float], rule: Rule, n_looks_so_far: int | None = None) -> tuple[float, float, float]:
+def interval(values: list[float], rule: Rule) -> tuple[float, float, float]:
     """(mean, lo, hi) at the stated confidence, valid at a round chosen by *rule*.
 
     Decision mode: the confidence sequence; precision mode: the corrected t
-    interval. Neither depends on how many looks came before, so
-    *n_looks_so_far* is accepted and ignored. One value: (x, -inf, inf).
+    interval. Neither depends on how many looks came before. One value: (x, -inf, inf).
     """
     mean, half = _half(values, rule)
     return mean, mean - half, mean + half

@@ -43,10 +43,9 @@ import sys
 import time
 
 from ..base import cudamod, device, lifeline
-from ..workloads import argkinds, breakdown, callees, counts, mechanism_rounds, mechanisms, peers, stages
 from ..base.device import one_line
+from ..workloads import argkinds, breakdown, callees, counts, mechanism_rounds, mechanisms, peers, stages
 from ..workloads.stages import baseline_of, stage_names
-
 
 #: launches per kernel during setup: enough to compile and load it; the real warm-up is prepare's
 SETUP_LAUNCHES = 10
@@ -234,7 +233,7 @@ class Bench:
             # the launching package's version: numba-cuda's, or numba-cuda-mlir's for an mlir variant
             "numba_cuda_version": _versions()[cudamod.distribution()],
             "cuda_module": cudamod.choice(),
-            # the file it came from: the parent checks it is the environment's own build (runner.import_mismatch)
+            # the file it came from: the parent checks it is the environment's own build (workerproc.import_mismatch)
             "cuda_module_file": os.path.realpath(cuda.__file__) if getattr(cuda, "__file__", None) else None,
             "installed": _versions(),
             "mechanism": mech,
@@ -385,8 +384,6 @@ class Bench:
         """``launchbench mechanisms``' interleaved pair rounds, in this (fresh) process: one
         process's worth of the across-process measurement. Kernels must be set up without a
         mechanism; the rounds switch among them and leave none installed."""
-        import random
-
         if self.mechanism:
             raise Failure("error", "the mechanisms request needs a worker set up without a mechanism")
         target = SimulatorDispatcher if self.simulator else None
@@ -397,15 +394,8 @@ class Bench:
             delay = mechanism_rounds.delay_info(specs)
         except Exception as exc:  # noqa: BLE001 - e.g. an unsupported numba-cuda
             raise Failure("mechanism", one_line(exc)) from None
-        rounds: list = []
         start = time.monotonic()
-        mechanism_rounds.run_rounds(
-            launchers, specs, int(req.get("rounds", mechanism_rounds.DEFAULT_ROUNDS)), int(req.get("samples", 1)),
-            int(req.get("launches", mechanism_rounds.DEFAULT_LAUNCHES)),
-            int(req.get("warmup", mechanism_rounds.DEFAULT_WARMUP)), self.cuda.synchronize,
-            random.Random(req.get("seed")), target=target, rounds=rounds,
-            deadline=start + float(req["max_time"]) if req.get("max_time") else None,
-            warmup_class_write=int(req.get("warmup_class_write", mechanism_rounds.DEFAULT_WARMUP_CLASS_WRITE)))
+        rounds = mechanism_rounds.session(launchers, specs, req, self.cuda.synchronize, target=target)
         return {"rounds": rounds, "signature": signature, "delay": delay,
                 "elapsed_s": round(time.monotonic() - start, 3), "end_state": process_state()}
 

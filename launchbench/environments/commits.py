@@ -7,7 +7,7 @@ import concurrent.futures
 import os
 import sys
 
-from ..base import outputs
+from ..base import outpaths
 from ..base.errors import UserError
 from . import builds, envs, variant_options, variants
 from .variant_options import EnvOptions
@@ -78,8 +78,8 @@ class CommitEnvs:
         """Wheel and env of every measured commit; a failed build is reported and skipped."""
         if any(rec["measured"] and not self.cache.path_for(rec["sha"]) for rec in records):
             # a wheel to build, so an env too: both folders refused before the first build, not in it
-            outputs.check_folder(self.cache.cache_dir, "--wheel-cache")
-            outputs.check_folder(self.manager.env_dir, "--env-dir")
+            outpaths.check_folder(self.cache.cache_dir, "--wheel-cache")
+            outpaths.check_folder(self.manager.env_dir, "--env-dir")
         jobs = []
         for rec in records:
             if not rec["measured"]:

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from ..base import buildlock, childenv, lifeline
 from ..base.atomic import write_json_atomic
 from ..base.errors import UserError
+from ..base.outpaths import check_folder
 from .variants import MLIR_PIN_NAMES, Base, env_python
-from ..base.outputs import check_folder
 
 MARKER = "launchbench-env.json"
 #: The ``.pth`` that appends the host's site-packages after an env's own (asv's offline envs use it too).
@@ -71,7 +71,8 @@ def python_facts(python: str) -> dict:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise UserError(f"cannot run python {python} ({exc}); pass a working interpreter with --python") from None
     if out.returncode != 0:
-        raise UserError(f"python {python} failed to start ({out.stderr.strip().splitlines()[-1:] or 'no output'}); pass a working interpreter with --python")
+        raise UserError(f"python {python} failed to start ({out.stderr.strip().splitlines()[-1:] or 'no output'}); "
+                        "pass a working interpreter with --python")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -406,7 +407,7 @@ def make_overlay(root: str) -> str:
 
 
 def expected_import(env: Env) -> dict | None:
-    """What a worker of *env* must import (runner.Plan's ``expect``): for an environment launchbench
+    """What a worker of *env* must import (runplan.Plan's ``expect``): for an environment launchbench
     built, its own copy at the version installed (a wheel's, known from its spec or file name);
     None for an ``env:`` base, used as it is (an editable install may live anywhere)."""
     base = env.base

@@ -33,7 +33,8 @@ def check_clone(path) -> Path:
     """The clone's top level, or a one-line UserError saying what is wrong."""
     path = Path(path).expanduser()
     if not path.is_dir():
-        raise UserError(f"{path} {'is not a folder' if path.exists() else 'does not exist'}; pass the path of a numba-cuda clone (git clone https://github.com/NVIDIA/numba-cuda)")
+        raise UserError(f"{path} {'is not a folder' if path.exists() else 'does not exist'}; pass the path of a "
+                        "numba-cuda clone (git clone https://github.com/NVIDIA/numba-cuda)")
     proc = _git(path, "rev-parse", "--show-toplevel")
     if proc.returncode != 0:
         raise UserError(f"{path} is not a git repository; pass the path of a numba-cuda clone (git clone https://github.com/NVIDIA/numba-cuda)")
@@ -46,7 +47,8 @@ def check_clone(path) -> Path:
 def resolve_commit(repo, rev: str, what: str) -> str:
     proc = _git(repo, "rev-parse", "-q", "--verify", f"{rev}^{{commit}}")
     if proc.returncode != 0:
-        raise UserError(f"{what} commit {rev} is not in {repo}; update the clone (git -C {repo} fetch origin) or pass --{what.split()[0]} SHA")
+        raise UserError(f"{what} commit {rev} is not in {repo}; update the clone (git -C {repo} fetch origin) "
+                        f"or pass --{what.split()[0]} SHA")
     return proc.stdout.strip()
 
 
@@ -87,7 +89,8 @@ def make_refs(path, v2=V2_COMMIT, baseline=None, remote="origin", pr=CONTEXTVAR_
     if baseline is None:
         proc = _git(repo, "rev-parse", "-q", "--verify", f"{v2_sha}^1")
         if proc.returncode != 0:
-            raise UserError(f"v2 commit {v2_sha[:10]} has no parent in {repo} (shallow clone?); run git -C {repo} fetch --unshallow")
+            raise UserError(f"v2 commit {v2_sha[:10]} has no parent in {repo} (shallow clone?); "
+                            f"run git -C {repo} fetch --unshallow")
         baseline_sha = proc.stdout.strip()
     else:
         baseline_sha = resolve_commit(repo, baseline, "baseline")

@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 from ..base.errors import UserError
-from ..base.outputs import check_folder
+from ..base.outpaths import check_folder
 from . import envs, variants
 
 

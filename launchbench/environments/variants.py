@@ -19,7 +19,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ..base import outputs
+from ..base import outpaths
 from ..base.errors import UserError
 from ..workloads import mechanisms
 
@@ -80,7 +80,8 @@ def split_assignment(text: str, option: str) -> tuple[str, str]:
     if not sep or not name or not spec:
         raise UserError(f"{option} {text!r}: expected NAME=SPEC with SPEC one of {FORMS}")
     if not NAME_RE.match(name):
-        raise UserError(f"{option} {text!r}: variant name {name!r} must start with a letter and use only letters, digits, '_', '.', '-'")
+        raise UserError(f"{option} {text!r}: variant name {name!r} must start with a letter and use only letters, "
+                        "digits, '_', '.', '-'")
     return name, spec
 
 
@@ -193,7 +194,7 @@ def parse_pins(path: str | None) -> dict:
     if not str(path).strip():
         raise UserError("--constraints is empty; give a file of name==version lines, e.g. --constraints constraints.txt")
     try:
-        outputs.check_regular(path, "--constraints")  # a FIFO would block, /dev/zero never end
+        outpaths.check_regular(path, "--constraints")  # a FIFO would block, /dev/zero never end
         with open(path, encoding="utf-8") as fh:
             text = fh.read(MAX_CONSTRAINTS_BYTES + 1)
         if len(text) > MAX_CONSTRAINTS_BYTES:

@@ -32,8 +32,8 @@ import subprocess
 import sys
 
 from ..base.errors import UserError
-from .variants import MLIR_RE, NAME_RE, WHEEL_RE, DEFAULT_PINS
 from ..workloads.mechanisms import validate
+from .variants import DEFAULT_PINS, MLIR_RE, NAME_RE, WHEEL_RE
 
 MIB = 1024 * 1024
 DEFAULT_PYTHON_VERSION = "3.12"

@@ -79,7 +79,8 @@ def summarize(directory: str) -> tuple[dict, list[str], list[str]]:
     text, md = [], ["## Kernel arguments as users pass them (issue 22)", "",
                     "µs per added argument: least-squares slope over the arg counts, 95% interval over rounds "
                     "(the delta's slope from paired per-round differences).", "",
-                    "| kind | dispatch | rounds | v029 µs/arg | v030 µs/arg | v030 - v029 µs/arg | full at most args (v029 / v030 µs) |",
+                    "| kind | dispatch | rounds | v029 µs/arg | v030 µs/arg | v030 - v029 µs/arg "
+                    "| full at most args (v029 / v030 µs) |",
                     "|---|---|---|---|---|---|---|"]
     for kind in KINDS:
         for dispatch in DISPATCHES:

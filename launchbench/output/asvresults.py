@@ -56,7 +56,7 @@ import statistics
 from ..base import atomic
 from ..base.errors import UserError
 from ..engine import analysis, stats
-from ..engine.runner import key_id, launch_keys
+from ..engine.runplan import key_id, launch_keys
 from ..engine.stats import t_quantile
 from .asvtools import SMOKE_MACHINE, check_machine_label
 

@@ -18,9 +18,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..base.errors import UserError
 from ..base import atomic
-from ..base.outputs import check_regular
+from ..base.errors import UserError
+from ..base.outpaths import check_regular
 from ..environments.envs import HOST_SITE_PTH
 
 #: Machine name forced for simulator smoke runs: asv shows it everywhere.

@@ -5,10 +5,11 @@ one re-analysed from its samples by launchbench.engine.breakdown) and its Markdo
 (``breakdown_markdown``)."""
 from __future__ import annotations
 
-from . import counts as counts_out, documents
 from ..engine import breakdown
 from ..workloads import stages
 from ..workloads.breakdown import NOTES, STAGES
+from . import counts as counts_out
+from . import documents
 
 
 def format_breakdown(doc: dict) -> str:
@@ -204,7 +205,8 @@ def breakdown_text(doc: dict) -> str:
 
 def breakdown_markdown(doc: dict) -> str:
     """A paired breakdown (with its analysis: ``reanalyzed`` for a stored one) as Markdown: the stage
-    tables as text, then the exact counts as tables (totals, count deltas beside the full launch's paired µs with their reading, the functions
+    tables as text, then the exact counts as tables (totals, count deltas beside the full launch's paired µs with their
+    reading, the functions
     that moved, largest first)."""
     if not paired(doc):
         return f"# launchbench breakdown\n\n```\n{format_breakdown(doc)}\n```\n"

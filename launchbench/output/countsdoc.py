@@ -35,7 +35,7 @@ Schema ``launchbench.counts`` version 2 (every count is per launch)::
         "records": [{"variant", "round", "worker", "nargs", "per_launch", "steady"}]
       } | null,                           # null: no process finished counting
       "rounds_completed": 2, "interrupted": false, "interrupt_reason": null,
-      "timing": {...}                     # runner.timing_json
+      "timing": {...}                     # runplan.timing_json
     }
 
 Version 1 (before C callees): no ``c_callee_scope``, ``c_callees``, ``counts_moved``,

@@ -29,7 +29,8 @@ from typing import Callable
 
 from ..base.atomic import write_json_atomic
 from ..engine import history as history_engine
-from ..workloads import breakdown as breakdown_single, lcs, stages_mlir
+from ..workloads import breakdown as breakdown_single
+from ..workloads import lcs, stages_mlir
 from . import countsdoc, schema
 from .schema import SchemaError, check_fields
 

@@ -9,9 +9,9 @@ rendered by output.counts. Pure functions of the pr document (commands/pr.py).
 """
 from __future__ import annotations
 
-from . import counts as counts_out
 from ..engine import conformance
 from ..engine.countdiff import NOT_VISIBLE
+from . import counts as counts_out
 
 CHANGE_TITLES = {
     "broken": "broken (did not fail on the base, fails on the head)",

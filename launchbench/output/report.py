@@ -16,16 +16,17 @@ import base64
 import html as _html
 import io
 import os
-import sys
 import statistics
+import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import counts as counts_out, documents, schema
-from ..engine import stats
-from .lanes import render as render_lanes
 from ..base.atomic import write_bytes_atomic
+from ..engine import stats
+from . import counts as counts_out
+from . import documents, schema
+from .lanes import render as render_lanes
 
 SMOKE_BANNER = "SMOKE RUN under the CUDA simulator: NOT A MEASUREMENT of GPU launch cost"
 

@@ -22,8 +22,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..base.errors import UserError
 from ..base import atomic
+from ..base.errors import UserError
 from ..environments import ledger
 from .asvtools import derive_config, load_config, write_asv_config
 

@@ -70,7 +70,7 @@ def render(doc: dict) -> str:
     args = doc["settings"]["arg_counts"]
     out = header(doc)
     out.append("")
-    out.append("Launch overhead (us/launch; mean +/- stdev of all samples):" + ("  [SIMULATOR, not a measurement]" if doc["simulator"] else ""))
+    out.append("Launch overhead (us/launch; mean +/- stdev of all samples):" + ("  [SIMULATOR, not a measurement]" if doc["simulator"] else ""))  # noqa: E501
     out += _table(args, names, lambda name, n: _mean_sd(stats.get((name, n))))
     peers = doc.get("peers")
     if peers and peers.get("stats"):

@@ -577,7 +577,8 @@ def _last_line(path):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="launchbench's anchor server for native asv (python -m launchbench.workloads.anchor)")
+    parser = argparse.ArgumentParser(
+        description="launchbench's anchor server for native asv (python -m launchbench.workloads.anchor)")
     parser.add_argument("--dir")
     parser.add_argument("--idle", type=float, default=IDLE_S)
     parser.add_argument("--measure-a0", type=int, metavar="NARGS", help="one A0 process (the server runs these)")

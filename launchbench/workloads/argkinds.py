@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import importlib
 
+from ..base import cudamod
 from ..base.errors import UserError
 from . import kernels
-from ..base import cudamod
 
 KINDS = ("array", "scalar", "mixed", "cupy", "torch")
 DISPATCHES = ("lazy", "eager")

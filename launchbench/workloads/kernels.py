@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 
 from ..base import atomic, cudamod
-from ..base.errors import UserError
 from ..base.device import import_cuda, simulator_enabled
+from ..base.errors import UserError
 
 #: The most parameters of a kernel: peers' PTX module holds lb_empty0 .. lb_empty<MAX_ARGS>.
 MAX_ARGS = 8

@@ -1,6 +1,6 @@
 """The mechanisms workload: interleaved pair rounds, capture mechanisms switched in place.
 
-``launchbench mechanisms`` times with these: in its own process with ``--processes 1``
+``launchbench mechanisms`` times with these (``session``): in its own process with ``--processes 1``
 (launchbench.commands.mechanisms_cli.run_here), else in fresh worker processes, each answering
 one ``mechanisms`` request (launchbench.engine.worker). A pair round times, per arg count, one
 block of back-to-back launches under every mechanism, in a shuffled order.
@@ -153,4 +153,30 @@ def run_rounds(launchers, specs, n_rounds, samples, launches, warmup, sync, rng,
                 on_round(rounds)
     finally:
         mechanisms.uninstall()
+    return rounds
+
+
+def rewarm(launchers, sync, launches: int = 200) -> None:
+    """Untimed launches of every kernel, after the process moved to the CPU it measures on."""
+    for launch, largs in launchers.values():
+        for _ in range(launches):
+            launch(*largs)
+    sync()
+
+
+def session(launchers, specs, params: dict, sync, target=None, rounds=None, on_round=None) -> list[dict]:
+    """One process's pair rounds as ``launchbench mechanisms`` runs them, here (--processes 1) or in
+    a worker: *params* holds the command's rounds, samples, launches, warmup, warmup_class_write,
+    seed and max_time (seconds of rounds, from now; none: until the rounds are done); what is
+    missing takes its default. Appends to *rounds* (kept on KeyboardInterrupt) and returns it."""
+    import random
+
+    rounds = [] if rounds is None else rounds
+    max_time = params.get("max_time")
+    start = time.monotonic()
+    run_rounds(launchers, specs, int(params.get("rounds", DEFAULT_ROUNDS)), int(params.get("samples", 1)),
+               int(params.get("launches", DEFAULT_LAUNCHES)), int(params.get("warmup", DEFAULT_WARMUP)), sync,
+               random.Random(params.get("seed")), target=target, on_round=on_round, rounds=rounds,
+               deadline=start + float(max_time) if max_time else None,
+               warmup_class_write=int(params.get("warmup_class_write", DEFAULT_WARMUP_CLASS_WRITE)))
     return rounds

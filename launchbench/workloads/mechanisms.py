@@ -48,11 +48,11 @@ import functools
 import re
 from dataclasses import dataclass
 
+from ..base.device import import_cuda, simulator_enabled
 from ..base.errors import UserError
+from . import hoist, lctls
 from .intercept import SIGNATURE_029, SIGNATURE_030, signature_of
 from .intercept import tls_module as _tls_module
-from ..base.device import import_cuda, simulator_enabled
-from . import hoist, lctls
 
 MECHANISMS = ("stock", "passthrough", "contextvar", "tls", "delay", "lctls", "hoist-imports")
 DEFAULT_DELAY_NS = 500

@@ -32,16 +32,17 @@ import statistics
 import tempfile
 import time
 
-from ..base.errors import UserError
-from . import argkinds
-from .kernels import MAX_ARGS, device_arrays, empty_kernel, numba_kernel_and_args, quiet_occupancy_warnings
-from ..base.device import import_cuda, simulator_enabled
 from ..base import cudamod
+from ..base.device import import_cuda, simulator_enabled
+from ..base.errors import UserError
+from . import argkinds, slots
+from .kernels import MAX_ARGS, device_arrays, empty_kernel, numba_kernel_and_args, quiet_occupancy_warnings
 
 ARG_COUNTS = (0, 1, 2, 3, 4)
 PEERS = ("numba_cuda_mlir", "cupy", "cuda_core", "floor")
 LAUNCHERS = ("numba_cuda",) + PEERS
-LABELS = {"numba_cuda": "numba-cuda", "numba_cuda_mlir": "numba-cuda-mlir", "cupy": "CuPy", "cuda_core": "cuda.core", "floor": "floor (C)"}
+LABELS = {"numba_cuda": "numba-cuda", "numba_cuda_mlir": "numba-cuda-mlir", "cupy": "CuPy", "cuda_core": "cuda.core",
+          "floor": "floor (C)"}
 MAX_PTX_ARGS = MAX_ARGS
 
 #: Lowest PTX ISA version that knows each target (PTX ISA release notes).
@@ -128,16 +129,7 @@ def make_numba_cuda(nargs: int, kind: str = "array", dispatch: str = "lazy"):
         cuda_mod.synchronize()
     from numba import cuda
 
-    cfg, sync, clock = kernel[1, 1], cuda.synchronize, time.perf_counter
-
-    def run(n):
-        t0 = clock()
-        for _ in range(n):
-            cfg(*args)
-        sync()
-        return clock() - t0
-
-    return run
+    return slots.timed_calls(kernel[1, 1], args, cuda.synchronize)
 
 
 def make_numba_cuda_mlir(nargs: int):
@@ -154,18 +146,10 @@ def make_numba_cuda_mlir(nargs: int):
     cudamod.quiet_occupancy_warnings({cudamod.ENV: "numba-cuda-mlir"})
     kernel = empty_kernel(cuda, nargs)
     args = device_arrays(nargs, cuda)
-    cfg, sync, clock = kernel[1, 1], cuda.synchronize, time.perf_counter
+    cfg, sync = kernel[1, 1], cuda.synchronize
     cfg(*args)
     sync()
-
-    def run(n):
-        t0 = clock()
-        for _ in range(n):
-            cfg(*args)
-        sync()
-        return clock() - t0
-
-    return run
+    return slots.timed_calls(cfg, args, sync)
 
 
 @functools.lru_cache(maxsize=None)
@@ -271,7 +255,8 @@ def make_floor(nargs: int):
     return run
 
 
-FACTORIES = {"numba_cuda": make_numba_cuda, "numba_cuda_mlir": make_numba_cuda_mlir, "cupy": make_cupy, "cuda_core": make_cuda_core, "floor": make_floor}
+FACTORIES = {"numba_cuda": make_numba_cuda, "numba_cuda_mlir": make_numba_cuda_mlir, "cupy": make_cupy,
+             "cuda_core": make_cuda_core, "floor": make_floor}
 
 
 def build_launchers(names, arg_counts, warmup: int, numba_args: tuple = ("array", "lazy")):

@@ -27,6 +27,18 @@ def spin(seconds, clock=time.perf_counter):
         pass
 
 
+def timed_calls(fn, args, sync, clock=time.perf_counter):
+    """``run(n)`` -> the seconds *n* back-to-back calls ``fn(*args)`` and one *sync* took: the one plain
+    timing loop (the launch rows' batches here, the peers' numba-cuda launchers in peers.py)."""
+    def run(n):
+        t0 = clock()
+        for _ in range(n):
+            fn(*args)
+        sync()
+        return clock() - t0
+    return run
+
+
 def launch_batch(fn, args, sync, delay_s=0.0, clock=time.perf_counter):
     """``run(n)`` -> seconds per launch for *n* calls ``fn(*args)`` and one *sync*.
 
@@ -42,12 +54,10 @@ def launch_batch(fn, args, sync, delay_s=0.0, clock=time.perf_counter):
             sync()
             return (clock() - t0) / n
     else:
+        total = timed_calls(fn, args, sync, clock)
+
         def run(n):
-            t0 = clock()
-            for _ in range(n):
-                fn(*args)
-            sync()
-            return (clock() - t0) / n
+            return total(n) / n
     return run
 
 

@@ -39,12 +39,12 @@ import copy
 import statistics
 import sys
 
-from ..base.errors import UserError
-from .stages import inline_loop, empty_loop
 from ..base import cudamod
-from .kernels import MAX_ARGS, numba_kernel_and_args
-from ..base.options import counts_help, parse_counts
 from ..base.atomic import write_json_atomic
+from ..base.errors import UserError
+from ..base.options import counts_help, parse_counts
+from .kernels import MAX_ARGS, numba_kernel_and_args
+from .stages import empty_loop, inline_loop
 
 STAGES = ("lock_frame", "sig_lookup", "launch_bookkeeping", "native_launch")
 LEVELS = ("full", "marshaller_call", "launch_frame")

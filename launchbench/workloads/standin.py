@@ -29,8 +29,8 @@ import os
 import re
 import time
 
-from . import stages
 from ..base.errors import UserError
+from . import stages
 
 COSTS_ENV = "LAUNCHBENCH_STANDIN_COSTS"
 STYLE_ENV = "LAUNCHBENCH_STANDIN_STYLE"
