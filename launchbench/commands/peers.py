@@ -18,11 +18,7 @@ from ..base.outpaths import check_outputs
 from ..engine import pinning, runner
 from ..engine.analysis import concat_rounds
 from ..engine.breakdown import run_breakdown
-from ..engine.peerstats import (
-    analyze,
-    fit_line,  # noqa: F401 - fit_line: for callers
-    summarize,
-)
+from ..engine.peerstats import analyze, summarize
 from ..environments import envs
 from ..output import documents
 from ..output.breakdown import format_breakdown
