@@ -499,8 +499,8 @@ FOLDER_RE = re.compile(r"`(\.?[A-Za-z_][\w.-]*(?:/[\w.-]+)*/)`")
 
 
 def tracked_folders(files: list) -> set:
-    """The folders the repository's files sit in, to two levels (``lab/results/h200/x.json`` ->
-    ``lab/results``; ``lab/check.py`` -> ``lab``)."""
+    """The folders the repository's files sit in, to two levels (``a/b/x.json`` ->
+    ``a/b``; ``a/x.py`` -> ``a``)."""
     return {"/".join(parts[:min(2, len(parts) - 1)]) for parts in (f.split("/") for f in files) if len(parts) > 1}
 
 

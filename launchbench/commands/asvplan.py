@@ -41,7 +41,8 @@ def register(sub) -> None:
                        description=__doc__.split("\n\n")[1].replace("\n", " "))
     ca.add_clone(p)
     p.add_argument("range", metavar="A..B", help="first-parent commits after A up to B, and A")
-    ca.add_output(p, "asv-plan.txt", "the asv hash file (default asv-plan.txt; PLAN.reasons and PLAN.json beside it)")
+    ca.add_output(p, "launchbench-asv-plan.txt",
+                  "the asv hash file (default launchbench-asv-plan.txt; PLAN.reasons and PLAN.json beside it)")
     p.add_argument("--every", dest="every_file", metavar="FILE",
                    help="also write every commit of the range as an asv hash file (the count rows' run)")
     p.add_argument("--sample", dest="every", type=EVERY, default=plan_engine.DEFAULT_EVERY, metavar="N",
@@ -111,8 +112,8 @@ def run_asv_plan(args) -> int:
     a, b = builds.parse_range(args.range)
     plan_path = outpaths.check_writable(args.output, "--output")
     reasons_path, json_path = plan_output.sidecars(plan_path)
-    outpaths.check_outputs([(reasons_path, "--output (its .reasons)"), (json_path, "--output (its .json)"),
-                           (args.every_file, "--every")])
+    outpaths.check_outputs([(plan_path, "--output"), (reasons_path, "--output (its .reasons)"),
+                            (json_path, "--output (its .json)"), (args.every_file, "--every")])
     arg_counts = parse_counts(args.args, "--args", MAX_ARGS)
     env_opts = ca.env_options(args)
     check_env_options(env_opts)

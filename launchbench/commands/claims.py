@@ -13,7 +13,7 @@ from ..base.errors import UserError
 from ..output.claims import render
 from . import common_args as ca
 
-DEFAULT_OUTPUT = "docs/upstream-claims.md"
+DEFAULT_OUTPUT = "launchbench-claims.md"
 
 
 def register(sub) -> None:
@@ -26,7 +26,11 @@ def register(sub) -> None:
 
 
 def run_claims(args) -> int:
-    output = outpaths.check_writable(args.output, "--output")
+    for path in args.documents:  # a FIFO or device would block the reader
+        if os.path.exists(path):
+            outpaths.check_regular(path, "RELEASES.json")
+    output = outpaths.check_outputs([(args.output, "--output")],
+                                    inputs=[(path, "RELEASES.json") for path in args.documents])[0]
     docs, sources = [], {}
     for path in args.documents:
         try:
