@@ -113,7 +113,8 @@ def run_asv_plan(args) -> int:
     plan_path = outpaths.check_writable(args.output, "--output")
     reasons_path, json_path = plan_output.sidecars(plan_path)
     outpaths.check_outputs([(plan_path, "--output"), (reasons_path, "--output (its .reasons)"),
-                            (json_path, "--output (its .json)"), (args.every_file, "--every")])
+                            (json_path, "--output (its .json)"), (args.every_file, "--every")],
+                           inputs=[(getattr(args, "constraints", None), "the --constraints file")])
     arg_counts = parse_counts(args.args, "--args", MAX_ARGS)
     env_opts = ca.env_options(args)
     check_env_options(env_opts)

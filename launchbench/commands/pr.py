@@ -79,6 +79,9 @@ def _check(args) -> tuple[str, str]:
         raise UserError("--fail-if-slower must be a percentage >= 0, e.g. 5")
     if args.rounds < 2:
         raise UserError("--rounds must be at least 2 (intervals are over rounds)")
+    if args.base is not None and not args.base.strip():
+        raise UserError("--base is empty; pass a tag, branch or SHA of the clone, or leave --base out "
+                        "(the merge base with --main)")
     opt.min_rounds(args.min_rounds, args.rounds)  # not above --rounds
     if args.max_time is not None and not args.max_time > 0:
         raise UserError("--max-time must be a positive number of seconds, e.g. 100")

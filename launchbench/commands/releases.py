@@ -69,7 +69,8 @@ def run_releases(args) -> int:
     """Every option and the series' grammar checked first, then the GPU guard, then the index."""
     if args.rounds < 2:
         raise UserError("--rounds must be at least 2 (intervals are over rounds)")
-    output = outpaths.check_outputs([(args.output, "--output")])[0]
+    output = outpaths.check_outputs([(args.output, "--output")],
+                                    inputs=[(args.constraints, "the --constraints file")])[0]
     env_opts = EnvOptions(env_dir=args.env_dir, python=args.python, wheels=args.wheels,
                           system_site_packages=args.system_site_packages, constraints=args.constraints,
                           extras=args.extras)
