@@ -76,7 +76,7 @@ def _ci(rec: dict) -> str:
 def summarize(directory: str) -> tuple[dict, list[str], list[str]]:
     """(JSON summary, printed lines, Markdown lines)."""
     summary: dict = {"compare": {}, "breakdown": {}}
-    text, md = [], ["## Kernel arguments as users pass them (issue 22)", "",
+    text, md = [], ["## Kernel arguments as users pass them", "",
                     "µs per added argument: least-squares slope over the arg counts, 95% interval over rounds "
                     "(the delta's slope from paired per-round differences).", "",
                     "| kind | dispatch | rounds | v029 µs/arg | v030 µs/arg | v030 - v029 µs/arg "
