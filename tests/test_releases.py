@@ -162,6 +162,26 @@ def test_conflicting_pins_name_the_requirement_that_forbids_them(wheelhouse):
         rel.resolve(reqs, index, TAGS, pins={"cuda-core": "1.9.9"})
 
 
+def test_the_offline_no_deps_retry_adds_what_the_folder_holds_transitively(tmp_path):
+    """An offline install whose resolver fails (an extra names a package only the host has) retries with
+    --no-deps: the retry must still bring the folder's transitive needs (cuda-bindings 13.5 did not import
+    without cuda-pathfinder), each once, markers and extras read, nothing already named."""
+    d = str(tmp_path)
+    make_wheel(d, "numba-cuda", "0.30.4", ['cuda-bindings>=13; extra == "cu13"', 'cuda-toolkit==13.*; extra == "cu13"',
+                                           "packaging", 'winonly; sys_platform == "win32"'])
+    make_wheel(d, "cuda-bindings", "13.5.0", ["cuda-pathfinder>=1.1"])
+    for v in ("1.0.0", "1.9.1"):
+        make_wheel(d, "cuda-pathfinder", v)
+    make_wheel(d, "packaging", "26.4")
+    make_wheel(d, "winonly", "1.0")
+    index = rel.FolderIndex(d)
+    env = {"sys_platform": "linux", "python_version": "3.12"}
+    got = rel.folder_closure(["numba-cuda[cu13]==0.30.4", "cuda-bindings==13.5.0"], index, env)
+    assert sorted(got) == ["cuda-pathfinder==1.9.1", "packaging==26.4"]
+    # without the extra, the extra's requirements (and what they pull in) stay out
+    assert rel.folder_closure(["numba-cuda==0.30.4"], index, env) == ["packaging==26.4"]
+
+
 def test_step_down_lowers_the_dependency_the_error_names_else_numba_first():
     stack = {"numba": "0.68.1", "llvmlite": "0.50.0", "numpy": "2.5.5", "cuda-core": "1.2.2"}
     assert rel.step_down(stack, "ImportError: cannot import name 'GraphBuilder' from 'cuda.core'", {}, []) == "cuda-core"

@@ -26,7 +26,7 @@ WHEELS=${WHEELS:-$LB_WHEELS}
 # PINS: the pinned stack (default); PINS="numpy==2.3.5" keeps the host's numba, llvmlite and cuda-core
 PINS=${PINS:-"numpy==2.3.5 numba==0.65.1 llvmlite==0.47.0 cuda-core==0.7.0"}
 # asv and what it needs at run time (virtualenv for the envs it builds itself)
-TOOLS="setuptools wheel asv asv-runner json5 pympler importlib-metadata zipp tabulate build pyproject-hooks packaging
+TOOLS="setuptools wheel asv asv-runner json5 pympler importlib-metadata lazy-importer pyyaml zipp tabulate build pyproject-hooks packaging
        virtualenv distlib platformdirs filelock python-discovery"
 
 stage() {

@@ -283,7 +283,7 @@ class EnvManager:
             # install exactly the named distributions and let the host site supply the rest.
             with open(log_path, "a") as log:
                 log.write("# retrying without dependency resolution (--no-deps)\n")
-            rc = self._pip(python, ["--no-deps"] + reqs, log_path)
+            rc = self._pip(python, ["--no-deps"] + reqs + self._folder_needs(python, reqs), log_path)
         if rc != 0:
             raise UserError(f"building variant {label} ({base.label}) failed (pip exit {rc}); see the log: {log_path}")
         if self.site_from:
@@ -295,6 +295,20 @@ class EnvManager:
             "seconds": round(time.monotonic() - start, 1), "log": log_path,
         })
         self.log(f"launchbench: built {label} in {time.monotonic() - start:.0f} s")
+
+    def _folder_needs(self, python: str, reqs: list) -> list:
+        """What the offline ``--no-deps`` retry must add from the wheel folder (releases.folder_closure),
+        markers read for the env's own interpreter."""
+        from . import releases  # lazy: releases reads wheels' metadata only here
+        if not os.path.isdir(self.wheels or ""):
+            return []
+        marker_env = None
+        out = subprocess.run([python, "-c", "import json; from pip._vendor.packaging.markers import "
+                              "default_environment as d; print(json.dumps(d()))"], capture_output=True, text=True,
+                             check=False, env=childenv.child_environ())
+        if out.returncode == 0:
+            marker_env = json.loads(out.stdout)
+        return releases.folder_closure(reqs, releases.FolderIndex(self.wheels), marker_env)
 
     def _own_copy(self, python: str, path: str, base: Base, main: str, log_path: str, label: str) -> None:
         """The env holds its own copy of the measured package.

@@ -458,3 +458,58 @@ def series_cap(version: str) -> str:
 def default_pins() -> dict:
     """constraints.txt's stack (``+pinned``)."""
     return dict(DEFAULT_PINS)
+
+
+def folder_closure(reqs: list, index: FolderIndex, environment: dict | None = None) -> list:
+    """``NAME==VERSION`` for every distribution the folder holds that *reqs* need (transitively, markers
+    and extras evaluated) and do not name: what an offline ``pip install --no-deps`` of *reqs* must add.
+
+    Why: offline, pip's resolver fails on a requirement the folder cannot satisfy (numba-cuda's
+    ``cu13`` extra names the CUDA toolkit the host site holds), and the ``--no-deps`` retry then left
+    out what the folder does hold (cuda-bindings 13.5 without cuda-pathfinder did not import).
+    """
+    from packaging.markers import default_environment  # lazy: packaging is pip's
+    from packaging.requirements import InvalidRequirement, Requirement  # lazy: as above
+    from packaging.version import InvalidVersion, Version  # lazy: as above
+    environment = environment or default_environment()
+
+    def parse(text):
+        try:
+            return Requirement(text.split(" @ ", 1)[0] if " @ " in text else text)
+        except InvalidRequirement:
+            return None
+
+    def newest(name, spec):
+        for v in reversed(index.versions(name)):
+            try:
+                if Version(v) in spec and (is_final(v) or spec):
+                    return v
+            except InvalidVersion:
+                continue
+        return None
+
+    named = {canon(r.name) for r in map(parse, reqs) if r is not None}
+    queue = [r for r in map(parse, reqs) if r is not None]
+    added: list = []
+    seen: set = set()
+    while queue:
+        req = queue.pop(0)
+        name = canon(req.name)
+        version = newest(name, req.specifier)
+        if version is None or (name, version) in seen:
+            continue
+        seen.add((name, version))
+        for line in index.requires(name, version):
+            dep = parse(line)
+            if dep is None:
+                continue
+            if dep.marker is not None and not any(
+                    dep.marker.evaluate(dict(environment, extra=e)) for e in (sorted(req.extras) or [""])):
+                continue
+            dname = canon(dep.name)
+            if dname in named or newest(dname, dep.specifier) is None:
+                continue
+            named.add(dname)
+            added.append(f"{dname}=={newest(dname, dep.specifier)}")
+            queue.append(dep)
+    return added
