@@ -25,6 +25,7 @@
 #             the plan), asv compare of each planted
 #             step and decoy beside its predecessor, asv publish into DIR/html; wall of each in DIR/walls.txt,
 #             DIR/run.done at the end
+#   run       the same in the foreground
 #   run-wait  wait for DIR/run.done (up to RUN_WAIT s, default 540), then print the tail of the logs
 #   summary   DIR/summary.json: walls, per-commit costs before/after (asv's own durations:
 #             launchbench.output.asvplan.asv_costs), the plan scored against the manifest (every Python step and
@@ -69,9 +70,32 @@ planter() {
 }
 asv_range() { "$BPY" -m asv --config "$D/asv.range.json" "$@"; }
 
+count_chunks() {  # count_chunks K: asv run -b bench_counts over every.txt in K concurrent asv processes
+    local k=$1 i pids=()
+    "$BPY" - "$D" "$k" <<'PY'
+import json, os, sys
+d, k = sys.argv[1], int(sys.argv[2])
+shas = open(os.path.join(d, "every.txt")).read().split()
+conf = json.load(open(os.path.join(d, "asv.range.json")))
+for i in range(k):
+    open(os.path.join(d, f"every-{i}.txt"), "w").write("".join(s + "\n" for s in shas[i::k]))
+    json.dump(dict(conf, env_dir=conf["env_dir"].rstrip("/") + f"-chunk{i}"), open(os.path.join(d, f"asv.chunk{i}.json"), "w"))
+PY
+    for i in $(seq 0 $((k - 1))); do
+        [ -s "$D/every-$i.txt" ] || continue
+        "$BPY" -m asv --config "$D/asv.chunk$i.json" run "HASHFILE:$D/every-$i.txt" -b bench_counts \
+            --machine "$MACHINE" --launch-method forkserver --show-stderr > "$D/counts-chunk$i.log" 2>&1 &
+        pids+=($!)
+    done
+    local rc=0
+    for p in "${pids[@]}"; do wait "$p" || rc=$?; done
+    return $rc
+}
+
 run_all() {  # the background part: count rows, timing rows, compare, publish
-    timed counts "$BPY" -m asv --config "$D/asv.range.json" run "HASHFILE:$D/every.txt" -b bench_counts \
-        --machine "$MACHINE" --launch-method forkserver --show-stderr
+    # count rows are exact counts, not timings: COUNT_CHUNKS asv processes at once, each over its share of
+    # the commits with an env folder of its own (one results folder); asv's per-commit durations stay per commit
+    timed counts count_chunks "${COUNT_CHUNKS:-4}"
     costs "$D/asv-results" "$D/costs-counts.json" bench_counts
     # shellcheck disable=SC2086
     timed timing "$BPY" -m asv --config "$D/asv.range.json" run "HASHFILE:$D/plan.txt" -b "$TIMING_ROWS" \
@@ -139,10 +163,12 @@ for part in $PARTS; do
           --html-dir "$D/html" -o "$D/asv.range.json"
       "$BPY" -m asv --config "$D/asv.range.json" machine --yes --machine "$MACHINE" > /dev/null 2>&1
       timed setup "$BPY" -m asv --config "$D/asv.range.json" setup ;;
+    run)  # run-start's work in the foreground (a job that outlives the call already: parallel.sh)
+      rm -f "$D/run.done"; run_all ;;
     run-start)
       rm -f "$D/run.done"
-      export -f run_all timed log costs asv_range
-      export D BPY MACHINE TIMING_ROWS TIMING_EXTRA
+      export -f run_all count_chunks timed log costs asv_range
+      export D BPY MACHINE TIMING_ROWS TIMING_EXTRA COUNT_CHUNKS
       setsid nohup bash -c run_all > "$D/run.log" 2>&1 < /dev/null &
       echo "started: $D/run.log" ;;
     run-wait)

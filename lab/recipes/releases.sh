@@ -25,7 +25,9 @@ set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 WHEELS=${RELEASES_WHEELS:-$LB_TMP/lbwheels}
-NC_SERIES=${NC_SERIES:-numba-cuda==0.20.0..0.30.4}
+NC_SERIES=${NC_SERIES:-numba-cuda==0.18.0..0.30.4}
+# numba, llvmlite and numpy as constraints.txt pins them; cuda-core as each release allows (0.18-0.20.0 need 0.3.x)
+NC_STACK=${NC_STACK:-+numba==0.65.1+llvmlite==0.47.0+numpy==2.3.5}
 PY=${RELEASES_PYTHON:-python3}
 # a call carries the working tree too (about 12 MiB with the committed results): parts of 48 MiB fit
 PART_MB=${RELEASES_PART_MB:-48}
@@ -99,12 +101,13 @@ run() {
     cd "$ROOT" || exit 1
     unset NUMBA_ENABLE_CUDASIM LAUNCHBENCH_CUDA_MODULE
     export PYTHONUNBUFFERED=1
-    "$PY" setup.py -q build_ext --inplace > /dev/null 2>&1 || true
+    # jobs running at once (go) share the tree: the C extensions are built once, by go
+    [ -n "${RELEASES_NO_BUILD:-}" ] || "$PY" setup.py -q build_ext --inplace > /dev/null 2>&1 || true
     echo "# $(date -u +%FT%TZ) parts: ${*:-mlir numba-cuda stacks claims}" >> "$OUT/command.txt"
     for part in ${*:-mlir numba-cuda stacks claims}; do
         case $part in
             mlir) one mlir-series 'numba-cuda-mlir==0.3.0..0.6.0' --args 0,1,4 ;;
-            numba-cuda) one numba-cuda-series "$NC_SERIES+pinned" --args 0,1,4 ;;
+            numba-cuda) one numba-cuda-series "$NC_SERIES$NC_STACK" --args 0,1,4 ;;
             stacks)
                 one stacks 'numba-cuda==0.30.4+pinned' 'numba-cuda==0.30.4' 'numba-cuda==0.30.4+cuda-core==0.7.0' \
                     'numba-cuda==0.30.4+cuda-core==1.2.2' 'numba-cuda==0.29.0+pinned' 'numba-cuda==0.30.0+pinned' \
@@ -116,9 +119,36 @@ run() {
     done
 }
 
+go() {  # go RUN_DIR: after every part is staged: zstd, the clone, env-base, then one job per GPU (parallel.sh)
+    local r=${1:?usage: releases.sh go RUN_DIR}
+    mkdir -p "$r"; r=$(cd "$r" && pwd)
+    cd "$ROOT" || exit 1
+    : > "$r/setup.log"
+    [ -d "$LB_CLONE/.git" ] || { mkdir -p "$LB_CLONE" && tar -xzf "$WHEELS/in/nc-shallow.tar.gz" -C "$LB_CLONE"; }
+    [ -x "$LB_ENV_BASE/bin/python" ] || LB_WHEELS=$WHEELS PINS="numpy==2.3.5 numba==0.65.1 llvmlite==0.47.0 cuda-core==0.7.0" \
+        bash "$HERE/setup_env.sh" base >> "$r/setup.log" 2>&1
+    tail -n 3 "$r/setup.log"
+    "$LB_ENV_BASE/bin/python" setup.py -q build_ext --inplace > /dev/null 2>&1
+    local env="RELEASES_NO_BUILD=1 RELEASES_PYTHON=$LB_ENV_BASE/bin/python LB_WHEELS=$WHEELS LB_PY=$LB_ENV_BASE/bin/python"
+    bash "$HERE/parallel.sh" start "$r" \
+        "mlir=$env bash $HERE/releases.sh run $r/mlir mlir ${GO_MLIR_EXTRA:-}" \
+        "numba-cuda=$env bash $HERE/releases.sh run $r/numba-cuda numba-cuda" \
+        "stacks=$env bash $HERE/releases.sh run $r/stacks stacks" \
+        "asv-range=$env ASV_RANGE_PARTS='plant plan config run before components summary' BEFORE_COMMITS=2 bash $HERE/asv_range.sh $r/asv-range"
+}
+
+collect() {  # collect RUN_DIR DEST: each job's folder as DEST/JOB.tar.gz (what a device call brings back)
+    local r=${1:?usage: releases.sh collect RUN_DIR DEST} dest=${2:?}
+    mkdir -p "$dest"
+    for j in "$r"/*/; do tar -czf "$dest/$(basename "$j").tar.gz" -C "$r" "$(basename "$j")" 2>/dev/null; done
+    tar -czf "$dest/job-logs.tar.gz" -C "$r" $(cd "$r" && ls *.log *.rc jobs.txt 2>/dev/null) 2>/dev/null
+}
+
 case ${1:-} in
     prepare) shift; prepare "$@" ;;
+    go) shift; go "$@" ;;
+    collect) shift; collect "$@" ;;
     stage) shift; stage "$@" ;;
     run) shift; run "$@" ;;
-    *) echo "usage: $0 prepare DEST | stage DIR | run OUT_DIR [mlir|numba-cuda|stacks|claims ...]" >&2; exit 2 ;;
+    *) echo "usage: $0 prepare DEST | stage DIR | go RUN_DIR | collect RUN_DIR DEST | run OUT_DIR [mlir|numba-cuda|stacks|claims ...]" >&2; exit 2 ;;
 esac
