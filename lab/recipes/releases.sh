@@ -122,6 +122,10 @@ run() {
 go() {  # go RUN_DIR: after every part is staged: zstd, the clone, env-base, then one job per GPU (parallel.sh)
     local r=${1:?usage: releases.sh go RUN_DIR}
     mkdir -p "$r"; r=$(cd "$r" && pwd)
+    # the jobs outlive this call, and a later call sends the tree again: they run from a copy of it
+    local src="$r/src"
+    rm -rf "$src"; cp -a "$ROOT" "$src" && rm -rf "$src/.carry"
+    ROOT=$src; HERE=$src/lab/recipes
     cd "$ROOT" || exit 1
     : > "$r/setup.log"
     [ -d "$LB_CLONE/.git" ] || { mkdir -p "$LB_CLONE" && tar -xzf "$WHEELS/in/nc-shallow.tar.gz" -C "$LB_CLONE"; }
@@ -140,7 +144,7 @@ go() {  # go RUN_DIR: after every part is staged: zstd, the clone, env-base, the
 collect() {  # collect RUN_DIR DEST: each job's folder as DEST/JOB.tar.gz (what a device call brings back)
     local r=${1:?usage: releases.sh collect RUN_DIR DEST} dest=${2:?}
     mkdir -p "$dest"
-    for j in "$r"/*/; do tar -czf "$dest/$(basename "$j").tar.gz" -C "$r" "$(basename "$j")" 2>/dev/null; done
+    for j in "$r"/*/; do [ "$(basename "$j")" = src ] && continue; tar -czf "$dest/$(basename "$j").tar.gz" -C "$r" "$(basename "$j")" 2>/dev/null; done
     tar -czf "$dest/job-logs.tar.gz" -C "$r" $(cd "$r" && ls *.log *.rc jobs.txt 2>/dev/null) 2>/dev/null
 }
 
