@@ -5,8 +5,8 @@
 What stays a file in the run folder: every README.md, an asv results folder (one holding
 benchmarks.json: `launchbench site` reads it), .py scripts, whatever README.md, docs/*.md,
 lab/README.md or tests/ cite by full path (lab/citations.py), and at the run's top level its
-command*.txt, summary*, JSON documents and earlier archives. Everything else goes into the
-archive, members named relative to the run folder. The archive is byte-for-byte repeatable
+command*.txt, summary* and JSON documents. Everything else, the run's other archives
+(asv-results.tar.gz, ...) included, goes into the archive, members named relative to the run folder. The archive is byte-for-byte repeatable
 (members sorted, mtime 0, owner root, mode 0644, no gzip name or time), and packing again
 merges new files into it. Standard library only.
 """
@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import citations  # noqa: E402  (a sibling script, not a package)
 
 ROOT = Path(__file__).resolve().parent.parent
-TOP_KEEP = (".json", ".json.gz", ".tar.gz")
+TOP_KEEP = (".json", ".json.gz")
 
 
 def asv_dirs(files: list) -> set:

@@ -48,11 +48,12 @@ def test_a_missing_file_folder_or_member_is_reported(tmp_path):
 def test_packed_files_still_resolve_from_the_run_readme_and_by_member(tmp_path):
     run = _tree(tmp_path)
     (run / "b.log").write_text("worker log\n")
-    (run / "README.md").write_text("`b.log`, `trust1.log`, `sub/`, `a.json.gz`\n")
+    pack.write_archive(run / "asv-results.tar.gz", {"m/x-y.json": b"{}"})  # another archive goes into the one
+    (run / "README.md").write_text("`b.log`, `trust1.log`, `sub/`, `a.json.gz`, `asv-results.tar.gz`\n")
     (tmp_path / "docs" / "x.md").write_text(f"`{RUN}/logs.tar.gz:sub/trust1.log`\n")
     tree = citations.Tree(tmp_path)
     packed = pack.pack(RUN, sorted(tree.files), citations.cited_files(tmp_path, tree), root=tmp_path)
-    assert packed == [f"{RUN}/b.log", f"{RUN}/sub/trust1.log"]
+    assert packed == [f"{RUN}/asv-results.tar.gz", f"{RUN}/b.log", f"{RUN}/sub/trust1.log"]
     assert not (run / "sub").exists() and (run / "a.json.gz").exists()  # cited by full path: kept
     assert citations.unresolved(tmp_path) == []
 
