@@ -45,6 +45,14 @@ def test_a_missing_file_folder_or_member_is_reported(tmp_path):
         f"docs/x.md: {RUN}/logs.tar.gz:b.log", f"docs/x.md: {RUN}/gone.json", f"{RUN}/README.md: sub/trust{{1,2}}.log"]
 
 
+def test_a_fenced_block_of_a_run_readme_cites_nothing(tmp_path):
+    run = _tree(tmp_path)
+    (run / "README.md").write_text("`a.json.gz`\n\n~~~\n# envs built by `gpu/compare.sh`\n~~~\n\n```\n`gone.log`\n```\n")
+    assert citations.unresolved(tmp_path) == []
+    (run / "README.md").write_text("`a.json.gz`, `gone.log`\n")
+    assert citations.unresolved(tmp_path) == [f"{RUN}/README.md: gone.log"]
+
+
 def test_packed_files_still_resolve_from_the_run_readme_and_by_member(tmp_path):
     run = _tree(tmp_path)
     (run / "b.log").write_text("worker log\n")
