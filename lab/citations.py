@@ -10,6 +10,8 @@ The lab keeps each run's worker logs and secondary documents in one archive per 
 - in a run's README (any README.md under lab/results/): every backticked name with a file suffix or a
   trailing ``/``, relative to the README's folder, to the repository root, or as the tail of a path
   anywhere in its run folder (``trust1.log`` for ``trust-x3/trust1.log``), archive members included.
+  Fenced blocks (the commands as run, which pack.py appends verbatim) are not prose: nothing in them is
+  a citation.
 
 Globs (``*``, ``?``, ``[ab]``) and braces (``mech-{none,anchor}.log``) must match at least one path.
 Standard library only: the default tests and ``python lab/check.py`` both use it.
@@ -34,6 +36,8 @@ INDEX_PATH = re.compile(r"`(h[0-9]+/[\w.*?\[\]{},+/:-]+)`")
 #: Pages that name run folders (and archive members) that way.
 INDEX_PAGES = ("lab/README.md", "tests/fixtures/README.md")
 BACKTICKED = re.compile(r"`([^`\s]+)`")
+#: A fenced block of a Markdown file (``` or ~~~, closed by the same fence).
+FENCED = re.compile(r"^(`{3,}|~{3,})[^\n]*\n.*?^\1[ \t]*$", re.M | re.S)
 SUFFIXES = ("json", "gz", "log", "txt", "md", "png", "err", "py", "xml", "html", "out", "table", "csv", "sh")
 #: A backticked token in a run README that names a file or folder.
 NAME = re.compile(r"^[\w.*?\[\]{},+/-]*[\w*\]}](?:\.(?:%s))$|^[\w.*?\[\]{},+/-]*[\w*\]}]/$" % "|".join(SUFFIXES))
@@ -132,7 +136,7 @@ def prose_files(root: Path) -> list:
 
 def readme_tokens(text: str) -> list:
     """The backticked names of files and folders in a run README."""
-    return [t for t in BACKTICKED.findall(text) if "..." not in t and NAME.match(t)]
+    return [t for t in BACKTICKED.findall(FENCED.sub("", text)) if "..." not in t and NAME.match(t)]
 
 
 def cited(root: Path, tree: Tree | None = None) -> list:

@@ -5,7 +5,9 @@
 What stays a file in the run folder: every README.md, an asv results folder (one holding
 benchmarks.json: `launchbench site` reads it), .py scripts, whatever README.md, docs/*.md,
 lab/README.md or tests/ cite by full path (lab/citations.py), and at the run's top level its
-command*.txt, summary*, JSON documents and earlier archives. Everything else goes into the
+summary* and JSON documents. The top-level command*.txt are folded into the run's README.md
+(appended verbatim under "## Commands") where it has one, and stay files where it has none.
+Everything else, other archives of the run (asv-results.tar.gz, ...) included, goes into the
 archive, members named relative to the run folder. The archive is byte-for-byte repeatable
 (members sorted, mtime 0, owner root, mode 0644, no gzip name or time), and packing again
 merges new files into it. Standard library only.
@@ -23,7 +25,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import citations  # noqa: E402  (a sibling script, not a package)
 
 ROOT = Path(__file__).resolve().parent.parent
-TOP_KEEP = (".json", ".json.gz", ".tar.gz")
+TOP_KEEP = (".json", ".json.gz")
+#: The heading a run README's folded commands go under.
+COMMANDS = "## Commands"
 
 
 def asv_dirs(files: list) -> set:
@@ -38,6 +42,36 @@ def kept(rel: str, run: str, asv: set, cited: set) -> bool:
     return (name == "README.md" or name.endswith(".py") or rel in cited or name == citations.ARCHIVE
             or any(rel.startswith(d + "/") for d in asv)
             or (top and (name.startswith(("command", "summary")) or name.endswith(TOP_KEEP))))
+
+
+def commands(run: str, files: list, cited: set) -> list:
+    """The top-level command*.txt of a run folder that has a README.md, to be folded into it (sorted)."""
+    if f"{run}/README.md" not in files:
+        return []
+    return sorted(f for f in files if f.startswith(run + "/") and f.count("/") == run.count("/") + 1
+                  and f.rsplit("/", 1)[1].startswith("command") and f.endswith(".txt") and f not in cited)
+
+
+def fold_commands(run: str, files: list, cited: set, root: Path = ROOT) -> list:
+    """Append each of the run's foldable command files to its README.md, verbatim, and remove it."""
+    folded = commands(run, files, cited)
+    if not folded:
+        return []
+    readme = root / run / "README.md"
+    text = readme.read_text().rstrip("\n") + "\n"
+    if f"\n{COMMANDS}\n" not in text:
+        text += f"\n{COMMANDS}\n\nAs run, verbatim, with the device machine's paths of the day.\n"
+    for rel in folded:
+        body = (root / rel).read_text()
+        body = body if body.endswith("\n") else body + "\n"
+        fence = "~~~"
+        while fence in body:
+            fence += "~"
+        text += f"\nFrom {rel.rsplit('/', 1)[1]}:\n\n{fence}\n{body}{fence}\n"
+    readme.write_text(text)
+    for rel in folded:
+        (root / rel).unlink()
+    return folded
 
 
 def plan(run: str, files: list, cited: set) -> tuple:
@@ -73,10 +107,12 @@ def read_archive(path: Path) -> dict:
 
 
 def pack(run: str, files: list, cited: set, root: Path = ROOT) -> list:
-    """Move one run folder's packable files into its archive; return what was packed."""
-    _, packed = plan(run, files, cited)
+    """Fold one run folder's commands into its README.md and move its packable files into its archive;
+    return the folded and packed paths."""
+    folded = fold_commands(run, files, cited, root)
+    _, packed = plan(run, [f for f in files if f not in folded], cited)
     if not packed:
-        return []
+        return folded
     archive = root / run / citations.ARCHIVE
     members = read_archive(archive)
     for rel in packed:
@@ -89,7 +125,7 @@ def pack(run: str, files: list, cited: set, root: Path = ROOT) -> list:
         while folder != root / run and folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()
             folder = folder.parent
-    return packed
+    return folded + packed
 
 
 def run_folders(root: Path = ROOT) -> list:
@@ -110,7 +146,10 @@ def main(argv: list) -> int:
     cited = citations.cited_files(ROOT, tree)
     files = sorted(tree.files)
     for run in runs:
-        packed = pack(run, files, cited)
+        folded = commands(run, files, cited)
+        packed = pack(run, files, cited)[len(folded):]
+        if folded:
+            print(f"{run}: {len(folded)} command files into README.md")
         if packed:
             print(f"{run}: {len(packed)} files into {citations.ARCHIVE}")
     return 0

@@ -1,6 +1,6 @@
 """The lab's cheap guards (the full check of every committed document is `python lab/check.py`):
 every path the prose cites into lab/ resolves, archive members included; the recipes name no /tmp path
-outside their one settings file; a run's archive is repeatable."""
+outside their one settings file; a run's archive is repeatable and its commands fold into its README."""
 import re
 import sys
 import tarfile
@@ -45,16 +45,42 @@ def test_a_missing_file_folder_or_member_is_reported(tmp_path):
         f"docs/x.md: {RUN}/logs.tar.gz:b.log", f"docs/x.md: {RUN}/gone.json", f"{RUN}/README.md: sub/trust{{1,2}}.log"]
 
 
+def test_a_fenced_block_of_a_run_readme_cites_nothing(tmp_path):
+    run = _tree(tmp_path)
+    (run / "README.md").write_text("`a.json.gz`\n\n~~~\n# envs built by `gpu/compare.sh`\n~~~\n\n```\n`gone.log`\n```\n")
+    assert citations.unresolved(tmp_path) == []
+    (run / "README.md").write_text("`a.json.gz`, `gone.log`\n")
+    assert citations.unresolved(tmp_path) == [f"{RUN}/README.md: gone.log"]
+
+
 def test_packed_files_still_resolve_from_the_run_readme_and_by_member(tmp_path):
     run = _tree(tmp_path)
     (run / "b.log").write_text("worker log\n")
-    (run / "README.md").write_text("`b.log`, `trust1.log`, `sub/`, `a.json.gz`\n")
+    pack.write_archive(run / "asv-results.tar.gz", {"m/x-y.json": b"{}"})  # another archive goes into the one
+    (run / "README.md").write_text("`b.log`, `trust1.log`, `sub/`, `a.json.gz`, `asv-results.tar.gz`\n")
     (tmp_path / "docs" / "x.md").write_text(f"`{RUN}/logs.tar.gz:sub/trust1.log`\n")
     tree = citations.Tree(tmp_path)
     packed = pack.pack(RUN, sorted(tree.files), citations.cited_files(tmp_path, tree), root=tmp_path)
-    assert packed == [f"{RUN}/b.log", f"{RUN}/sub/trust1.log"]
+    assert packed == [f"{RUN}/asv-results.tar.gz", f"{RUN}/b.log", f"{RUN}/sub/trust1.log"]
     assert not (run / "sub").exists() and (run / "a.json.gz").exists()  # cited by full path: kept
     assert citations.unresolved(tmp_path) == []
+
+
+def test_commands_are_folded_into_the_run_readme_verbatim(tmp_path):
+    run = _tree(tmp_path)
+    (run / "README.md").write_text("# A run\n\n`a.json.gz`\n")
+    (run / "command.txt").write_text("python -m launchbench compare --variant a=env:/x ~~~ -o a.json\n")
+    bare = tmp_path / "lab" / "results" / "h200" / "2026-01-02-y"  # no README: its commands stay a file
+    bare.mkdir()
+    (bare / "command.txt").write_text("launchbench peers\n")
+    tree = citations.Tree(tmp_path)
+    cited = citations.cited_files(tmp_path, tree)
+    assert pack.pack(RUN, sorted(tree.files), cited, root=tmp_path) == [f"{RUN}/command.txt", f"{RUN}/sub/trust1.log"]
+    assert pack.pack(bare.relative_to(tmp_path).as_posix(), sorted(tree.files), cited, root=tmp_path) == []
+    assert not (run / "command.txt").exists() and (bare / "command.txt").exists()
+    assert (run / "README.md").read_text() == (
+        "# A run\n\n`a.json.gz`\n\n## Commands\n\nAs run, verbatim, with the device machine's paths of the day.\n\n"
+        "From command.txt:\n\n~~~~\npython -m launchbench compare --variant a=env:/x ~~~ -o a.json\n~~~~\n")
 
 
 def test_the_archive_is_repeatable(tmp_path):
