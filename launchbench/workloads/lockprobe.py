@@ -64,6 +64,7 @@ def held_launch(lock, launch, sync=lambda: None, timeout: float = DEFAULT_TIMEOU
 
     def launcher():
         try:
+            sync()  # the CUDA context current in this thread before its first launch
             launch()
             sync()
             ready.set()
