@@ -23,6 +23,7 @@ SUBCOMMAND_MODULES = (
     "launchbench.commands.history",
     "launchbench.commands.releases",
     "launchbench.commands.claims",
+    "launchbench.commands.lockprobe",
     "launchbench.commands.pr",
     "launchbench.commands.asv",
     "launchbench.commands.asvplan",

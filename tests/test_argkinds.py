@@ -60,6 +60,18 @@ def test_build_kernel_lazy_and_eager():
         argkinds.build_kernel(cuda, 33)
 
 
+def test_an_all_scalar_kernel_takes_up_to_256_arguments_the_others_32():
+    """256 float64 parameters are 2 KiB of CUDA's 4 KiB (numba-cuda-mlir's ubench row); 256 arrays
+    (56 B each in numba-cuda) would not fit, so a kernel with any array stays at 32."""
+    cuda = FakeCuda()
+    argkinds.build_kernel(cuda, 256, "scalar", "eager")
+    assert cuda.jitted[-1][1] == "void(" + ", ".join(["float64"] * 256) + ")"
+    assert [argkinds.max_args(k) for k in ("scalar", "array", "mixed", "cupy", "torch", None)] == [256] + [32] * 5
+    for kind, n in (("scalar", 257), ("mixed", 33), ("cupy", 33)):
+        with pytest.raises(UserError, match=f"0..{argkinds.max_args(kind)} arguments here, not {n}"):
+            argkinds.build_kernel(cuda, n, kind)
+
+
 def test_numba_kinds_make_device_arrays_and_floats():
     cuda = FakeCuda()
     assert argkinds.make_args(3, "mixed", cuda) == [("device", "float32", (1,)), 1.5, ("device", "float32", (1,))]
@@ -316,6 +328,12 @@ def test_too_many_arguments_is_a_one_line_error_before_any_env_is_built(tmp_path
     assert proc.stderr.strip().splitlines()[-1] == ("launchbench: error: --args '0,40': 40 is more than 32, "
                                                     "the most this command takes; e.g. --args 0")
     assert cli.build_parser().parse_args(["breakdown", "--args", "0,8,26"]).args == "0,8,26"
+    # scalars go to 256; the refusal names the kind's own most
+    proc = subprocess.run([sys.executable, "-m", "launchbench", "compare", "--simulator", "--args", "0,300",
+                           "--arg-kind", "scalar", "--variant", f"a=env:{sys.prefix}", "--variant", "b=passthrough@a",
+                           "-o", str(tmp_path / "r.json")], capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1].startswith(
+        "launchbench: error: --args '0,300': 300 is more than 256, the most this command takes")
 
 
 # ---------------------------------------------------------------- peers: numba-cuda's launcher with other arguments

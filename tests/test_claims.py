@@ -66,3 +66,96 @@ def test_claims_refuses_a_document_of_another_kind_in_one_line(tmp_path, capsys)
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1 and "is not a launchbench releases document (kind 'compare')" in err
     assert not (tmp_path / "page.md").exists()
+
+
+def test_claim_90_reads_only_a_cupy_document_and_names_its_kernel():
+    a, b = "numba-cuda-mlir==0.3.0", "numba-cuda-mlir==0.4.0"
+    arrays = _doc([_step(a, b, 1, -9.0, -8.0)], {a: [_lv(1, 20.0)]})
+    by = {r["source"]: r for r in claims.rows([arrays])}
+    assert by["numba-cuda-mlir #90 (0.4.0)"]["verdict"] == "not measured yet"  # device arrays: not the claim's
+    cupy = _doc([_step(a, b, 1, -9.0, -8.0), _step(a, b, 2, -12.0, -10.0)], {a: [_lv(1, 30.0), _lv(2, 35.0)]},
+                created="2026-12-02T00:00:00Z")
+    cupy["settings"]["arg_kind"] = "cupy"
+    row = {r["source"]: r for r in claims.rows([arrays, cupy], {id(cupy): "runs/cupy.json"})}["numba-cuda-mlir #90 (0.4.0)"]
+    assert row["verdict"] == "agree" and "float32[1] CuPy arrays (arg kind cupy)" in row["measured"]
+    assert "1 args: 30.00 µs -> -8.50 [-9.00, -8.00] µs (20 rounds)" in row["measured"]
+    assert "runs/cupy.json" in row["measured"] and "vector-add" in row["why"] and "empty kernel with N CuPy" in row["why"]
+    cupy["steps"] = [_step(a, b, 1, -0.1, 0.1), _step(a, b, 2, -0.15, 0.1)]  # no change at any count
+    assert {r["source"]: r for r in claims.rows([cupy])}["numba-cuda-mlir #90 (0.4.0)"]["verdict"] == "disagree"
+
+
+def _ratio_doc(kind, costs, created="2026-12-01T00:00:00Z"):
+    """A releases document of numba-cuda 0.30.4 and numba-cuda-mlir 0.6.0 whose samples per round are
+    *costs*: nargs -> (numba-cuda µs per round, mlir µs per round)."""
+    points = [{"sha": "numba-cuda==0.30.4", "variant": "r01", "measured": True},
+              {"sha": "numba-cuda-mlir==0.6.0", "variant": "r02", "measured": True}]
+    samples = [{"variant": v, "nargs": n, "round": r, "repeat": k, "us": us[r] + k * 0.01}
+               for n, (nc, ml) in costs.items() for v, us in (("r01", nc), ("r02", ml))
+               for r in range(len(nc)) for k in range(3)]
+    doc = _doc([], {}, created=created)
+    doc.update(points=points, samples=samples)
+    doc["settings"].update(arg_kind=kind, arg_counts=sorted(costs))
+    return doc
+
+
+def test_the_ubench_row_is_per_round_ratios_with_intervals_and_names_the_rows_not_measured():
+    arrays = _ratio_doc("array", {0: ([10.0, 10.2, 9.8], [9.0, 9.2, 8.8]), 1: ([20.0, 20.0, 20.0], [10.0, 10.0, 10.0])})
+    scalars = _ratio_doc("scalar", {16: ([36.0, 35.0, 37.0], [10.0, 10.0, 10.0])})
+    row = {r["source"]: r for r in claims.rows([arrays, scalars], {id(arrays): "a.json", id(scalars): "s.json"})}[
+        claims.CLAIMS[3]["source"]]
+    assert row["verdict"] == "measured"
+    # per round: the median of numba-cuda's samples over mlir's (the repeats' offsets cancel at 1 array)
+    assert "1 array: 2.00x [2.00, 2.00] (3 rounds; claimed 1.97x)" in row["measured"]
+    assert "16 scalars: 3.60x" in row["measured"] and "empty: 1.11x" in row["measured"]
+    assert "a.json" in row["measured"] and "s.json" in row["measured"]
+    assert "not measured: 16 arrays, 256 scalars" in row["why"] and "at 3 of 3" in row["why"]
+    sim = _ratio_doc("array", {1: ([20.0, 20.0], [10.0, 10.0])})
+    sim["measurement"] = False
+    assert {r["source"]: r for r in claims.rows([sim])}[claims.CLAIMS[3]["source"]]["verdict"] == "not measured yet"
+
+
+def _lock_point(label, planner_api="lcs", waits=(), error=None, note=None):
+    from launchbench.workloads import lockprobe
+
+    keys = list(lockprobe.KERNELS) if planner_api == "lcs" else ["plain-no-planner", "plain-planner"]
+    kernels = [{"kernel": k, "label": k, "forms": {form: {
+        "completed_while_held": k not in waits, "completed_after_release": True, "error": None, "timeout_s": 2.0,
+        "us": 3.0, "samples_us": [3.0]} for form in lockprobe.FORMS}} for k in keys]
+    return {"point": label, "version": label.split("==")[1], "stack": {}, "planner_api": planner_api, "note": note,
+            "lock": "lock", "device": {"name": "Test GPU"}, "kernels": [] if error else kernels,
+            **({"error": error} if error else {})}
+
+
+def _lock_doc(points, measurement=True):
+    from launchbench.output import lockprobe
+
+    return lockprobe.document("numba-cuda-mlir==0.4.2,0.5.0,0.6.0", points, [],
+                              {"timeout_s": 2.0, "loops": 10, "repeats": 2}, measurement, ["launchbench"],
+                              "2026-12-01T00:00:00Z")
+
+
+def test_claim_243_reads_the_lock_probe():
+    src = "numba-cuda-mlir #243 (0.5.0)"
+    before = _lock_point("numba-cuda-mlir==0.4.2", "planner", waits=("plain-planner",),
+                         note="numba-cuda-mlir 0.4.2 has register_planner but no require_launch_config")
+    doc = _lock_doc([before, _lock_point("numba-cuda-mlir==0.5.0"), _lock_point("numba-cuda-mlir==0.6.0")])
+    row = {r["source"]: r for r in claims.rows([doc], {id(doc): "lock.json"})}[src]
+    assert row["verdict"] == "agree" and "lock.json" in row["measured"] and "Test GPU" in row["measured"]
+    assert "numba-cuda-mlir==0.6.0: plain-no-planner: launches while the lock is held" in row["measured"]
+    assert "before, numba-cuda-mlir==0.4.2: " in row["why"] and "plain-planner: waits for the lock" in row["why"]
+    waits = _lock_doc([_lock_point("numba-cuda-mlir==0.5.0", waits=("lcs-planner",))])
+    assert {r["source"]: r for r in claims.rows([waits])}[src]["verdict"] == "disagree"
+    failed = _lock_doc([_lock_point("numba-cuda-mlir==0.5.0", error="does not import")])
+    got = {r["source"]: r for r in claims.rows([failed])}[src]
+    assert got["verdict"] == "undecided" and "does not import" in got["why"]
+    stand_in = _lock_doc([_lock_point("numba-cuda-mlir==0.5.0")], measurement=False)
+    assert {r["source"]: r for r in claims.rows([stand_in])}[src]["verdict"] == "not measured yet"
+
+
+def test_claims_reads_a_lock_probe_document(tmp_path, capsys):
+    path = tmp_path / "lock.json"
+    path.write_text(json.dumps(_lock_doc([_lock_point("numba-cuda-mlir==0.5.0")])))
+    rc = cli.main(["claims", str(path), "-o", str(tmp_path / "page.md")])
+    assert rc == 0, capsys.readouterr().err
+    page = (tmp_path / "page.md").read_text()
+    assert "| agree |" in page and os.path.relpath(path) in page

@@ -237,6 +237,12 @@ CASES = {
         (["releases", "numba-cuda==0.30.4+cuda-core==1+cuda-core==2"], "conflicting pins"),
         (["releases", "numba-cuda==0.29.0,0.30.4", "--pin", "numba"], "--pin"),
     ],
+    "lock-probe": [
+        (["lock-probe"], "usage"),
+        (["lock-probe", "numba-cuda==0.30.4"], "is not a numba-cuda-mlir series"),
+        (["lock-probe", "numba-cuda-mlir==0.6.0", "--timeout", "0"], "--timeout"),
+        (["lock-probe", "numba-cuda-mlir==0.6.0", "--pin", "numba"], "--pin"),
+    ],
     "info": [
         (["info", "--bogus"], "usage"),
         (["info", "extra"], "usage"),
@@ -598,6 +604,7 @@ OPTION_KINDS = {
     ("report", "results"): "injson", ("wheelhouse", "dir"): "outdir",
     ("releases", "series"): "series", ("releases", "--pin"): "pin", ("releases", "--stack-bisect"): "flag",
     ("claims", "documents"): "injson",
+    ("lock-probe", "series"): "series", ("lock-probe", "--pin"): "pin",
 }
 
 # A valid command line per subcommand (its positionals first): each case adds one bad option to it
@@ -623,11 +630,12 @@ SWEEP_BASE = {
     "wheelhouse": ["wheelhouse", "{out}/w"],
     "releases": ["releases", "numba-cuda==0.29.0,0.30.4", "-o", "{out}/r.json"],
     "claims": ["claims", "/no/such/releases.json", "-o", "{out}/claims.md"],
+    "lock-probe": ["lock-probe", "numba-cuda-mlir==0.4.2,0.5.0", "-o", "{out}/l.json"],
 }
 # Values a command takes on purpose (not mistakes): (subcommand, option, value).
 ACCEPTED = {
     ("compare", "--extras", ""), ("counts", "--extras", ""), ("history", "--extras", ""), ("bisect", "--extras", ""), ("pr", "--extras", ""),  # noqa: E501
-    ("breakdown", "--extras", ""), ("releases", "--extras", ""), ("asv-plan", "--extras", ""), ("wheelhouse", "--package", "numba-cuda>=1"),  # a requirement, fetched as given  # noqa: E501
+    ("breakdown", "--extras", ""), ("releases", "--extras", ""), ("lock-probe", "--extras", ""), ("asv-plan", "--extras", ""), ("wheelhouse", "--package", "numba-cuda>=1"),  # a requirement, fetched as given  # noqa: E501
 }
 
 

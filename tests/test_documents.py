@@ -16,6 +16,7 @@ from launchbench.base.atomic import read_json
 from launchbench.engine import asvplan
 from launchbench.output import asvplan as asvplan_output
 from launchbench.output import documents
+from launchbench.output import lockprobe as lockprobe_output
 from launchbench.output.documents import SchemaError
 from launchbench.workloads import stages_mlir
 
@@ -37,6 +38,17 @@ def _asv_plan_document() -> dict:
     return asvplan_output.document("/clone", "a..b", commits, chosen, {}, {"every": 12}, 1.0, "now", ["launchbench"])
 
 
+def _lock_probe_document() -> dict:
+    """lock-probe's JSON as its writer builds it (its runs go with the GPU recipe's results)."""
+    form = {"completed_while_held": True, "completed_after_release": True, "error": None, "timeout_s": 2.0,
+            "us": 2.5, "samples_us": [2.4, 2.5, 2.6]}
+    point = {"point": "numba-cuda-mlir==0.5.0", "version": "0.5.0", "stack": {}, "planner_api": "lcs", "note": None,
+             "lock": "lock", "device": {"name": "x"},
+             "kernels": [{"kernel": "lcs-planner", "label": "LC-S", "baked": True, "forms": {"k[1, 1](out)": form}}]}
+    return lockprobe_output.document("numba-cuda-mlir==0.5.0", [point], [],
+                                     {"timeout_s": 2.0, "loops": 2000, "repeats": 5}, True, ["launchbench"], "now")
+
+
 #: kind -> (a real document: a fixture under tests/fixtures/ or a writer's output, a field every reader needs)
 REAL = {
     "compare": ("compare-1.json.gz", "samples"),
@@ -54,6 +66,7 @@ REAL = {
     "peers": ("peers-1.json.gz", "results"),
     "lcs-bench": ("lcs-bench-1.json.gz", "results"),
     "asv-plan": (None, "commits"),
+    "lock-probe": (None, "points"),
 }
 
 
@@ -62,6 +75,8 @@ def _real(case: str):
     rel, _ = REAL[case]
     if rel is None and case == "asv-plan":
         return "plan.txt.json", _asv_plan_document(), "asv-plan"
+    if rel is None and case == "lock-probe":
+        return "lock.json", _lock_probe_document(), "lock-probe"
     if rel is None:
         return "mlir.json", _mlir_document(), "breakdown-mlir"
     path = FIXTURES / rel

@@ -327,3 +327,33 @@ def test_a_numba_cuda_mlir_point_launches_through_mlir():
     env = workerproc.worker_environment("/overlay", False, modules.get("r02"))
     assert env["LAUNCHBENCH_CUDA_MODULE"] == "numba-cuda-mlir"
     assert "LAUNCHBENCH_CUDA_MODULE" not in workerproc.worker_environment("/overlay", False, modules.get("r01"))
+
+
+@pytest.mark.slow
+def test_arg_kind_reaches_every_worker_and_the_documents(tmp_path, capsys, monkeypatch):
+    """--arg-kind scalar (up to 256 arguments): each worker's set-up carries it, the JSON's settings and
+    the Markdown's title name it; an array kind is refused past 32 in one line before any env."""
+    from launchbench.engine import runner
+
+    d = tmp_path / "artifacts"
+    d.mkdir()
+    order = [make_wheel(str(d), "numba-cuda", f"0.31.0+g{sha}", [], {"numba_cuda/__init__.py": launch_code(5)})
+             for sha in ("a1", "b2")]
+    argv = _common(tmp_path, str(d))
+    argv[argv.index("--args") + 1] = "0,256"
+    argv.remove("--no-report")
+    seen = []
+    real = runner.run
+    monkeypatch.setattr(runner, "run", lambda plan, *a, **k: seen.append(plan.setup) or real(plan, *a, **k))
+    out = tmp_path / "scalar.json"
+    rc = cli.main(["releases", *order, "--arg-kind", "scalar", "-o", str(out), *argv])
+    assert rc == 0, capsys.readouterr().err
+    assert seen and all(s.get("arg_kind") == "scalar" for s in seen)
+    doc = read_json(out)
+    assert doc["settings"]["arg_kind"] == "scalar" and doc["settings"]["arg_counts"] == [0, 256]
+    assert "arg kind scalar" in (tmp_path / "scalar.md").read_text()
+    capsys.readouterr()
+    argv[argv.index("--args") + 1] = "0,40"
+    rc = cli.main(["releases", *order, "--arg-kind", "cupy", "-o", str(tmp_path / "x.json"), *argv])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "--args '0,40': 40 is more than 32" in err, err

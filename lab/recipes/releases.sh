@@ -16,9 +16,13 @@
 #       copies what it carries into $LB_TMP/lbwheels (kept while the machine stays warm); once every
 #       part is there it joins split files and unpacks the mlir wheels into $LB_TMP/lbwheels.
 #   then:  bash lab/recipes/releases.sh run OUT_DIR [mlir|numba-cuda|stacks|claims ...]
+#       claims: the runs only the claims page needs (CuPy arguments for numba-cuda-mlir #90; numba-cuda
+#       0.30.4 vs numba-cuda-mlir 0.6.0 with 0/1/16 arrays and 16/256 scalars for the launch ubench's
+#       table; the compiler-lock probe of #243 over 0.4.2, 0.5.0, 0.6.0), then the page from every
+#       document in OUT_DIR: about 6 minutes (each series capped at CLAIMS_MAX_TIME s of measuring).
 #
 # Knobs: RELEASES_MAX_TIME (s of measuring per series, default 420), NC_SERIES (default
-# numba-cuda==0.20.0..0.30.4), RELEASES_ROUNDS (default 20). Needs zstd on the GPU machine for the mlir
+# numba-cuda==0.20.0..0.30.4), RELEASES_ROUNDS (default 20), CLAIMS_MAX_TIME (default 70). Needs zstd on the GPU machine for the mlir
 # pack (else prepare with WHEELPACK_CODEC=xz: larger, xz is everywhere).
 . "$(dirname "${BASH_SOURCE[0]}")/settings.sh"
 set -u
@@ -95,6 +99,16 @@ one() {  # NAME LOG-ARGS... : one launchbench releases run into $OUT/NAME.json
     cat "$OUT/$name.log"; grep -E "refused|skipped|error" "$OUT/$name.err" | tail -n 40
 }
 
+lockprobe() {  # NAME SERIES... : one launchbench lock-probe run into $OUT/NAME.json
+    local name=$1; shift
+    local cmd=("$PY" -m launchbench lock-probe "$@" --wheels "$WHEELS" --system-site-packages
+               --env-dir $LB_ENV_DIR -o "$OUT/$name.json")
+    echo "${cmd[*]}" >> "$OUT/command.txt"
+    "${cmd[@]}" > "$OUT/$name.log" 2> "$OUT/$name.err"
+    echo "$name rc=$?" | tee -a "$OUT/status.txt"
+    cat "$OUT/$name.log"; tail -n 20 "$OUT/$name.err"
+}
+
 run() {
     OUT=${1:?usage: releases.sh run OUT_DIR [mlir numba-cuda stacks claims]}; shift
     mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
@@ -114,6 +128,13 @@ run() {
                     'numba-cuda-mlir==0.6.0'
                 one stack-bisect --stack-bisect 'numba-cuda==0.30.4+pinned' 'numba-cuda==0.30.4' ;;
             claims)
+                RELEASES_MAX_TIME=${CLAIMS_MAX_TIME:-70} one claims-cupy 'numba-cuda-mlir==0.3.0,0.4.0' \
+                    --arg-kind cupy --args 1,2
+                RELEASES_MAX_TIME=${CLAIMS_MAX_TIME:-70} one ubench-arrays 'numba-cuda==0.30.4' \
+                    'numba-cuda-mlir==0.6.0' --args 0,1,16
+                RELEASES_MAX_TIME=${CLAIMS_MAX_TIME:-70} one ubench-scalars 'numba-cuda==0.30.4' \
+                    'numba-cuda-mlir==0.6.0' --arg-kind scalar --args 16,256
+                lockprobe lock-probe 'numba-cuda-mlir==0.4.2,0.5.0,0.6.0'
                 "$PY" -m launchbench claims "$OUT"/*.json -o "$OUT/upstream-claims.md"; cat "$OUT/upstream-claims.md" ;;
         esac
     done

@@ -1,4 +1,4 @@
-"""``launchbench claims``: the upstream-claims page from committed ``launchbench releases`` documents.
+"""``launchbench claims``: the upstream-claims page from committed ``launchbench releases`` (and ``lock-probe``) documents.
 
 Each upstream launch-latency claim gets one row: the claim, its source, what the documents measured
 (µs with 95% CIs and rounds) and a verdict; a claim no document measures says "not measured yet".
@@ -20,7 +20,8 @@ def register(sub) -> None:
     p = sub.add_parser("claims", help="the upstream-claims page from releases documents",
                        description=__doc__.split("\n\n")[1].replace("\n", " "))
     p.add_argument("documents", nargs="*", metavar="RELEASES.json",
-                   help="launchbench releases documents (.json or .json.gz); none: every row 'not measured yet'")
+                   help="launchbench releases and lock-probe documents (.json or .json.gz); none: every row "
+                        "'not measured yet'")
     ca.add_output(p, DEFAULT_OUTPUT, f"the page (default {DEFAULT_OUTPUT})")
     p.set_defaults(func=run_claims)
 
@@ -38,10 +39,10 @@ def run_claims(args) -> int:
         except (OSError, ValueError, EOFError) as exc:
             raise UserError(f"RELEASES.json {path!r}: cannot read it ({exc}); give launchbench releases "
                             "documents") from None
-        if not isinstance(doc, dict) or doc.get("kind") != "releases":
+        if not isinstance(doc, dict) or doc.get("kind") not in ("releases", "lock-probe"):
             kind = doc.get("kind") if isinstance(doc, dict) else None
-            raise UserError(f"RELEASES.json {path!r} is not a launchbench releases document (kind {kind!r}); "
-                            "give the JSON of launchbench releases")
+            raise UserError(f"RELEASES.json {path!r} is not a launchbench releases document (kind {kind!r}), nor a "
+                            "lock-probe one; give the JSON of launchbench releases or lock-probe")
         docs.append(doc)
         sources[id(doc)] = os.path.relpath(path)
     write_text_atomic(output, render(docs, sources))

@@ -32,6 +32,7 @@ from ..output import counts as counts_out
 from ..output import documents, report, tables
 from ..output.lanes import render as render_lanes
 from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
+from ..workloads.argkinds import max_args
 from . import common_args as ca
 
 ARG_COUNTS = [0, 1, 2, 3, 4]
@@ -279,7 +280,7 @@ def run(args) -> int:
     if args.max_time is not None and not args.max_time >= 0:
         raise UserError("--max-time must be a number of seconds >= 0, e.g. 120 (0: no cap)")
     stop_rule(args)  # raises on a bad --target-ci
-    arg_counts = parse_counts(args.args, "--args", MAX_KERNEL_ARGS)
+    arg_counts = parse_counts(args.args, "--args", max_args(getattr(args, "arg_kind", None)))  # scalars: up to 256
     loops = None
     if args.loops is not None:
         loops = dict(zip(arg_counts, parse_ints(args.loops, "--loops", minimum=1, count=len(arg_counts), maximum=opt.MAX_LOOPS,

@@ -28,7 +28,7 @@ from ..environments import releases as rel
 from ..environments.stacks import ReleaseEnvs, records_of
 from ..environments.variant_options import EnvOptions, check_env_options
 from ..output.releases import export, render
-from ..workloads.argkinds import MAX_ARGS as MAX_KERNEL_ARGS
+from ..workloads.argkinds import max_args
 from . import common_args as ca
 
 DEFAULT_ROUNDS = 20
@@ -51,6 +51,7 @@ def register(sub) -> None:
                         "changed per point, and name the dependency that moves the cost")
     p.add_argument("--tries", type=ca.opt.TRIES, default=DEFAULT_TRIES, metavar="N",
                    help=f"stacks tried per point when the newest does not import or launch (default {DEFAULT_TRIES})")
+    ca.add_arg_kind(p.add_argument_group("kernel arguments"))
     ca.add_rounds(p, DEFAULT_ROUNDS, f"rounds of fresh processes (default {DEFAULT_ROUNDS})", for_ci=True)
     ca.add_commit_options(p, "launchbench-releases.json", releases=True)
     ca.add_no_report(p)
@@ -88,7 +89,9 @@ def run_releases(args) -> int:
                                      pinned_stack=constraints)
         return holder["envs"]
 
-    session = Session(ca.commit_settings(args), None, parse_counts(args.args, "--args", MAX_KERNEL_ARGS), make_envs)
+    counts = parse_counts(args.args, "--args", max_args(args.arg_kind))  # scalars: up to 256, else 32
+    session = Session(ca.commit_settings(args), None, counts, make_envs)
+    session.worker_setup = ca.arg_setup(args)  # --arg-kind / --dispatch: every point's kernels take these
     if not (args.simulator or args.target):  # nothing asked of the index for numbers no GPU here can give
         device.refuse_without_gpu()
     envs = holder["envs"]
@@ -116,7 +119,7 @@ def run_releases(args) -> int:
 
     def make_doc(out):
         doc = session.document(records, out, series, state.get("prefetch", 0), args.rounds, "releases")
-        return _finish(doc, records, out, session.arg_counts, refused, chain_points)
+        return _finish(doc, records, out, session.arg_counts, refused, chain_points, session.worker_setup)
 
     def on_round(out) -> None:
         if time.monotonic() - last[0] >= WRITE_EVERY_S:
@@ -167,9 +170,12 @@ def _public(records: list) -> list:
     return [{k: v for k, v in r.items() if k != "variant_name"} for r in records]
 
 
-def _finish(doc: dict, records: list, out, arg_counts: list, refused: list, chain_points) -> dict:
+def _finish(doc: dict, records: list, out, arg_counts: list, refused: list, chain_points,
+            arguments: dict | None = None) -> dict:
     """The history document made a releases one: every point's level (cost, 95 % CI), the refusals,
+    the kernels' arguments (*arguments*: ``argkinds.argument_setup``'s fields; none: float32 arrays, lazy)
     and the stack bisect's reading."""
+    arguments = arguments or {}
     keys = launch_keys(arg_counts)
     by = analysis.group_rounds(out.samples, keys)
     doc["kind"] = "releases"
@@ -179,6 +185,8 @@ def _finish(doc: dict, records: list, out, arg_counts: list, refused: list, chai
     doc["points"] = _public(records)
     doc["levels"] = {r["sha"]: levels(by, r["variant"], keys) for r in records if r["measured"] and r.get("variant")}
     doc["refused"] = refused
+    doc["settings"]["arg_kind"] = arguments.get("arg_kind", "array")
+    doc["settings"]["dispatch"] = arguments.get("dispatch", "lazy")
     doc["established"] = doc.pop("culprits")
     if chain_points:
         doc["stack_bisect"] = stackbisect.attribute(chain_points, doc["steps"])

@@ -127,6 +127,9 @@ def built_import(rec: dict) -> dict:
 class Session:
     """What history and bisect share: the clone, the wheel cache, the env manager, the engine."""
 
+    #: extra fields of every worker's set-up (releases: ``argkinds.argument_setup``'s arg_kind/dispatch)
+    worker_setup: dict = {}
+
     def __init__(self, run: CommitRun, clone: str, arg_counts: list, make_envs):
         """*arg_counts*: the parsed --args; *make_envs*: say -> the per-commit wheels and
         environments (``environments.commits.CommitEnvs``: the command hands it in)."""
@@ -190,7 +193,7 @@ class Session:
                             "see the build logs named above")
         prefetch = pinning.parse_prefetch(self.opts.prefetch, len(measured), self.affinity)
         os.makedirs(log_dir, exist_ok=True)
-        setup = {"target": self.opts.target} if self.opts.target else {}
+        setup = {**self.worker_setup, **({"target": self.opts.target} if self.opts.target else {})}
         plan = runplan.Plan(
             variants=[(r["variant"], r["python"], None) for r in measured], modules=plan_modules(measured),
             reference=measured[0]["variant"],

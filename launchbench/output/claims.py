@@ -1,15 +1,24 @@
 """The upstream-claims page (``docs/upstream-claims.md``): one row per launch-latency claim upstream
-made, what launchbench measured for it (from committed ``launchbench releases`` documents) and a
+made, what launchbench measured for it (from committed ``launchbench releases`` documents, with the
+arguments the claim names: ``--arg-kind``; and ``launchbench lock-probe`` documents for #243) and a
 verdict. A claim with no matching measured step says "not measured yet" and which run would measure
 it: the page never shows a number no document holds. Pure: documents in, Markdown out.
 """
 from __future__ import annotations
 
+import statistics
+
+from ..engine import stats
+from ..engine.lockprobe import reading
+from .releases import arguments_text
+
 #: what each claim needs: the step between two points of a releases run (``from`` -> ``to``, point
 #: labels as ``launchbench releases`` writes them), read as ``expect``:
 #: faster (agree: established faster at every measured arg count), free (agree: the 95 % interval
-#: within +/- ``within_pct`` of the earlier point's cost at every arg count) or report (no number was
-#: claimed: the measured step is shown, no verdict)
+#: within +/- ``within_pct`` of the earlier point's cost at every arg count), report (no number was
+#: claimed: the measured step is shown, no verdict), ratio (``rows``: the speed-up of ``to`` over ``from``
+#: per row, from the per-round samples of releases documents of each row's arg kind) or lock (a
+#: lock-probe document probing ``to``). ``arg_kind``: the releases document's --arg-kind (default array).
 CLAIMS = (
     {"id": "mlir-235", "source": "numba-cuda-mlir #232/#235 (0.4.2)",
      "claim": "up to 0.4.1 every launch synchronized (cuCtxSynchronize plus a device-to-host read of an error "
@@ -19,20 +28,22 @@ CLAIMS = (
     {"id": "mlir-90", "source": "numba-cuda-mlir #90 (0.4.0)",
      "claim": "objects with the CUDA array interface go straight to the C++ launcher (CuPy vector add 154 -> 50 µs)",
      "from": "numba-cuda-mlir==0.3.0", "to": "numba-cuda-mlir==0.4.0", "expect": "faster", "arg_kind": "cupy",
-     "run": "a releases run with CuPy arguments (releases has no --arg-kind yet: compare --arg-kind cupy on "
-            "mlir-env 0.3.0 and 0.4.0 measures it)"},
+     "note": "the claimed 154 -> 50 µs is a CuPy vector-add kernel's; ours is the empty kernel with N CuPy arrays",
+     "run": "launchbench releases 'numba-cuda-mlir==0.3.0,0.4.0' --arg-kind cupy --args 1,2 "
+            "(lab/recipes/releases.sh run OUT claims)"},
     {"id": "mlir-243", "source": "numba-cuda-mlir #243 (0.5.0)",
      "claim": "hot launches no longer take the global compiler lock when a planner is registered (LC-S kernels)",
-     "from": "numba-cuda-mlir==0.4.2", "to": "numba-cuda-mlir==0.5.0", "expect": "faster", "arg_kind": "lcs",
-     "run": "an LC-S kernel with a planner registered beside a plain one, on 0.4.2 and 0.5.0 (not a releases "
-            "row yet)"},
+     "from": "numba-cuda-mlir==0.4.2", "to": "numba-cuda-mlir==0.5.0", "expect": "lock",
+     "run": "launchbench lock-probe 'numba-cuda-mlir==0.4.2,0.5.0,0.6.0' (lab/recipes/releases.sh run OUT claims)"},
     {"id": "ubench", "source": "numba-cuda-mlir tests/benchmarks/launch_latency_ubench README (RTX PRO 6000 Blackwell)",
      "claim": "mlir vs numba-cuda speed-up: empty 1.06x, 1 array 1.97x, 16 scalars 3.56x, 16 arrays 2.44x, "
               "256 scalars 17.7x",
      "from": "numba-cuda==0.30.4", "to": "numba-cuda-mlir==0.6.0", "expect": "ratio",
-     "ratios": {0: 1.06, 1: 1.97}, "arg_kind": "ubench",
-     "run": "launchbench releases numba-cuda==0.30.4 numba-cuda-mlir==0.6.0 (0 and 1 array args; the 16- and "
-            "256-argument rows need scalar and 16-array kernels the series does not time)"},
+     # (row, the arg kind it needs (None: any, no argument), arg count, claimed speed-up)
+     "rows": (("empty", None, 0, 1.06), ("1 array", "array", 1, 1.97), ("16 scalars", "scalar", 16, 3.56),
+              ("16 arrays", "array", 16, 2.44), ("256 scalars", "scalar", 256, 17.7)),
+     "run": "launchbench releases numba-cuda==0.30.4 numba-cuda-mlir==0.6.0 --args 0,1,16 and the same with "
+            "--arg-kind scalar --args 16,256 (lab/recipes/releases.sh run OUT claims)"},
     {"id": "nc-804", "source": "numba-cuda 05922fc4 (#804, 0.30.0: launch-config capture)",
      "claim": "capture costs +0.0/+0.2/+0.8/+0.5/+0.8 % per launch at 0..4 args", "within_pct": 1.0,
      "from": "numba-cuda==0.29.0", "to": "numba-cuda==0.30.0", "expect": "free",
@@ -46,6 +57,17 @@ CLAIMS = (
 KERNEL = "empty kernels, float32 device-array args, launched [1, 1]"
 
 
+def _kind(doc: dict) -> str:
+    """The arguments a releases document's kernels took (one from before --arg-kind: device arrays)."""
+    return (doc.get("settings") or {}).get("arg_kind") or "array"
+
+
+def _measured(docs: list, kind: str) -> list:
+    """The GPU documents of *kind*, newest first (a simulator or stand-in document never counts)."""
+    return [d for d in sorted(docs, key=lambda d: d.get("created") or "", reverse=True)
+            if d.get("kind") == kind and d.get("measurement")]
+
+
 def _same(label: str, want: str) -> bool:
     """A point's label names the claim's point (on constraints.txt's stack, ``+pinned``, too)."""
     return label in (want, want + "+pinned")
@@ -54,11 +76,9 @@ def _same(label: str, want: str) -> bool:
 def find_step(claim: dict, docs: list):
     """(document, steps per arg count, levels of the earlier point) of the newest measured releases
     document holding the claim's step, or None."""
-    if claim.get("arg_kind") in ("cupy", "lcs", "ubench") and claim["expect"] != "ratio":
-        return None  # the series times device arrays on a plain kernel: not this claim's arguments
-    for doc in sorted(docs, key=lambda d: d.get("created") or "", reverse=True):
-        if doc.get("kind") != "releases" or not doc.get("measurement"):
-            continue
+    for doc in _measured(docs, "releases"):
+        if _kind(doc) != claim.get("arg_kind", "array"):
+            continue  # another kind of argument than the claim's
         steps = sorted((s for s in doc.get("steps", []) if _same(s["previous"], claim["from"])
                         and _same(s["commit"], claim["to"])), key=lambda s: s["nargs"])
         if steps:
@@ -71,14 +91,6 @@ def verdict(claim: dict, steps: list, before: dict, threshold: float) -> tuple[s
     exp = claim["expect"]
     if exp == "report":
         return "measured", "no cost was claimed; the step is the answer"
-    if exp == "ratio":
-        got = []
-        for s in steps:
-            lv = before.get(s["nargs"])
-            if lv and s["nargs"] in claim["ratios"]:
-                ratio = lv["us"] / (lv["us"] + s["delta_us"])
-                got.append(f"{s['nargs']} args {ratio:.2f}x vs {claim['ratios'][s['nargs']]:.2f}x")
-        return ("measured", "ratios on our GPU: " + "; ".join(got)) if got else ("not measurable", "no level")
     if exp == "faster":
         if all(s["established"] and s["ci_us"][1] < 0 for s in steps):
             return "agree", f"faster at every arg count, each 95% CI wholly below -{threshold} µs"
@@ -111,10 +123,96 @@ def _cell(steps: list, before: dict) -> str:
     return "; ".join(parts)
 
 
+def round_ratios(doc: dict, slow: str, fast: str, nargs: int) -> list:
+    """Per round both points completed: the median of *slow*'s samples over *fast*'s at *nargs* (point
+    labels as written; ``+pinned`` matches too)."""
+    variant = {}
+    for p in doc.get("points", []):
+        for want in (slow, fast):
+            if p.get("measured") and p.get("variant") and _same(p["sha"], want):
+                variant.setdefault(want, p["variant"])
+    if len(variant) < 2:
+        return []
+    by: dict = {}
+    for smp in doc.get("samples", []):
+        if smp.get("nargs") == nargs:
+            by.setdefault((smp["variant"], smp["round"]), []).append(smp["us"])
+    a, b = variant[slow], variant[fast]
+    return [statistics.median(by[(a, r)]) / statistics.median(by[(b, r)])
+            for r in sorted({r for _v, r in by}) if (a, r) in by and (b, r) in by]
+
+
+def ratio_row(claim: dict, docs: list, sources: dict):
+    """(measured, verdict, why) of a speed-up table (``rows``) from releases documents holding both
+    points, newest first per row; None when no row is measured."""
+    got, where = {}, []
+    for doc in _measured(docs, "releases"):
+        for label, kind, n, claimed in claim["rows"]:
+            if label in got or (kind is not None and kind != _kind(doc)) or n not in doc["settings"].get("arg_counts", ()):
+                continue
+            ratios = round_ratios(doc, claim["from"], claim["to"], n)
+            if len(ratios) >= 2:
+                m, lo, hi = stats.mean_ci(ratios)
+                got[label] = (m, lo, hi, len(ratios), claimed)
+                place = f"{(doc.get('device') or {}).get('name') or 'GPU'} ({sources.get(id(doc), doc.get('created', ''))})"
+                if place not in where:
+                    where.append(place)
+    if not got:
+        return None
+    cells = [f"{label}: {m:.2f}x [{lo:.2f}, {hi:.2f}] ({n} rounds; claimed {c:.2f}x)"
+             for label, (m, lo, hi, n, c) in got.items()]
+    missing = [label for label, *_ in claim["rows"] if label not in got]
+    faster = sum(1 for m, lo, hi, n, c in got.values() if lo > 1)
+    measured = (f"{claim['from']} / {claim['to']} per-launch cost, empty kernels launched [1, 1], mean over rounds of "
+                f"each round's ratio of medians, 95% CI: " + "; ".join(cells) + " on " + ", ".join(where))
+    why = (f"rows measured: {', '.join(got)}" + (f"; not measured: {', '.join(missing)}" if missing else "") +
+           f"; mlir faster (CI wholly above 1x) at {faster} of {len(got)}; the claim's GPU was an RTX PRO 6000")
+    return measured, "measured", why
+
+
+def lock_verdict(point: dict) -> tuple[str, str]:
+    """#243 at the release that claims it: every kernel with a planner registered launches while the
+    lock is held (agree), one of them waits (disagree), or none could be probed (undecided)."""
+    kernels = {k["kernel"]: k for k in point.get("kernels", [])}
+    planned = [kernels[k] for k in ("plain-planner", "lcs-planner") if k in kernels]
+    forms = [f for k in planned for f in k["forms"].values()]
+    if point.get("error") or "lcs-planner" not in kernels:
+        return "undecided", f"no LC-S kernel probed at {point['point']}: {point.get('error') or point.get('note')}"
+    if any(f.get("error") for f in forms):
+        return "undecided", "a probed launch failed: " + next(f["error"] for f in forms if f.get("error"))
+    if all(f["completed_while_held"] for f in forms):
+        return "agree", (f"at {point['point']} every hot launch with a planner registered (plain and LC-S, both forms) "
+                         "completed while another thread held the global compiler lock")
+    return "disagree", f"at {point['point']} a hot launch with a planner registered waited for the global compiler lock"
+
+
+def lock_row(claim: dict, docs: list, sources: dict):
+    """(measured, verdict, why) of #243 from the newest lock-probe document probing its release, or None."""
+    for doc in _measured(docs, "lock-probe"):
+        at = [p for p in doc["points"] if _same(p["point"], claim["to"])]
+        if not at:
+            continue
+        v, why = lock_verdict(at[0])
+        before = [p for p in doc["points"] if _same(p["point"], claim["from"])]
+        if before:
+            why += f"; before, {before[0]['point']}: " + reading(before[0])
+        dev = next(((p.get("device") or {}).get("name") for p in doc["points"] if (p.get("device") or {}).get("name")),
+                   "GPU")
+        measured = ("; ".join(f"{p['point']}: {reading(p)}" for p in doc["points"]) +
+                    f" (held {doc['settings']['timeout_s']} s each; on {dev}; {sources.get(id(doc), doc['created'])})")
+        return measured, v, why
+    return None
+
+
 def rows(docs: list, sources: dict | None = None) -> list:
     """One row per claim: claim, source, measured, verdict, why. *sources*: id(doc) -> its path."""
     out = []
     for c in CLAIMS:
+        if c["expect"] in ("ratio", "lock"):
+            got = (ratio_row if c["expect"] == "ratio" else lock_row)(c, docs, sources or {})
+            measured, v, why = got or ("not measured yet", "not measured yet", f"needs {c['run']}")
+            out.append({"claim": c["claim"], "source": c["source"], "measured": measured, "verdict": v, "why": why})
+            continue
         got = find_step(c, docs)
         if got is None:
             out.append({"claim": c["claim"], "source": c["source"], "measured": "not measured yet",
@@ -124,8 +222,10 @@ def rows(docs: list, sources: dict | None = None) -> list:
         v, why = verdict(c, steps, before, doc["settings"]["threshold_us"])
         where = (sources or {}).get(id(doc), doc.get("created", ""))
         dev = (doc.get("device") or {}).get("name") or "GPU"
+        kernel = KERNEL if _kind(doc) == "array" else arguments_text(doc["settings"]) + ", launched [1, 1]"
+        why += f"; {c['note']}" if c.get("note") else ""
         out.append({"claim": c["claim"], "source": c["source"], "verdict": v, "why": why,
-                    "measured": f"{c['from']} -> {c['to']}, {KERNEL}, on {dev}: {_cell(steps, before)} ({where})"})
+                    "measured": f"{c['from']} -> {c['to']}, {kernel}, on {dev}: {_cell(steps, before)} ({where})"})
     return out
 
 
@@ -133,7 +233,7 @@ def render(docs: list, sources: dict | None = None) -> str:
     """The page."""
     lines = ["# Upstream launch-latency claims, checked",
              "",
-             ("Generated by `launchbench claims` from committed `launchbench releases` documents (it lists the "
+             ("Generated by `launchbench claims` from committed `launchbench releases` and `lock-probe` documents (it lists the "
               "files it read); do not edit by hand. Each row: the claim and its source, what launchbench "
               "measured (µs per launch with 95% CIs and rounds, the kernel and arguments), and the verdict. "
               "\"not measured yet\" names the run that would measure it."),

@@ -128,6 +128,9 @@ _PEERS = _body({"arg_counts": list, "settings": dict, "results": dict, "samples_
 _MLIR_BREAKDOWN = _body({"numba_cuda_mlir": (str, type(None)), "arg_counts": list, "settings": dict,
                          "stages": dict, "summary": dict, "samples_us": dict})
 _LCS_BENCH = _body({"launches": int, "repeats": int, "results": list})
+_LOCK_PROBE = _body({"kind": str, "command": list, "created": str, "measurement": bool, "series": str,
+                     "settings": dict, "points": list, "refused": list},
+                    {"settings": {"timeout_s": (int, float), "loops": int, "repeats": int}})
 _ASV_PLAN = _body({"command": list, "created": str, "clone": str, "range": str, "settings": dict, "commits": list,
                    "timed": list})
 
@@ -163,6 +166,10 @@ KINDS = {k.name: k for k in (
          "python -m launchbench.workloads.lcs --bench --json PATH"),
     Kind("asv-plan", "launchbench.asv-plan", SUFFIX, {1: _ASV_PLAN}, "asv plan",
          "launchbench asv-plan CLONE A..B -o PLAN (PLAN.json)"),
+    # per numba-cuda-mlir release: does a hot launch complete while the global compiler lock is held
+    # (a plain kernel, then with a planner registered a plain and an LC-S one), and its cost
+    Kind("lock-probe", "launchbench.lock-probe", SUFFIX, {1: _LOCK_PROBE}, "lock probe",
+         "launchbench lock-probe SERIES -o PATH"),
 )}
 
 

@@ -21,6 +21,20 @@ def stack_cell(stack: dict | None) -> str:
     return " ".join(f"{STACK_ABBREV.get(k, k)} {v}" for k, v in stack.items())
 
 
+#: --arg-kind -> what the empty kernels take (``workloads/argkinds``)
+ARG_KINDS = {"array": "float32[1] device arrays", "scalar": "Python floats (float64)",
+             "mixed": "arrays and floats alternating", "cupy": "float32[1] CuPy arrays",
+             "torch": "float32[1] torch CUDA tensors"}
+
+
+def arguments_text(settings: dict) -> str:
+    """What the series' kernels took: ``empty, N float32[1] CuPy arrays (arg kind cupy)``; a document from
+    before --arg-kind took device arrays."""
+    kind = settings.get("arg_kind") or "array"
+    eager = ", eager dispatch" if settings.get("dispatch") == "eager" else ""
+    return f"empty, N {ARG_KINDS.get(kind, kind)} (arg kind {kind}{eager})"
+
+
 def rows(doc: dict) -> tuple[list, list]:
     counts = doc["settings"]["arg_counts"]
     steps = {(s["commit"], s["nargs"]): s for s in doc["steps"]}
@@ -46,7 +60,8 @@ def render(doc: dict, markdown: bool = False) -> str:
     head, body = rows(doc)
     title = (f"Launch cost per point, {doc['range']}: {doc['rounds_completed']} rounds; µs per launch "
              f"(mean over rounds of each round's median, 95% CI, rounds); step = paired delta vs the previous "
-             f"point, 95% CI; <== established beyond +/-{doc['settings']['threshold_us']} µs")
+             f"point, 95% CI; <== established beyond +/-{doc['settings']['threshold_us']} µs; kernels: "
+             f"{arguments_text(doc['settings'])}")
     if doc.get("simulator"):
         title = "CUDA SIMULATOR SMOKE RUN -- NOT A MEASUREMENT\n" + title
     est = doc.get("established") or []

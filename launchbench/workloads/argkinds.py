@@ -28,8 +28,12 @@ from . import kernels
 
 KINDS = ("array", "scalar", "mixed", "cupy", "torch")
 DISPATCHES = ("lazy", "eager")
-#: The most parameters of a kernel built here (CUDA allows more; 32 covers the "many arguments" sweeps).
+#: The most parameters of a kernel built here with an array among them (32 covers the "many
+#: arguments" sweeps; a numba-cuda float32[::1] parameter is 7 words, 56 B, of CUDA's 4 KiB).
 MAX_ARGS = 32
+#: The most parameters of an all-scalar kernel (``--arg-kind scalar``): 256 float64 parameters are
+#: 2 KiB of the 4 KiB CUDA passes classically, the 256-scalars row of numba-cuda-mlir's launch ubench.
+MAX_SCALAR_ARGS = 256
 #: The scalar argument: a Python float, typed float64 (what ``k[g, b](x, alpha)`` passes).
 SCALAR_VALUE = 1.5
 #: kind -> (module imported, pip package named in the error)
@@ -52,6 +56,11 @@ def check_dispatch(dispatch: str | None) -> str:
     if dispatch not in DISPATCHES:
         raise UserError(f"--dispatch {dispatch!r}: use lazy (cuda.jit(k)) or eager (an explicit signature)")
     return dispatch
+
+
+def max_args(kind: str | None) -> int:
+    """The most parameters a kernel of *kind* takes here: ``MAX_SCALAR_ARGS`` for scalars, else ``MAX_ARGS``."""
+    return MAX_SCALAR_ARGS if check_kind(kind) == "scalar" else MAX_ARGS
 
 
 def is_array(kind: str, index: int) -> bool:
@@ -112,8 +121,9 @@ def signature(nargs: int, kind: str = "array") -> str:
 
 def build_kernel(cuda, nargs: int, kind: str = "array", dispatch: str = "lazy"):
     """An empty kernel of *nargs* parameters, ``cuda.jit``-ed lazily or with :func:`signature`."""
-    if not 0 <= nargs <= MAX_ARGS:
-        raise UserError(f"a kernel takes 0..{MAX_ARGS} arguments here, not {nargs}")
+    most = max_args(kind)
+    if not 0 <= nargs <= most:
+        raise UserError(f"a kernel takes 0..{most} arguments here, not {nargs}")
     return kernels.empty_kernel(cuda, nargs, signature=signature(nargs, kind) if check_dispatch(dispatch) == "eager"
                                 else None)
 
