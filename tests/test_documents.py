@@ -169,6 +169,23 @@ def test_every_fixture_reads_as_the_kind_and_version_its_name_says():
         == {case for case in REAL if REAL[case][0]}
 
 
+def test_a_releases_document_reads_as_history_with_points_for_commits():
+    """launchbench releases writes history's layout with released versions (or wheels) for commits and no clone
+    (tests/fixtures/releases/: a GPU run's stack bisect, cut to two rounds): read as history, and its own fields
+    are required, not the commits' (the committed releases runs once failed lab/check.py so)."""
+    path = FIXTURES / "releases" / "history-1.json.gz"
+    doc = documents.read(str(path), "history")
+    assert doc["kind"] == "releases" and doc["clone"] is None and doc["points"]
+    for field in ("points", "levels", "refused"):
+        broken = copy.deepcopy(doc)
+        del broken[field]
+        with pytest.raises(SchemaError, match=re.escape(repr(field))):
+            documents.validate(broken, "history", str(path))
+    commits_doc = read_json(FIXTURES / "history-1.json.gz")  # a history run still needs its clone and commits
+    with pytest.raises(SchemaError, match="clone"):
+        documents.validate(dict(commits_doc, clone=None), "history", "h.json")
+
+
 def _schema_strings(path: Path) -> list:
     """(line, text) of string constants in *path* that are a document's schema id (with or without /N)."""
     ids = {k.schema for k in documents.KINDS.values()}

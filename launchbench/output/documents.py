@@ -110,10 +110,17 @@ _PAIRED_BREAKDOWN = _all(
            "reference": str, "variants": list, "samples": list, "partial_samples": list, "rounds_completed": int,
            "interrupted": bool}, {"settings": {"arg_counts": list, "stages": list}}),
     _named("variants", {"name": str, "spec": str}))
-_HISTORY = _body({"kind": str, "command": list, "created": str, "simulator": bool, "measurement": bool,
-                  "clone": str, "range": str, "settings": dict, "reference": str, "commits": list, "samples": list,
-                  "stats": list, "deltas": list, "steps": list, "rounds_completed": int, "interrupted": bool},
-                 {"settings": {"arg_counts": list}})
+_HISTORY_COMMON = {"kind": str, "command": list, "created": str, "simulator": bool, "measurement": bool,
+                   "range": str, "settings": dict, "reference": str, "samples": list, "stats": list, "deltas": list,
+                   "steps": list, "rounds_completed": int, "interrupted": bool}
+_HISTORY_COMMITS = _body({**_HISTORY_COMMON, "clone": str, "commits": list}, {"settings": {"arg_counts": list}})
+# launchbench releases writes history's layout with released versions or wheels for commits: no clone
+_HISTORY_RELEASES = _body({**_HISTORY_COMMON, "clone": type(None), "points": list, "levels": dict, "refused": list,
+                           "established": list}, {"settings": {"arg_counts": list}})
+
+
+def _HISTORY(doc: dict, where: str) -> None:
+    (_HISTORY_RELEASES if doc.get("kind") == "releases" else _HISTORY_COMMITS)(doc, where)
 _BISECT = _body({"kind": str, "command": list, "created": str, "simulator": bool, "clone": str, "good": str,
                  "bad": str, "commits": list, "stages": list, "culprit": _OPT_DICT})  # settings: absent from older ones
 _PR = _body({"schema_version": int, "command": list, "created": str, "simulator": bool, "clone": str,
