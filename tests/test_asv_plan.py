@@ -295,6 +295,18 @@ def test_a_commit_the_plan_did_not_build_is_built_with_a_version_of_its_own(tmp_
         assert "Version: 0.30.0+gffffffff" in z.read("numba_cuda-0.30.0+gffffffff.dist-info/METADATA").decode()
 
 
+def test_a_plan_config_graphs_the_range_s_branch_so_publish_finds_its_steps(tmp_path):
+    """asv publish graphs only commits on the config's branches: a range planted on a branch other than
+    main published no regression at all (GPU, 2026-11-27) until the config named the range's tip."""
+    assert asvtools.range_tip("v0.30.4..asvrange") == "asvrange"
+    assert asvtools.range_tip("main..v2") == "v2"
+    assert asvtools.range_tip("a1b2c3d..0123456789abcdef0123456789abcdef01234567") is None  # a SHA is no branch
+    assert asvtools.range_tip("main..HEAD~3") is None
+    conf = asvtools.plan_config({"branches": ["main"]}, tmp_path / "p.txt.json", branch="asvrange")
+    assert conf["branches"] == ["asvrange"]
+    assert asvtools.plan_config({"branches": ["main"]}, tmp_path / "p.txt.json")["branches"] == ["main"]
+
+
 def test_plan_config_keeps_the_host_site_steps_and_drops_pip_uninstall(tmp_path):
     base = {"repo": str(tmp_path), "matrix": {}}
     conf = asvtools.offline_config(base, tmp_path, host_site=tmp_path)

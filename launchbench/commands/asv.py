@@ -38,6 +38,7 @@ from ..output.asvtools import (
     offline_config,
     parse_attributes,
     plan_config,
+    range_tip,
     require_numba_cuda_repo,
     resolve_repo,
     run_asv,
@@ -120,7 +121,7 @@ def cmd_asv_config(args) -> int:
     elif args.launch_method:
         conf["launch_method"] = args.launch_method
     if plan:
-        conf = plan_config(conf, plan_json_path(args.plan))
+        conf = plan_config(conf, plan_json_path(args.plan), branch=range_tip(plan.get("range", "")))
     out = write_asv_config(conf, args.output)
     print(f"wrote {out} (repo {conf['repo']})")
     print(f"use it as: asv --config {out} run baseline..v2   (or continuous/compare/publish)")

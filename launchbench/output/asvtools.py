@@ -185,7 +185,16 @@ PLAN_BUILD_CODE = (
 )
 
 
-def plan_config(conf: dict, plan_json) -> dict:
+def range_tip(text: str) -> str | None:
+    """The B of a plan's ``A..B`` when it names a ref (a branch or tag), not a bare SHA: what asv's
+    ``branches`` must hold for ``asv publish`` to graph the range (it graphs only commits on them)."""
+    tip = (text or "").split("..", 1)[-1].strip()
+    if not tip or re.fullmatch(r"[0-9a-fA-F]{7,40}", tip) or any(c in tip for c in "~^@:"):
+        return None
+    return tip
+
+
+def plan_config(conf: dict, plan_json, branch: str | None = None) -> dict:
     """*conf* made to install ``asv-plan``'s wheels (built once by launchbench, by SHA) instead of
     building each commit, with one pip process per commit.
 
@@ -197,6 +206,8 @@ def plan_config(conf: dict, plan_json) -> dict:
     build (or built for another Python) is built as launchbench builds: no isolation, no index.
     """
     out = json.loads(json.dumps(conf))
+    if branch:  # asv publish graphs (and finds regressions) only along the config's branches
+        out["branches"] = [branch]
     plan = str(Path(plan_json).resolve())
     out["build_command"] = [f"python -c \"{PLAN_BUILD_CODE}\" {{commit}} {{build_cache_dir}} {{build_dir}} {shlex.quote(plan)}"]
     install = list(out.get("install_command") or ["in-dir={env_dir} python -m pip install {wheel_file}[cu13]"])
