@@ -182,6 +182,17 @@ def test_the_offline_no_deps_retry_adds_what_the_folder_holds_transitively(tmp_p
     assert rel.folder_closure(["numba-cuda==0.30.4"], index, env) == ["packaging==26.4"]
 
 
+def test_step_down_lowers_the_dependency_an_import_error_says_is_too_new():
+    """numba-cuda-mlir 0.3.0 on the GPU: "Numba needs NumPy 2.4 or less. Got NumPy 2.5." lowered cuda-core (the
+    capitalized NumPy matched nothing) and the release was refused; the dependency needed older is the one."""
+    err = "does not import: ImportError: Numba needs NumPy 2.4 or less. Got NumPy 2.5."
+    mlir_stack = {"llvmlite": "0.50.0", "numpy": "2.5.5", "cuda-core": "1.2.2", "cuda-bindings": "13.5.0"}
+    assert rel.step_down(mlir_stack, err, {}, []) == "numpy"
+    assert rel.step_down(dict(mlir_stack, numba="0.68.1"), err, {}, []) == "numpy"  # not numba, which complains
+    assert rel.step_down(dict(mlir_stack, numba="0.68.1"), err, {"numpy": "2.5.5"}, []) == "numba"  # numpy pinned
+    assert rel.step_down(mlir_stack, "ModuleNotFoundError: No module named 'cuda.core._x'", {}, []) == "cuda-core"
+
+
 def test_step_down_lowers_the_dependency_the_error_names_else_numba_first():
     stack = {"numba": "0.68.1", "llvmlite": "0.50.0", "numpy": "2.5.5", "cuda-core": "1.2.2"}
     assert rel.step_down(stack, "ImportError: cannot import name 'GraphBuilder' from 'cuda.core'", {}, []) == "cuda-core"

@@ -441,10 +441,17 @@ def step_down(stack: dict, error: str, pinned: dict, tried: list) -> str | None:
     """Which dependency to lower after *stack* failed with *error*: the one the error names, else the
     first of ``STEP_ORDER`` not pinned by the user; None when nothing is left to lower.
     *tried*: the deps lowered so far (each is lowered below its current major.minor series)."""
-    text = error or ""
+    text = (error or "").lower()
     free = [d for d in STEP_ORDER if d in stack and canon(d) not in {canon(k) for k in pinned}]
-    for dep in free:
-        if any(m in text for m in MODULE_OF[dep]):
+    # "Numba needs NumPy 2.4 or less. Got NumPy 2.5.": the one needed at an older version is the one to lower
+    needed = re.search(r"needs\s+([a-z][\w.-]*)\s+[0-9][\w.]*\s+or\s+(?:less|older|lower)", text)
+    if needed:
+        dep = next((d for d in free if any(needed.group(1) == m.strip().split(".")[0].replace("_", "-")
+                                           or needed.group(1) == d for m in MODULE_OF[d])), None)
+        if dep:
+            return dep
+    for dep in free:  # module names as the error writes them (ImportError texts capitalize: NumPy, Numba)
+        if any(m.lower() in text for m in MODULE_OF[dep]):
             return dep
     return free[0] if free else None
 
