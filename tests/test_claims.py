@@ -2,8 +2,10 @@
 where none holds the claim's step, and the committed page equal to what the renderer makes."""
 import json
 import os
+import re
 
 from launchbench import cli
+from launchbench.base.atomic import read_json
 from launchbench.output import claims
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -51,12 +53,20 @@ def test_a_simulator_document_is_never_a_measurement():
 
 
 def test_the_committed_page_is_what_the_renderer_makes_from_the_committed_documents():
+    """docs/upstream-claims.md is generated: rendering the documents its last line lists, in that order and with
+    those names, gives the page byte for byte (a hand edit, or a document changed since, fails here)."""
     page = os.path.join(ROOT, "docs", "upstream-claims.md")
     with open(page, encoding="utf-8") as fh:
         text = fh.read()
-    assert "Documents read: none yet." in text  # no GPU releases run committed yet: regenerate when one is
-    assert text == claims.render([], {})
-    assert text.count("| not measured yet | not measured yet |") == len(claims.CLAIMS)
+    listed = re.findall(r"`([^`]+\.json(?:\.gz)?)`", text.rsplit("Documents read:", 1)[1])
+    assert listed, "the page names the documents it was rendered from"
+    docs, sources = [], {}
+    for rel in listed:
+        doc = read_json(os.path.join(ROOT, rel))
+        docs.append(doc)
+        sources[id(doc)] = rel
+    assert text == claims.render(docs, sources)
+    assert text.count("| not measured yet | not measured yet |") < len(claims.CLAIMS)  # GPU runs are committed
 
 
 def test_claims_refuses_a_document_of_another_kind_in_one_line(tmp_path, capsys):

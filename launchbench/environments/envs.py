@@ -308,7 +308,10 @@ class EnvManager:
                              check=False, env=childenv.child_environ())
         if out.returncode == 0:
             marker_env = json.loads(out.stdout)
-        return releases.folder_closure(reqs, releases.FolderIndex(self.wheels), marker_env)
+        try:
+            return releases.folder_closure(reqs, releases.FolderIndex(self.wheels), marker_env)
+        except UserError:  # a file there that is no wheel: pip's own error says more than ours would
+            return []
 
     def _own_copy(self, python: str, path: str, base: Base, main: str, log_path: str, label: str) -> None:
         """The env holds its own copy of the measured package.
