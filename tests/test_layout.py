@@ -141,7 +141,7 @@ def test_the_graph_sees_every_kind_of_import():
     lb = PACKAGE + "."
     assert lb + "base.errors" in graph[lb + "base.device"]      # from .errors import UserError (module level)
     assert lb + "workloads.mechanisms" in graph[lb + "environments.variants"]
-    assert lb + "workloads.lcs_conformance" in graph[lb + "engine.conformance"]  # in a function
+    assert lb + "workloads.lcs.conformance" in graph[lb + "engine.conformance"]  # in a function
     assert lb + "base.errors" in graph[lb + "cli"]              # from .base.errors import UserError (a sub-package)
     assert all("_tls" not in t for t in graph[lb + "workloads.intercept"])  # a C extension is no node
     assert {lb + name for name in (
@@ -483,7 +483,7 @@ def test_every_module_imports_without_the_heavy_dependencies():
             "for m in ('numba', 'numpy', 'matplotlib', 'asv', 'cupy', 'torch'): sys.modules[m] = None\n"
             "import launchbench\n"
             "for info in pkgutil.walk_packages(launchbench.__path__, 'launchbench.'):\n"
-            "    if not info.name.endswith(('lcs_conformance', '__main__')):\n"
+            "    if not info.name.endswith(('.lcs.conformance', '__main__')):\n"
             "        importlib.import_module(info.name)\n"
             "from launchbench import cli\n"
             "cli.build_parser()\n")
@@ -752,7 +752,7 @@ def test_command_helpers_are_no_commands():
 #: no launchbench subcommand).
 ARGPARSE_BELOW_COMMANDS = {
     f"{PACKAGE}.base.options": {"ArgumentTypeError"},  # the numeric types' refusals, argparse's way
-    f"{PACKAGE}.workloads.lcs": "main",                # python -m launchbench.workloads.lcs --bench
+    f"{PACKAGE}.workloads.lcs.fixture": "main",        # python -m launchbench.workloads.lcs --bench
     f"{PACKAGE}.workloads.stages_mlir": "main",        # python -m launchbench.workloads.stages_mlir
     f"{PACKAGE}.workloads.anchor": "main",             # python -m launchbench.workloads.anchor (the server)
 }
@@ -821,7 +821,7 @@ def test_namespace_checks_find_what_they_name():
     assert namespace_reads(tree) == [(3, "args.repeats"), (5, "getattr(ns, ...)")]
     assert argparse_uses(f"{PACKAGE}.engine.x", tree) == [
         (1, "imports argparse"), (10, "argparse.ArgumentParser"), (12, "argparse.ArgumentTypeError")]
-    assert argparse_uses(f"{PACKAGE}.workloads.lcs", tree) == [(12, "argparse.ArgumentTypeError")]
+    assert argparse_uses(f"{PACKAGE}.workloads.lcs.fixture", tree) == [(12, "argparse.ArgumentTypeError")]
     assert argparse_uses(f"{PACKAGE}.base.options", tree) == [(10, "argparse.ArgumentParser")]
 
 
