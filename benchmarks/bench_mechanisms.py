@@ -23,7 +23,8 @@ For tightly interleaved numbers with confidence intervals use
 ``launchbench mechanisms``; this suite puts the same quantity on the asv
 site next to the other launch benchmarks.
 """
-from launchbench.workloads import kernels, launchers, mechanisms, sampling, slots
+from launchbench.workloads import kernels, launchers, mechanisms, sampling
+from launchbench.workloads.asvnative import slots
 
 from . import common
 

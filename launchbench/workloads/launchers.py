@@ -12,7 +12,8 @@ Standard library at import; numba-cuda inside functions.
 """
 from ..base import cudamod
 from ..base.device import simulator_enabled
-from . import argkinds, kernels, slots
+from . import argkinds, kernels
+from .asvnative import slots
 from .mechanism_rounds import SimulatorDispatcher
 
 #: Launch configurations by readable name: (griddim, blockdim, extra), where
