@@ -140,13 +140,13 @@ def test_the_graph_sees_every_kind_of_import():
     graph = import_graph()
     lb = PACKAGE + "."
     assert lb + "base.errors" in graph[lb + "base.device"]      # from .errors import UserError (module level)
-    assert lb + "workloads.mechanisms" in graph[lb + "environments.variants"]
+    assert lb + "workloads.capture.mechanisms" in graph[lb + "environments.variants"]
     assert lb + "workloads.lcs.conformance" in graph[lb + "engine.conformance"]  # in a function
     assert lb + "base.errors" in graph[lb + "cli"]              # from .base.errors import UserError (a sub-package)
-    assert all("_tls" not in t for t in graph[lb + "workloads.intercept"])  # a C extension is no node
+    assert all("_tls" not in t for t in graph[lb + "workloads.capture.intercept"])  # a C extension is no node
     assert {lb + name for name in (
         "base", "base.errors", "workloads.breakdown", "workloads.kernels", "workloads.stages", "workloads.peers",
-        "workloads.mechanisms", "workloads.lctls", "workloads.intercept", "engine.worker", "output.site",
+        "workloads.capture.mechanisms", "workloads.capture.lctls", "workloads.capture.intercept", "engine.worker", "output.site",
         "engine.breakdown", "output.breakdown", "commands.mechanisms_cli", "commands.mechanisms_procs",
         "engine.mechanism_procs", "engine.runplan", "engine.workerproc", "engine.pinning", "engine.progressbar")} <= set(graph)
 

@@ -115,7 +115,7 @@ def install() -> types.SimpleNamespace:
         _installed["markers"] = types.SimpleNamespace(**funcs)
         mech = os.environ.get(MECHANISM_ENV)
         if mech:  # the conformance tests, cache children included, under a launchbench mechanism
-            importlib.import_module("launchbench.workloads.mechanisms").install(mech)
+            importlib.import_module("launchbench.workloads.capture.mechanisms").install(mech)
         return _installed["markers"]
 
 
