@@ -504,6 +504,13 @@ def tracked_folders(files: list) -> set:
     return {"/".join(parts[:min(2, len(parts) - 1)]) for parts in (f.split("/") for f in files) if len(parts) > 1}
 
 
+def package_folders(files: list) -> set:
+    """The package's folders at any depth: each folder holding an ``__init__.py`` under ``launchbench/``
+    (``launchbench/workloads/lcs/__init__.py`` -> ``launchbench/workloads/lcs``), so a room's
+    sub-package below a layer is named on the page as its layer is."""
+    return {f.rsplit("/", 1)[0] for f in files if f.startswith(f"{PACKAGE}/") and f.endswith("/__init__.py")}
+
+
 def folder_mismatch(text: str, folders: set, exists) -> tuple:
     """(folders the page does not name, folders the page names that do not exist). A name resolves
     from the repository root or from ``launchbench/`` (the page's module paths do)."""
@@ -520,6 +527,16 @@ def test_folder_mismatch_is_reported():
     assert missing == ["tests"] and absent == ["gpu"]
 
 
+def test_package_folders_reach_below_the_layers():
+    files = ["launchbench/__init__.py", "launchbench/engine/__init__.py", "launchbench/engine/runner.py",
+             "launchbench/workloads/lcs/__init__.py", "launchbench/workloads/lcs/fixture.py",
+             "launchbench/output/asv_vendor/asv.js", "docs/index.md", "tests/fixtures/x/__init__.py"]
+    assert package_folders(files) == {"launchbench", "launchbench/engine", "launchbench/workloads/lcs"}
+    assert "launchbench/workloads/lcs" not in tracked_folders(files)  # two levels only: why package_folders exists
+    missing, _ = folder_mismatch("`engine/`", package_folders(files), lambda p: True)
+    assert missing == ["launchbench", "launchbench/workloads/lcs"]
+
+
 def test_the_architecture_page_names_every_folder_and_only_folders_that_exist():
     import subprocess
 
@@ -527,7 +544,8 @@ def test_the_architecture_page_names_every_folder_and_only_folders_that_exist():
     got = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True)
     if got.returncode != 0:
         pytest.skip("not a git checkout: the tracked folders are unknown")
-    missing, absent = folder_mismatch(ARCHITECTURE.read_text(), tracked_folders(got.stdout.split()),
+    files = got.stdout.split()
+    missing, absent = folder_mismatch(ARCHITECTURE.read_text(), tracked_folders(files) | package_folders(files),
                                       lambda p: (root / p).is_dir())
     assert not missing, f"docs/architecture.md does not name these folders (add them under Folders): {missing}"
     assert not absent, f"docs/architecture.md names folders that do not exist: {absent}"
