@@ -5,7 +5,7 @@ What a sample is (docs/asv.md, "Native asv"): one asv call runs ``S`` slots
 launches of an empty kernel (one synchronize at the end) and a batch of a
 commit-independent reference launch in the same process. The recorded time
 is ``median(numba/reference) * R0`` -- numba-cuda's µs per launch with the
-process's speed state divided out (launchbench/workloads/normalize.py) -- handed to
+process's speed state divided out (launchbench/workloads/asvnative/normalize.py) -- handed to
 asv through a value clock, so ``asv compare`` and ``asv publish`` show it
 as the benchmark's time: read ``11.9±0.1μs`` as 11.9 µs per launch on a
 machine whose reference launch takes R0 = 3.70 µs. ``TimeLaunchRaw`` keeps
@@ -42,7 +42,8 @@ are launchbench.workloads' (``launchers``, ``slots``, ``sampling``); this file h
 the asv classes and their parameters.
 """
 from launchbench.base.device import simulator_enabled
-from launchbench.workloads import kernels, launchers, normalize, sampling
+from launchbench.workloads import kernels, launchers, sampling
+from launchbench.workloads.asvnative import normalize
 
 from . import common
 from .common import NORMALIZED_NOTE, REFERENCE_LABEL

@@ -2,7 +2,7 @@
 
 The fixture (a registered Rewrite that bakes the launch config into the
 kernel and marks it LC-S, plus a non-LC-S twin, its kernels, the prepared disk
-cache and the fresh-process code) is ``launchbench.workloads.lcs``. On
+cache and the fresh-process code) is ``launchbench.workloads.lcs.fixture``. On
 numba-cuda < 0.30 (no ``numba.cuda.launchconfig``) every benchmark skips.
 numba is imported lazily, so discovery never needs it.
 """
@@ -10,7 +10,8 @@ import shutil
 import tempfile
 
 from launchbench.base.device import simulator_enabled
-from launchbench.workloads import kernels, launchers, lcs, sampling
+from launchbench.workloads import kernels, launchers, sampling
+from launchbench.workloads.lcs import fixture as lcs
 
 from . import common
 
@@ -219,7 +220,7 @@ class TrackLCSDiskCache:
 
 
 # Row versions (common.py): asv's code hashes of these rows before the fixture code moved into
-# launchbench.workloads.lcs.
+# launchbench.workloads (now its LC-S room, launchbench.workloads.lcs.fixture).
 TimeLCSCallbacks.time_launch.version = "9d6c1f529db4bcd1811f942b4865604a35b53b33b577e9c7ea157b4f50758233"
 TimeLCSFirstLaunch.time_first_launch.version = "756256c5aaa1cc5ab8e4f1259d41b5a32434ec7da869d10407104bd783908666"
 TimeLCSLaunch.time_launch.version = "770ef8fa25b65397ab3bb4420d386e44c35013ec620404c0a1a47ce3bff4ee16"

@@ -1,7 +1,7 @@
 """Launch-config capture mechanisms, installed onto one numba-cuda in-process.
 
 The mechanism under test replaces ``CUDADispatcher.call`` (see
-``launchbench.workloads.mechanisms``): ``stock`` is numba-cuda untouched,
+``launchbench.workloads.capture.mechanisms``): ``stock`` is numba-cuda untouched,
 ``passthrough`` the bare interception, ``contextvar`` the pull-request-#288
 style capture, ``tls`` our C thread-local stack, ``delay:0.5us`` a known
 +0.5 µs. Read a mechanism's cost as its time minus ``passthrough``'s.
@@ -23,7 +23,9 @@ For tightly interleaved numbers with confidence intervals use
 ``launchbench mechanisms``; this suite puts the same quantity on the asv
 site next to the other launch benchmarks.
 """
-from launchbench.workloads import kernels, launchers, mechanisms, sampling, slots
+from launchbench.workloads import kernels, launchers, sampling
+from launchbench.workloads.asvnative import slots
+from launchbench.workloads.capture import mechanisms
 
 from . import common
 

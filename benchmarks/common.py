@@ -13,7 +13,8 @@ computed for it before, and results from before and after still compare. Change 
 version when a change alters what it measures. (The counts rows keep their own: a digest of
 the counting code, bench_counts.counts_version.)
 """
-from launchbench.workloads import kernels, normalize, sampling, slots
+from launchbench.workloads import kernels, sampling
+from launchbench.workloads.asvnative import normalize, slots
 
 ARG_COUNTS = [0, 1, 2, 3, 4]
 

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks import common
-from launchbench.workloads import anchor, kernels, normalize
+from launchbench.workloads import anchor, kernels
+from launchbench.workloads.asvnative import normalize
 
 ROOT = Path(__file__).resolve().parents[1]
 KIND = {"mode": "pre", "args": 0, "config": "[1, 1]"}

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from launchbench.workloads import normalize
+from launchbench.workloads.asvnative import normalize
 
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[1]

@@ -244,7 +244,7 @@ def test_simulator_end_to_end(tmp_path, monkeypatch, capsys):
     d = section["diffs"]["cv"]["2"]
     assert d["moved"] and d["per_launch"]["bytecodes"] == cv["per_launch"]["bytecodes"] - base["per_launch"]["bytecodes"] > 0
     added = {(f["module"], f["status"]) for f in d["functions"]}
-    assert ("launchbench.workloads.mechanisms", "added") in added
+    assert ("launchbench.workloads.capture.mechanisms", "added") in added
     for nargs in ("0", "2"):  # nothing the simulator's launch runs was rewritten
         assert {f["module"] for f in section["diffs"]["hoist"][nargs]["functions"]} <= racy
     details = {r["function"] for r in doc["variants"][2]["mechanism_details"]}

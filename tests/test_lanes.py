@@ -390,3 +390,24 @@ def test_gpus_under_the_simulator_need_no_driver(monkeypatch):
     device.check_gpu_lanes("0,1", None, simulator=True)  # the simulated lanes test_lanes runs
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-8d3f1c2a-0b1e-4c5d-9e7f-123456789abc,1")
     device.check_gpu_lanes("0,1", ["GPU-8d3f1c2a-0b1e-4c5d-9e7f-123456789abc", "1"], simulator=False)
+
+
+def test_set_up_is_the_lanes_of_compare_and_history(monkeypatch):
+    """One set-up (lanes.set_up) for compare and history/bisect/pr: no --gpus gives no lanes and
+    --affinity's CPUs; --gpus gives a lane per GPU; its run() goes to lanes.run or runner.run."""
+    monkeypatch.delenv("CUDA_DEVICE_MAX_CONNECTIONS", raising=False)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
+    plain = lanes.set_up(None, "none", "auto", simulator=False)
+    assert (plain.lanes, plain.affinity, plain.worker_env) == (None, None, {})
+    assert plain.connections == {"value": None, "source": "the driver's default"}
+    one = lanes.set_up("0", "none", 4, simulator=True)
+    assert [(lane.gpu, lane.affinity) for lane in one.lanes] == [("3", None)] and one.affinity is None
+    assert one.worker_env == {"CUDA_DEVICE_MAX_CONNECTIONS": "4"}
+    with pytest.raises(UserError, match="not visible"):
+        lanes.set_up("1", "none", "auto", simulator=True)
+    calls = []
+    monkeypatch.setattr(runner, "run", lambda plan, progress, on_round=None: calls.append(("runner", plan)))
+    monkeypatch.setattr(lanes, "run", lambda plan, ls, progress, on_round=None: calls.append(("lanes", ls)))
+    plain.run("plan", None)
+    one.run("plan", None)
+    assert calls == [("runner", "plan"), ("lanes", one.lanes)]

@@ -140,13 +140,13 @@ def test_the_graph_sees_every_kind_of_import():
     graph = import_graph()
     lb = PACKAGE + "."
     assert lb + "base.errors" in graph[lb + "base.device"]      # from .errors import UserError (module level)
-    assert lb + "workloads.mechanisms" in graph[lb + "environments.variants"]
-    assert lb + "workloads.lcs_conformance" in graph[lb + "engine.conformance"]  # in a function
+    assert lb + "workloads.capture.mechanisms" in graph[lb + "environments.variants"]
+    assert lb + "workloads.lcs.conformance" in graph[lb + "engine.conformance"]  # in a function
     assert lb + "base.errors" in graph[lb + "cli"]              # from .base.errors import UserError (a sub-package)
-    assert all("_tls" not in t for t in graph[lb + "workloads.intercept"])  # a C extension is no node
+    assert all("_tls" not in t for t in graph[lb + "workloads.capture.intercept"])  # a C extension is no node
     assert {lb + name for name in (
         "base", "base.errors", "workloads.breakdown", "workloads.kernels", "workloads.stages", "workloads.peers",
-        "workloads.mechanisms", "workloads.lctls", "workloads.intercept", "engine.worker", "output.site",
+        "workloads.capture.mechanisms", "workloads.capture.lctls", "workloads.capture.intercept", "engine.worker", "output.site",
         "engine.breakdown", "output.breakdown", "commands.mechanisms_cli", "commands.mechanisms_procs",
         "engine.mechanism_procs", "engine.runplan", "engine.workerproc", "engine.pinning", "engine.progressbar")} <= set(graph)
 
@@ -483,7 +483,7 @@ def test_every_module_imports_without_the_heavy_dependencies():
             "for m in ('numba', 'numpy', 'matplotlib', 'asv', 'cupy', 'torch'): sys.modules[m] = None\n"
             "import launchbench\n"
             "for info in pkgutil.walk_packages(launchbench.__path__, 'launchbench.'):\n"
-            "    if not info.name.endswith(('lcs_conformance', '__main__')):\n"
+            "    if not info.name.endswith(('.lcs.conformance', '__main__')):\n"
             "        importlib.import_module(info.name)\n"
             "from launchbench import cli\n"
             "cli.build_parser()\n")
@@ -504,6 +504,13 @@ def tracked_folders(files: list) -> set:
     return {"/".join(parts[:min(2, len(parts) - 1)]) for parts in (f.split("/") for f in files) if len(parts) > 1}
 
 
+def package_folders(files: list) -> set:
+    """The package's folders at any depth: each folder holding an ``__init__.py`` under ``launchbench/``
+    (``launchbench/workloads/lcs/__init__.py`` -> ``launchbench/workloads/lcs``), so a room's
+    sub-package below a layer is named on the page as its layer is."""
+    return {f.rsplit("/", 1)[0] for f in files if f.startswith(f"{PACKAGE}/") and f.endswith("/__init__.py")}
+
+
 def folder_mismatch(text: str, folders: set, exists) -> tuple:
     """(folders the page does not name, folders the page names that do not exist). A name resolves
     from the repository root or from ``launchbench/`` (the page's module paths do)."""
@@ -520,6 +527,16 @@ def test_folder_mismatch_is_reported():
     assert missing == ["tests"] and absent == ["gpu"]
 
 
+def test_package_folders_reach_below_the_layers():
+    files = ["launchbench/__init__.py", "launchbench/engine/__init__.py", "launchbench/engine/runner.py",
+             "launchbench/workloads/lcs/__init__.py", "launchbench/workloads/lcs/fixture.py",
+             "launchbench/output/asv_vendor/asv.js", "docs/index.md", "tests/fixtures/x/__init__.py"]
+    assert package_folders(files) == {"launchbench", "launchbench/engine", "launchbench/workloads/lcs"}
+    assert "launchbench/workloads/lcs" not in tracked_folders(files)  # two levels only: why package_folders exists
+    missing, _ = folder_mismatch("`engine/`", package_folders(files), lambda p: True)
+    assert missing == ["launchbench", "launchbench/workloads/lcs"]
+
+
 def test_the_architecture_page_names_every_folder_and_only_folders_that_exist():
     import subprocess
 
@@ -527,7 +544,8 @@ def test_the_architecture_page_names_every_folder_and_only_folders_that_exist():
     got = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True)
     if got.returncode != 0:
         pytest.skip("not a git checkout: the tracked folders are unknown")
-    missing, absent = folder_mismatch(ARCHITECTURE.read_text(), tracked_folders(got.stdout.split()),
+    files = got.stdout.split()
+    missing, absent = folder_mismatch(ARCHITECTURE.read_text(), tracked_folders(files) | package_folders(files),
                                       lambda p: (root / p).is_dir())
     assert not missing, f"docs/architecture.md does not name these folders (add them under Folders): {missing}"
     assert not absent, f"docs/architecture.md names folders that do not exist: {absent}"
@@ -752,7 +770,7 @@ def test_command_helpers_are_no_commands():
 #: no launchbench subcommand).
 ARGPARSE_BELOW_COMMANDS = {
     f"{PACKAGE}.base.options": {"ArgumentTypeError"},  # the numeric types' refusals, argparse's way
-    f"{PACKAGE}.workloads.lcs": "main",                # python -m launchbench.workloads.lcs --bench
+    f"{PACKAGE}.workloads.lcs.fixture": "main",        # python -m launchbench.workloads.lcs --bench
     f"{PACKAGE}.workloads.stages_mlir": "main",        # python -m launchbench.workloads.stages_mlir
     f"{PACKAGE}.workloads.anchor": "main",             # python -m launchbench.workloads.anchor (the server)
 }
@@ -821,7 +839,7 @@ def test_namespace_checks_find_what_they_name():
     assert namespace_reads(tree) == [(3, "args.repeats"), (5, "getattr(ns, ...)")]
     assert argparse_uses(f"{PACKAGE}.engine.x", tree) == [
         (1, "imports argparse"), (10, "argparse.ArgumentParser"), (12, "argparse.ArgumentTypeError")]
-    assert argparse_uses(f"{PACKAGE}.workloads.lcs", tree) == [(12, "argparse.ArgumentTypeError")]
+    assert argparse_uses(f"{PACKAGE}.workloads.lcs.fixture", tree) == [(12, "argparse.ArgumentTypeError")]
     assert argparse_uses(f"{PACKAGE}.base.options", tree) == [(10, "argparse.ArgumentParser")]
 
 

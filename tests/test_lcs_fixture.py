@@ -15,7 +15,7 @@ import types
 
 import pytest
 
-from launchbench.workloads import lcs
+from launchbench.workloads.lcs import fixture as lcs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CC = (9, 0)

@@ -8,7 +8,7 @@ import types
 import pytest
 
 from launchbench.base.errors import UserError
-from launchbench.workloads import lctls, mechanisms
+from launchbench.workloads.capture import lctls, mechanisms
 
 pytest.importorskip("launchbench.workloads._tls", reason="launchbench's C extension is not built")
 

@@ -1,4 +1,4 @@
-"""launchbench.workloads.mechanisms on CPU: spec parsing, install/uninstall, what each mechanism captures.
+"""launchbench.workloads.capture.mechanisms on CPU: spec parsing, install/uninstall, what each mechanism captures.
 
 The CUDA simulator's kernels never reach ``CUDADispatcher.call`` (its
 ``CUDADispatcher`` is a dummy class), so the capture tests use stand-in
@@ -14,7 +14,7 @@ import time
 import pytest
 
 from launchbench.base.errors import UserError
-from launchbench.workloads import mechanisms as m
+from launchbench.workloads.capture import mechanisms as m
 
 pytest.importorskip("launchbench.workloads._tls", reason="C extension not built (pip install -e .)")
 
@@ -112,7 +112,7 @@ def test_mechanism_names():
 
 
 def test_module_import_and_validate_do_not_import_numba():
-    code = ("import sys, launchbench.workloads.mechanisms as m, launchbench.workloads.mechanism_rounds, "
+    code = ("import sys, launchbench.workloads.capture.mechanisms as m, launchbench.workloads.capture.mechanism_rounds, "
             "launchbench.commands.mechanisms_cli; "
             "m.validate('delay:1us'); "
             "m.current_launch_config(); print('numba' in sys.modules)")
@@ -487,7 +487,7 @@ def test_real_dispatcher_config_visible_during_compilation(real_dispatcher, spec
 
 
 def test_install_refuses_the_simulator():
-    code = ("import launchbench.workloads.mechanisms as m\n"
+    code = ("import launchbench.workloads.capture.mechanisms as m\n"
             "try:\n    m.install('tls')\nexcept Exception as e:\n    print(type(e).__name__, e)\n")
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)

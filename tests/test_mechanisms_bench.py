@@ -11,7 +11,7 @@ SMOKE = """
 import sys
 sys.path.append({root!r})  # benchmarks/ from the checkout; launchbench from the same checkout
 from benchmarks import bench_mechanisms as b
-from launchbench.workloads import mechanisms as m
+from launchbench.workloads.capture import mechanisms as m
 for spec in b.MECHANISM_SPECS:
     o = b.TimeMechanismLaunch()
     o.setup(spec, 1)

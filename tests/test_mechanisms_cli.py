@@ -9,8 +9,8 @@ import pytest
 
 from launchbench.base.errors import UserError
 from launchbench.commands import mechanisms_cli as cli
-from launchbench.workloads import mechanism_rounds as mech_rounds
-from launchbench.workloads import mechanisms
+from launchbench.workloads.capture import mechanism_rounds as mech_rounds
+from launchbench.workloads.capture import mechanisms
 
 pytest.importorskip("launchbench.workloads._tls", reason="C extension not built (pip install -e .)")
 

@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 
-from launchbench.workloads import mechanisms as m
+from launchbench.workloads.capture import mechanisms as m
 
 pytestmark = pytest.mark.gpu
 

@@ -88,7 +88,7 @@ def test_conformance_map_covers_every_numba_cuda_check_and_names_real_mlir_tests
         return {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")}
 
     # the numba-cuda suite's body lives in the package (launchbench pr runs it in any env)
-    upstream = tests_in(root.parent / "launchbench" / "workloads" / "lcs_conformance.py")
+    upstream = tests_in(root.parent / "launchbench" / "workloads" / "lcs" / "conformance.py")
     ported = tests_in(root / "test_lcs_conformance_mlir.py")
     assert set(lcs_mlir.CONFORMANCE_MAP) == upstream  # every check mapped, none invented
     for name, (status, what) in lcs_mlir.CONFORMANCE_MAP.items():

@@ -9,8 +9,9 @@ import pytest
 
 from launchbench.base.errors import UserError
 from launchbench.commands import asv as asvcmd
-from launchbench.workloads import normalize, peers, references
-from launchbench.workloads import slots as native
+from launchbench.workloads import peers
+from launchbench.workloads.asvnative import normalize, references
+from launchbench.workloads.asvnative import slots as native
 
 
 def test_normalized_value_is_median_of_slot_ratios_times_r0():
@@ -257,7 +258,7 @@ def test_a_spinner_ends_when_the_benchmark_process_is_gone(tmp_path):
     import time
 
     cpu = min(os.sched_getaffinity(0))
-    code = ("import os, sys; sys.path.insert(0, sys.argv[1]); from launchbench.workloads import slots as native; "
+    code = ("import os, sys; sys.path.insert(0, sys.argv[1]); from launchbench.workloads.asvnative import slots as native; "
             f"procs = native.hold_machine_state(None, [{cpu}]); print(procs[0].pid, flush=True); os._exit(0)")
     out = subprocess.run([sys.executable, "-c", code, str(Path(__file__).resolve().parents[1])],
                          capture_output=True, text=True, check=True)

@@ -73,7 +73,8 @@ def test_no_other_integer_list_parser():
     """One grammar: the parsers it replaced stay gone."""
     from launchbench.commands import mechanisms_cli
     from launchbench.environments import variants
-    from launchbench.workloads import argkinds, kernels, lcs
+    from launchbench.workloads import argkinds, kernels
+    from launchbench.workloads.lcs import fixture as lcs
 
     for module, name in ((kernels, "parse_arg_counts"), (argkinds, "parse_counts"), (variants, "parse_int_list"),
                          (mechanisms_cli, "parse_arg_counts"), (lcs, "parse_nargs")):

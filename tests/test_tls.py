@@ -219,7 +219,7 @@ def test_spin_rejects_non_integers():
 
 # ---------------------------------------------------------------- Interceptor
 # The C interception that replaces CUDADispatcher.call for passthrough, tls
-# and delay (see launchbench.workloads.mechanisms).
+# and delay (see launchbench.workloads.capture.mechanisms).
 
 Interceptor = _tls.Interceptor
 
@@ -489,7 +489,7 @@ def test_interceptor_rejects_bad_construction(args, kwargs, exc):
 
 
 # ---------------------------------------------------------------- set_mode
-# launchbench.workloads.mechanisms.switch() changes the mode of the installed
+# launchbench.workloads.capture.mechanisms.switch() changes the mode of the installed
 # Interceptor in place, so the class it sits on is never written between
 # measurement blocks (see mechanisms_cli).
 

@@ -10,7 +10,8 @@ import textwrap
 import pytest
 
 from launchbench.engine import countdiff
-from launchbench.workloads import counts, hoist, mechanisms
+from launchbench.workloads import counts, hoist
+from launchbench.workloads.capture import mechanisms
 
 HINTS = '''
 """A stand-in for numba-cuda's args.py: functions that import inside their bodies."""

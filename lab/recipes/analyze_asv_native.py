@@ -33,7 +33,7 @@ import tarfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from launchbench.engine import stats  # noqa: E402
 from launchbench.output import asvcompare  # noqa: E402
-from launchbench.workloads import normalize  # noqa: E402
+from launchbench.workloads.asvnative import normalize  # noqa: E402
 
 LAUNCH = "TimeLaunchPreconfigured.time_launch"
 

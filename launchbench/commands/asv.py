@@ -45,7 +45,7 @@ from ..output.asvtools import (
     smoke_requested,
     write_asv_config,
 )
-from ..workloads import normalize
+from ..workloads.asvnative import normalize
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout (this module: launchbench/commands/asv.py)
 # An editable install finds the checkout's config; an installed copy
@@ -58,7 +58,7 @@ def check_suite_settings(environ=None) -> None:
 
     asv hands the environment to every benchmark process, where a bad value
     makes each benchmark skip with its message; here it stops the command in
-    one line before any work (launchbench.workloads.normalize: the suite's own reading of them).
+    one line before any work (launchbench.workloads.asvnative.normalize: the suite's own reading of them).
     """
     env = os.environ if environ is None else environ
     try:

@@ -21,7 +21,7 @@ from ..base import atomic, childenv, device, signals
 from ..base import options as opt
 from ..base.errors import UserError
 from ..base.options import parse_counts, parse_ints
-from ..engine import countdiff, pinning, progressbar, runner, runplan, sequential, stats
+from ..engine import countdiff, pinning, progressbar, runplan, sequential, stats
 from ..engine import lanes as lanes_mod
 from ..engine.analysis import analyze, apply_rule, gate_result, peer_stats, per_arg, round_series
 from ..engine.pinning import parse_prefetch
@@ -285,12 +285,8 @@ def run(args) -> int:
     if args.loops is not None:
         loops = dict(zip(arg_counts, parse_ints(args.loops, "--loops", minimum=1, count=len(arg_counts), maximum=opt.MAX_LOOPS,
                                                 example="100000,100000,100000,100000,10000")))
-    visible = lanes_mod.visible_gpus()
-    device.check_gpu_lanes(args.gpus, visible, args.simulator)
-    gpus = lanes_mod.parse_gpus(args.gpus, visible)
-    lanes = lanes_mod.plan_lanes(gpus, args.affinity) if gpus else None
-    connections_env, connections = lanes_mod.cuda_connections(args.cuda_connections, len(lanes or [None]))
-    affinity = lanes[0].affinity if lanes else pinning.parse_affinity(args.affinity)
+    lane_setup = lanes_mod.set_up(args.gpus, args.affinity, args.cuda_connections, args.simulator)
+    affinity, connections = lane_setup.affinity, lane_setup.connections
     vlist, reference = variants.parse_variants(args.items or [], args.reference)
     prefetch = parse_prefetch(args.prefetch, len(vlist), affinity)
     setup = pinning.setup_cpus(affinity) or []
@@ -317,7 +313,7 @@ def run(args) -> int:
         setup=ca.arg_setup(args),
         modules={v.name: v.base.module for v in vlist if v.base.module != "numba-cuda"},
         max_time=args.max_time or None, pinned_warmup=min(args.pinned_warmup, args.warmup),
-        count_rounds=args.counts, spawn=args.spawn, fork_rounds=args.fork_rounds, worker_env=connections_env,
+        count_rounds=args.counts, spawn=args.spawn, fork_rounds=args.fork_rounds, worker_env=lane_setup.worker_env,
         expect={v.name: envs.expected_import(resolved[v.base]) for v in vlist},
     )
     rule = stop_rule(args)
@@ -360,7 +356,7 @@ def run(args) -> int:
                                      "max_time_s": args.max_time or None}
         if args.fail_if_slower is not None:
             doc["gate"] = gate_result(doc["deltas"], args.fail_if_slower)
-        if lanes:
+        if lane_setup.lanes:
             doc["lanes"] = lanes_mod.report(outcome, [v.name for v in vlist], reference, arg_counts, connections)
         return doc
 
@@ -379,10 +375,7 @@ def run(args) -> int:
     progress = progressbar.Progress(total, enabled=not args.quiet)
     if args.simulator:
         progress.line("launchbench: CUDA SIMULATOR smoke run -- the numbers are NOT a measurement")
-    if lanes:
-        outcome = lanes_mod.run(plan, lanes, progress, on_round=on_round)
-    else:
-        outcome = runner.run(plan, progress, on_round=on_round)
+    outcome = lane_setup.run(plan, progress, on_round=on_round)
     runplan.raise_setup_failure(outcome)
     doc = document(outcome)
     if outcome.write_error is not None:  # the file system refused a checkpoint: keep what fits

@@ -35,9 +35,8 @@ from ..engine.mechanism_stats import SCOPE, TARGET_US, analyze, class_write_summ
 from ..engine.pinning import parse_affinity, pin
 from ..output import documents
 from ..output.mechanisms import format_table
-from ..workloads import mechanisms
-from ..workloads.kernels import MAX_ARGS
-from ..workloads.mechanism_rounds import (
+from ..workloads.capture import mechanisms
+from ..workloads.capture.mechanism_rounds import (
     DEFAULT_LAUNCHES,
     DEFAULT_ROUNDS,
     DEFAULT_WARMUP,
@@ -49,6 +48,7 @@ from ..workloads.mechanism_rounds import (
     session,
     signature_text,
 )
+from ..workloads.kernels import MAX_ARGS
 from . import common_args as ca
 
 DEFAULT_SPECS = ("stock", "passthrough", "contextvar", "tls", "delay:0.5us")

@@ -1,7 +1,7 @@
 """Run the LC-S conformance suite in an environment and diff two runs' outcomes.
 
 ``launchbench pr`` asks "is this pull request right" by running the same suite
-(launchbench/workloads/lcs_conformance.py, shipped in the package) under the
+(launchbench/workloads/lcs/conformance.py, shipped in the package) under the
 base's and the head's numba-cuda and comparing test by test. The suite runs in
 a subprocess with the env's Python, launchbench reached through the overlay
 (the runner's: only ``launchbench`` on PYTHONPATH), an empty ini so no project
@@ -30,7 +30,7 @@ CHANGES = ("broken", "fixed", "xfail_to_xpass", "xpass_to_xfail", "newly_skipped
 
 
 def suite_path() -> str:
-    from ..workloads import lcs_conformance  # lazy: a pytest module (imports pytest at module level)
+    from ..workloads.lcs import conformance as lcs_conformance  # lazy: a pytest module (imports pytest at module level)
 
     return lcs_conformance.__file__
 

@@ -18,7 +18,7 @@ import time
 from ..base import childenv, device
 from ..base.errors import UserError
 from ..base.options import DEFAULT_FORK_ROUNDS
-from . import analysis, commitcounts, pinning, progressbar, runner, runplan, stats
+from . import analysis, commitcounts, pinning, progressbar, runplan, stats
 from . import lanes as lanes_mod
 from .countdiff import visibility
 from .runplan import key_id, launch_keys, timing_json
@@ -147,13 +147,8 @@ class Session:
             raise UserError(f"--warmup must be >= 0 launches (got {run.warmup})")
         if run.max_time is not None and not run.max_time >= 0:
             raise UserError("--max-time must be a number of seconds >= 0, e.g. 600 (0: no cap)")
-        visible = lanes_mod.visible_gpus()
-        device.check_gpu_lanes(run.gpus, visible, run.simulator or bool(run.target))
-        gpus = lanes_mod.parse_gpus(run.gpus, visible)
-        self.lanes = lanes_mod.plan_lanes(gpus, run.affinity) if gpus else None
-        self.connections_env, self.connections = lanes_mod.cuda_connections(run.cuda_connections,
-                                                                            len(self.lanes or [None]))
-        self.affinity = self.lanes[0].affinity if self.lanes else pinning.parse_affinity(run.affinity)
+        self.lane_setup = lanes_mod.set_up(run.gpus, run.affinity, run.cuda_connections, run.simulator or bool(run.target))
+        self.affinity, self.connections = self.lane_setup.affinity, self.lane_setup.connections
         pinning.parse_prefetch(run.prefetch, 2, self.affinity)  # its syntax now; the count once builds are known
         self.envs = make_envs(self.say)
         self.cache = self.envs.cache
@@ -202,16 +197,13 @@ class Session:
             affinity=self.affinity, peers=False, overlay=self.envs.make_overlay(os.path.join(log_dir, "overlay")),
             log_dir=log_dir, prefetch=prefetch, setup_cpus=pinning.setup_cpus(self.affinity), setup=setup,
             stop=stop, max_time=self.opts.max_time if max_time is None else max_time, count_rounds=count_rounds,
-            spawn=self.opts.spawn, fork_rounds=self.opts.fork_rounds, worker_env=self.connections_env,
+            spawn=self.opts.spawn, fork_rounds=self.opts.fork_rounds, worker_env=self.lane_setup.worker_env,
             expect={r["variant"]: built_import(r) for r in measured})
         total = rounds * self.opts.repeats * len(self.arg_counts) * len(measured)
         progress = progressbar.Progress(total, enabled=not self.opts.quiet)
         if self.opts.simulator:
             progress.line("launchbench: CUDA SIMULATOR smoke run -- the numbers are NOT a measurement")
-        if self.lanes:
-            out = lanes_mod.run(plan, self.lanes, progress, on_round=on_round)
-        else:
-            out = runner.run(plan, progress, on_round=on_round)
+        out = self.lane_setup.run(plan, progress, on_round=on_round)
         runplan.raise_setup_failure(out)
         self.gpu_seconds += out.timing["wall_s"]
         return out, prefetch
@@ -253,7 +245,7 @@ class Session:
             "interrupted": out.interrupted, "interrupt_reason": out.reason, "stopped": out.stopped,
             "timing": timing_json(out.timing),
             **({"lanes": lanes_mod.report(out, names, reference, self.arg_counts, self.connections)}
-               if self.lanes else {}),
+               if self.lane_setup.lanes else {}),
             **({"counts": counts_section(records, counts, self.arg_counts, step_recs, self.count_seconds)}
                if counts is not None else {}),
         }

@@ -17,7 +17,10 @@ stopping rule sees the pooled rounds. Pooling assumes the lanes measure the same
 the other lanes', Holm over every lane and delta of the run) and every command reports it beside the per-lane deltas.
 
 With one GPU named (``--gpus 0``) it is the same code path with one lane, whose CPUs and
-``--affinity`` are exactly those of a run without lanes.
+``--affinity`` are exactly those of a run without lanes. ``set_up`` turns a command's ``--gpus``,
+``--affinity`` and ``--cuda-connections`` into the lanes (or none), the measuring CPUs and the
+workers' environment, and its ``run`` runs a plan in them or in ``runner.run``: compare and
+history/bisect/pr (``history.Session``) both start there.
 """
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ import re
 import statistics
 import threading
 
-from ..base import atomic, signals
+from ..base import atomic, device, signals
 from ..base.errors import UserError
 from ..base.options import parse_ints
 from . import pinning, progressbar, runner, runplan, stats
@@ -188,6 +191,35 @@ def lane_plan(plan: runplan.Plan, lane: Lane, n_lanes: int, siblings=pinning.smt
         plan, rounds=max(1, rounds), affinity=lane.affinity, setup_cpus=lane.setup_cpus, prefetch=prefetch,
         worker_env={**plan.worker_env, **lane.env()},
         log_prefix=plan.log_prefix if n_lanes == 1 else f"lane{lane.index}-{plan.log_prefix}")
+
+
+@dataclasses.dataclass(frozen=True)
+class LaneSetup:
+    """A run's lanes as its command's options set them up (``set_up``)."""
+
+    lanes: list | None       # one Lane per GPU of --gpus; None without --gpus (no lanes)
+    affinity: list | None    # the measuring CPU(s): lane 0's with lanes, --affinity's without
+    worker_env: dict         # the workers' CUDA connections setting (cuda_connections)
+    connections: dict        # what the document records of it
+
+    def run(self, plan: runplan.Plan, progress: progressbar.Progress, on_round=None) -> runplan.Outcome:
+        """*plan* in the lanes (``run`` below), or in ``runner.run`` without lanes."""
+        if self.lanes:
+            return run(plan, self.lanes, progress, on_round=on_round)
+        return runner.run(plan, progress, on_round=on_round)
+
+
+def set_up(gpus_option, affinity_option, connections_option, simulator: bool) -> LaneSetup:
+    """``--gpus``, ``--affinity`` and ``--cuda-connections`` checked and turned into a LaneSetup,
+    before any environment is built. *simulator*: lanes without an NVIDIA driver are taken as
+    given (``device.check_gpu_lanes``)."""
+    visible = visible_gpus()
+    device.check_gpu_lanes(gpus_option, visible, simulator)
+    gpus = parse_gpus(gpus_option, visible)
+    lanes = plan_lanes(gpus, affinity_option) if gpus else None
+    worker_env, connections = cuda_connections(connections_option, len(lanes or [None]))
+    affinity = lanes[0].affinity if lanes else pinning.parse_affinity(affinity_option)
+    return LaneSetup(lanes, affinity, worker_env, connections)
 
 
 # ---------------------------------------------------------------- pooling

@@ -3,7 +3,7 @@
 Why: a process's memory layout, hash seeds and allocator state shift a launch's cost by a few
 percent, and they shift the *difference* between two mechanisms too, by more than one process's
 own interval is wide (lab/README.md). So one process's in-process session (interleaved pair
-rounds, mechanisms switched in place: workloads/mechanism_rounds.py) runs in each of N fresh
+rounds, mechanisms switched in place: workloads/capture/mechanism_rounds.py) runs in each of N fresh
 worker processes, one round of the engine each (runner.run: set up ahead, pinned, every finished
 process kept); mechanism_stats.py judges across them.
 """

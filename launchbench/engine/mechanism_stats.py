@@ -2,7 +2,7 @@
 block medians, paired deltas vs passthrough and vs stock with order-statistic intervals, and the
 tls target's verdict; how many blocks followed a class write; across processes, each process's
 median delta one observation (``analyze_processes``), and the processes of several runs pooled
-(``pool``). Pure (workloads/mechanism_rounds.py measures, engine/mechanism_procs.py runs the
+(``pool``). Pure (workloads/capture/mechanism_rounds.py measures, engine/mechanism_procs.py runs the
 processes, output/mechanisms.py renders)."""
 from __future__ import annotations
 

@@ -44,7 +44,8 @@ import time
 
 from ..base import cudamod, device, lifeline
 from ..base.device import one_line
-from ..workloads import argkinds, breakdown, callees, counts, mechanism_rounds, mechanisms, peers, stages
+from ..workloads import argkinds, breakdown, callees, counts, peers, stages
+from ..workloads.capture import mechanism_rounds, mechanisms
 from ..workloads.stages import baseline_of, stage_names
 
 #: launches per kernel during setup: enough to compile and load it; the real warm-up is prepare's

@@ -7,7 +7,7 @@ Forms (NAME=SPEC):
 - ``env:PATH``                 an existing environment (venv dir or python executable), used as is
 - ``numba-cuda-mlir==X.Y.Z``   numba-cuda-mlir, the successor, in its own virtualenv (no numba pins)
 - ``mlir-env:PATH``            an existing environment measured through ``numba_cuda_mlir.cuda``
-- ``MECH@BASE``                mechanism MECH (launchbench.workloads.mechanisms) installed at run time on
+- ``MECH@BASE``                mechanism MECH (launchbench.workloads.capture.mechanisms) installed at run time on
                                BASE, which is any form above or the NAME of another variant
 
 Mechanism variants share their base's environment, so ``contextvar@numba-cuda==0.29.0``
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from ..base import outpaths
 from ..base.errors import UserError
-from ..workloads import mechanisms
+from ..workloads.capture import mechanisms
 
 #: Pins for every built environment; kept equal to constraints.txt (a test checks).
 DEFAULT_PINS = {"numba": "0.65.1", "llvmlite": "0.47.0", "numpy": "2.3.5", "cuda-core": "0.7.0"}

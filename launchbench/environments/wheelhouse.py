@@ -32,7 +32,7 @@ import subprocess
 import sys
 
 from ..base.errors import UserError
-from ..workloads.mechanisms import validate
+from ..workloads.capture.mechanisms import validate
 from .variants import DEFAULT_PINS, MLIR_RE, NAME_RE, WHEEL_RE
 
 MIB = 1024 * 1024

@@ -10,7 +10,7 @@ results/ have them: ``field`` (``"schema": ID, "schema_version": N``), ``suffix`
 "ID/N"``) or ``both``. Four ids are written in a layer below this one and imported from there (a
 worker process or the engine may not import output/): history (``engine/history.py``), the
 single-environment breakdown (``workloads/breakdown.py``), the mlir breakdown
-(``workloads/stages_mlir.py``) and the LC-S bench (``workloads/lcs.py``).
+(``workloads/stages_mlir.py``) and the LC-S bench (``workloads/lcs/fixture.py``).
 
 Writers take their ``schema`` fields from ``stamp(kind)``; readers call ``read(path, kind)``
 (``load`` + ``validate``). The layouts: compare in ``output/schema.py``, counts in
@@ -30,7 +30,8 @@ from typing import Callable
 from ..base.atomic import write_json_atomic
 from ..engine import history as history_engine
 from ..workloads import breakdown as breakdown_single
-from ..workloads import lcs, stages_mlir
+from ..workloads import stages_mlir
+from ..workloads.lcs import fixture as lcs
 from . import countsdoc, schema
 from .schema import SchemaError, check_fields
 

@@ -633,7 +633,7 @@ static PyMethodDef lb_methods[] = {
 
 static struct PyModuleDef lb_module = {
     PyModuleDef_HEAD_INIT, "launchbench.workloads._tls",
-    "Per-thread launch-configuration stack (see launchbench.workloads.mechanisms).",
+    "Per-thread launch-configuration stack (see launchbench.workloads.capture.mechanisms).",
     -1, lb_methods,
 };
 

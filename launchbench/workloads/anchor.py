@@ -63,8 +63,9 @@ import tempfile
 import time
 
 from ..base import atomic, cudamod
-from . import kernels, launchers, normalize, references
-from .slots import REFERENCE_BATCH, slot_loop
+from . import kernels, launchers
+from .asvnative import normalize, references
+from .asvnative.slots import REFERENCE_BATCH, slot_loop
 
 #: Seconds a server waits for its next client before it leaves.
 IDLE_S = 900

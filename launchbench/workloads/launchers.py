@@ -12,8 +12,9 @@ Standard library at import; numba-cuda inside functions.
 """
 from ..base import cudamod
 from ..base.device import simulator_enabled
-from . import argkinds, kernels, slots
-from .mechanism_rounds import SimulatorDispatcher
+from . import argkinds, kernels
+from .asvnative import slots
+from .capture.mechanism_rounds import SimulatorDispatcher
 
 #: Launch configurations by readable name: (griddim, blockdim, extra), where
 #: extra is "" (plain), "stream" (a non-default stream) or a dynamic

@@ -2,7 +2,7 @@
 
 numba-cuda (>= 0.30) makes a kernel launch-config sensitive through a
 registered ``Rewrite`` that calls ``mark_launch_config_sensitive()`` during
-a launch-triggered compile (launchbench/workloads/lcs.py). numba-cuda-mlir
+a launch-triggered compile (launchbench/workloads/lcs/fixture.py). numba-cuda-mlir
 0.6.0 has its own mechanism: a *whole-function planner*
 (``numba_cuda_mlir.extending.register_planner``) that calls
 ``require_launch_config(state)`` during a compile; the kernel is then
@@ -19,6 +19,9 @@ function's IR by constants before type inference. A kernel that reads no
 ``CONFORMANCE_MAP`` says, for every test of the numba-cuda suite
 (tests/test_lcs_conformance.py), what the mlir suite
 (tests/test_lcs_conformance_mlir.py) does with it and why.
+
+LC-S room (workloads/lcs/), kept beside it rather than in it: a committed run's README under
+lab/results/ cites this file by its path.
 """
 from __future__ import annotations
 

@@ -35,7 +35,8 @@ import time
 from ..base import cudamod
 from ..base.device import import_cuda, simulator_enabled
 from ..base.errors import UserError
-from . import argkinds, slots
+from . import argkinds
+from .asvnative import slots
 from .kernels import MAX_ARGS, device_arrays, empty_kernel, numba_kernel_and_args, quiet_occupancy_warnings
 
 ARG_COUNTS = (0, 1, 2, 3, 4)

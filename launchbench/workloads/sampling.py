@@ -3,9 +3,9 @@
 What a sample is (docs/asv.md, "Native asv"): ``S`` slots (``SLOTS``;
 ``LAUNCHBENCH_ASV_SLOTS``); each slot times a batch of 100 launches of an
 empty kernel (one synchronize at the end) and a batch of a commit-independent
-reference launch in the same process (slots.slot_loop). The value is
+reference launch in the same process (asvnative/slots.slot_loop). The value is
 ``median(numba/reference) * R0`` -- numba-cuda's µs per launch with the
-process's speed state divided out (normalize.py) -- which the asv suite hands
+process's speed state divided out (asvnative/normalize.py) -- which the asv suite hands
 asv through a value clock (normalize.ValueClock).
 
 The anchor (``LAUNCHBENCH_ASV_ANCHOR=PYTHON``, anchor.py): the reference is
@@ -26,7 +26,8 @@ import sys
 
 from ..base import cudamod
 from ..base.device import simulator_enabled
-from . import anchor, kernels, launchers, normalize, references, slots
+from . import anchor, kernels, launchers
+from .asvnative import normalize, references, slots
 
 #: Slots per sample (normalize.SLOTS_ENV overrides): 100 slots of ~2-6 ms,
 #: a sample of ~0.3-0.8 s per process.

@@ -51,7 +51,8 @@ from __future__ import annotations
 import inspect
 import time
 
-from . import argkinds, lctls, mechanisms
+from . import argkinds
+from .capture import lctls, mechanisms
 
 #: The partition of ``full``: (level, its children). level - sum(children) is that level's rest.
 TREE = (
@@ -481,7 +482,7 @@ def more_loops(k, cfg, args, style: str) -> dict:
     from numba.cuda.cext import _dispatcher
     from numba.cuda.cudadrv import devices
 
-    # under lctls the capture is launchbench's: no keyword, no args swap (launchbench.workloads.lctls)
+    # under lctls the capture is launchbench's: no keyword, no args swap (launchbench.workloads.capture.lctls)
     own_capture = style == "launch_config" and mechanisms.active() != "lctls"
     kw_name = getattr(nd, "_LAUNCH_CONFIG_KW", None)
     dispatch_kw = {kw_name: cfg} if own_capture else {}

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import time
 
-from . import kernels, mechanisms
+from .. import kernels
+from . import mechanisms
 
 DEFAULT_ROUNDS = 3000      # upper bound; --max-time usually ends the run first
 DEFAULT_LAUNCHES = 100

@@ -1,6 +1,6 @@
 """What every interception of ``CUDADispatcher.call`` shares: the launch signatures and the C extension.
 
-``launchbench.workloads.mechanisms`` (the switchable wrappers) and ``launchbench.workloads.lctls``
+``launchbench.workloads.capture.mechanisms`` (the switchable wrappers) and ``launchbench.workloads.capture.lctls``
 (0.30's launch path with launchbench's capture) both detect which of
 numba-cuda's two ``call`` signatures they wrap and run on the C extension
 ``launchbench.workloads._tls``; both take these from here.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 
-from ..base.errors import UserError
+from ...base.errors import UserError
 
 SIGNATURE_029 = ("self", "args", "griddim", "blockdim", "stream", "sharedmem")
 SIGNATURE_030 = ("self", "args", "launch_config")
@@ -32,7 +32,7 @@ def signature_of(func) -> tuple:
 def tls_module(required: bool = True):
     """The C extension ``launchbench.workloads._tls``; if it is not built, a UserError saying how (None if not required)."""
     try:
-        from . import _tls  # lazy: the C extension may be unbuilt; the ImportError is the message below
+        from .. import _tls  # lazy: the C extension may be unbuilt; the ImportError is the message below
     except ImportError:
         if required:
             raise UserError(

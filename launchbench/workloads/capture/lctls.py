@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from functools import wraps
 from types import MethodType
 
-from ..base.device import import_cuda
-from ..base.errors import UserError
+from ...base.device import import_cuda
+from ...base.errors import UserError
 from .intercept import SIGNATURE_030, signature_of, tls_module
 
 REQUIRED = ("_select_launch_config_dispatcher", "_update_launch_config_sensitivity", "_compile_for_args")

@@ -10,7 +10,7 @@ launcher. Standard library at import; cuda.bindings inside functions.
 """
 import time
 
-from . import peers
+from .. import peers
 
 #: The reference kernels take 0..4 pointer arguments (the suite's argument counts).
 MAX_REFERENCE_ARGS = 4

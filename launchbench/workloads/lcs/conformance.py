@@ -5,7 +5,7 @@ A pytest module shipped inside launchbench (not only under tests/) so that
 environment's numba-cuda (engine/conformance.py); tests/test_lcs_conformance.py
 re-exports it so CI still collects it.
 
-Every check goes through the fixture in launchbench/workloads/lcs.py: a registered
+Every check goes through the fixture in launchbench/workloads/lcs/fixture.py: a registered
 Rewrite that, during a launch-triggered compile, records the launch config,
 bakes it into the probe kernel and marks the kernel LC-S. The probe writes
 the baked and the runtime config to an int64[5] array, so "this launch ran
@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from launchbench.workloads import lcs as fixture
+from launchbench.workloads.lcs import fixture
 
 pytestmark = pytest.mark.gpu
 

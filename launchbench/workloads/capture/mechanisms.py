@@ -20,7 +20,7 @@ measured on one build, free of every other difference between releases:
 - ``lctls`` (numba-cuda 0.30 only): a what-if, not a wrapper -- 0.30's launch
   path with its own capture (the args swap, the launch-config keyword)
   replaced by the tls capture, and ``current_launch_config()`` and
-  ``_LaunchConfiguration.args`` reading it (``launchbench.workloads.lctls``).
+  ``_LaunchConfiguration.args`` reading it (``launchbench.workloads.capture.lctls``).
 - ``hoist-imports``: a what-if, not a wrapper -- the installed numba-cuda with the imports
   its launch-path functions run at every call (``args.py``'s ``to_device``) run once at
   set-up instead (``launchbench.workloads.hoist``); ``call`` is left as it is.
@@ -48,9 +48,10 @@ import functools
 import re
 from dataclasses import dataclass
 
-from ..base.device import import_cuda, simulator_enabled
-from ..base.errors import UserError
-from . import hoist, lctls
+from ...base.device import import_cuda, simulator_enabled
+from ...base.errors import UserError
+from .. import hoist
+from . import lctls
 from .intercept import SIGNATURE_029, SIGNATURE_030, signature_of
 from .intercept import tls_module as _tls_module
 
@@ -159,7 +160,7 @@ def current_launch_config():
 
 
 # --------------------------------------------------------------------------
-# The calibrated delay (the C extension itself: launchbench.workloads.intercept)
+# The calibrated delay (the C extension itself: launchbench.workloads.capture.intercept)
 # --------------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=None)
@@ -264,7 +265,7 @@ def install(spec: str, target=None) -> None:
     original = target.__dict__.get("call")
     if original is None:
         raise UserError(f"{target.__qualname__} defines no call method of its own; pass the class that does")
-    if name == "lctls":  # patches more than call: launchbench.workloads.lctls writes and restores its own
+    if name == "lctls":  # patches more than call: launchbench.workloads.capture.lctls writes and restores its own
         wrapper = lctls.install(lctls.targets_for(target))
         wrapper.__launchbench_mechanism__ = "lctls"
         _State.target, _State.original, _State.wrapper, _State.spec = target, original, wrapper, "lctls"

@@ -23,8 +23,8 @@ import os
 import statistics
 import sys
 
-from ..base import options
-from ..base.errors import UserError
+from ...base import options
+from ...base.errors import UserError
 
 #: R0: the reference launch's µs per launch on the reference GPU machine (medians of the design
 #: probes: ``bind0``, a Python loop over cuda.bindings' cuLaunchKernel, 0 args;
