@@ -22,7 +22,7 @@
 #   aabuilds   A/A through asv's builds: asv continuous 10eac70a v0.30.4 (code-identical: VERSION only)
 #   calbuilds  the same pair with LAUNCHBENCH_ASV_DELAY_US=0.5 on v0.30.4's processes only
 # LAUNCHBENCH_ASV_PIN / LAUNCHBENCH_ASV_SPIN (auto, none, CPUs) pass through asv to every benchmark process
-# (launchbench/workloads/normalize.py: pin_cpu, spin_cpus); LAUNCHBENCH_MACHINE names the asv machine of the run.
+# (launchbench/workloads/asvnative/normalize.py: pin_cpu, spin_cpus); LAUNCHBENCH_MACHINE names the asv machine of the run.
 # LAUNCHBENCH_ASV_ANCHOR=$LB_ENV029/bin/python divides every sample by the anchor (launchbench/workloads/anchor.py); the
 # builds/aabuilds/calbuilds/grid-wait/mechanisms/argkinds parts then copy its A0 tables (*.table: one A0 per
 # argument count with its precision, a rho per kind), run.json and log into DIR/anchor-PART; REF_ARGS_RE="0|2|4" adds
