@@ -9,7 +9,7 @@ bytecodes and its entry are in every value alike). Their rows: ``track_bytecodes
 ``track_c_calls`` and ``track_entries``; ``TrackCalls*`` hold ``track_calls`` (every call made
 from Python bytecode), which only ``sys.monitoring`` (Python 3.12+) counts: on 3.11 they skip
 with that reason. Each value is what one launch executes in
-Python (the median launch of 20, after warm-up; a steady launch path gives every launch the
+Python (the median launch of five, after warm-up; a steady launch path gives every launch the
 same totals), so a series has no noise: asv's step detection and ``asv compare`` show a change
 of a few bytecodes as an exact step (docs/asv.md, "Exact counts").
 
@@ -19,10 +19,10 @@ always come from the same checkout. A launch that cannot be counted fails the ro
 (asv: failed), rather than skips: a skipped count would leave a silent hole in a series whose
 point is to have none.
 
-Cost: one ``setup_cache`` process per commit counts every parameter set of both classes (on a
-GPU about a second: counting a launch is fast, the kernels load from the per-environment disk
-cache); each track process only looks its value up. Counts are exact, so one round
-(``common.SURVEY_ROUNDS``) is plenty.
+Cost: one ``setup_cache`` process per commit counts every parameter set of both classes; each
+track process only looks its value up. Every commit is a build of its own, so its kernels are
+compiled once per commit, side by side (``kernels.precompile``), before any is counted
+(docs/asv.md, "A range"). Counts are exact, so one round (``common.SURVEY_ROUNDS``) is plenty.
 
 Comparable only between counts made by the same Python minor version, the same counter
 (``sys.monitoring`` on 3.12+, ``sys.settrace`` on 3.11: bytecodes differ between versions)

@@ -303,3 +303,59 @@ def test_version_follows_the_counting_code(monkeypatch, tmp_path):
     monkeypatch.setattr(bench_counts, "VERSIONED_FILES", (str(edited),) + bench_counts.VERSIONED_FILES[1:])
     after = bench_counts.counts_version()
     assert after != before and after.split(" ", 2)[2] == before.split(" ", 2)[2]  # same counter and Python
+
+
+def test_kernels_are_precompiled_before_cuda_is_touched_and_few_launches_are_counted(monkeypatch):
+    """count_all compiles every argument count's kernel side by side first (a child forked after this process
+    started CUDA could not use it), then counts COUNT_LAUNCHES launches after COUNT_WARMUP per parameter set."""
+    from benchmarks import bench_counts
+    from launchbench.workloads import countgrid, counts, kernels, launchers, sampling
+
+    order, counted, warmed = [], [], []
+    monkeypatch.setattr(kernels, "precompile", lambda arg_counts: order.append(("precompile", list(arg_counts))))
+    monkeypatch.setattr(sampling, "gpu_or_skip", lambda: order.append(("cuda", None)))
+    monkeypatch.setattr(kernels, "cached_kernel", lambda nargs: _Kernel())
+    monkeypatch.setattr(kernels, "device_arrays", lambda nargs, cuda: [])
+    monkeypatch.setattr(launchers, "warm_up", lambda fn, args, launches: warmed.append(launches))
+
+    def count(launch, args, launches, sync):
+        counted.append(launches)
+        return {"counter": "c", "python": "3", "kinds": ["bytecodes"], "per_launch": {"bytecodes": 1}, "steady": True}
+
+    monkeypatch.setattr(counts, "count", count)
+    monkeypatch.setattr(countgrid, "smoke_skip", lambda config: None)
+    monkeypatch.setattr(countgrid.cudamod, "import_cuda", lambda: _Cuda())
+    cached = bench_counts.count_all()
+    assert order[:2] == [("precompile", bench_counts.common.ARG_COUNTS), ("cuda", None)]
+    assert len(cached["rows"]) == len(counted) == len(warmed) > 0
+    assert set(counted) == {countgrid.COUNT_LAUNCHES} and set(warmed) == {countgrid.COUNT_WARMUP}
+    assert countgrid.COUNT_LAUNCHES >= 3  # enough launches that an unsteady path shows as unsteady
+
+
+class _Kernel:
+    def __getitem__(self, index):
+        return lambda *args: None
+
+
+class _Cuda:
+    def stream(self):
+        return object()
+
+
+def test_precompile_leaves_kernels_to_the_process_where_children_cannot_compile(monkeypatch, tmp_path):
+    """Best effort: without a usable GPU every child fails, none is counted as done, and nothing is written."""
+    from launchbench.workloads import kernels
+
+    monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
+    monkeypatch.setenv("LAUNCHBENCH_KERNEL_DIR", str(tmp_path))
+    monkeypatch.setattr(kernels, "simulator_enabled", lambda: False)
+    monkeypatch.setattr(kernels.cudamod, "import_cuda", lambda: _NoGpu())
+    assert kernels.precompile([0, 1, 1, 2]) == 0
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(kernels, "simulator_enabled", lambda: True)
+    assert kernels.precompile([0]) == 0  # the simulator compiles nothing: no child at all
+
+
+class _NoGpu:
+    def is_available(self):
+        return False

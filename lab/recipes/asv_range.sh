@@ -21,11 +21,17 @@
 #             every commit; DIR/plan.txt.reasons, DIR/plan.txt.json)
 #   config    launchbench asv-config --plan DIR/plan.txt --offline $LB_WHEELS --host-site ... -o DIR/asv.range.json
 #   run-start in the background (outlives the call): asv run HASHFILE:every.txt -b bench_counts (count rows, every commit),
-#             then asv run HASHFILE:plan.txt with TIMING_ROWS and TIMING_EXTRA (e.g. "-a rounds=4") (timing rows,
+#             then (unless RUN_TIMING=0) asv run HASHFILE:plan.txt with TIMING_ROWS and TIMING_EXTRA (e.g. "-a rounds=4") (timing rows,
 #             the plan), asv compare of each planted
 #             step and decoy beside its predecessor, asv publish into DIR/html; wall of each in DIR/walls.txt,
 #             DIR/run.done at the end
 #   run       the same in the foreground
+#   alone     count rows of ALONE_COMMITS (6) commits spread over the range in one asv process, alone: the
+#             per-commit wall (DIR/walls.txt) and asv's durations (DIR/costs-alone.json)
+#   probe     the count rows' setup_cache by phase (lab/recipes/count_cost.py) in asv's env: DIR/count-cost.json
+#   cpair     the C step and its predecessor, TimeLaunchPreconfigured [1, 1] at CPAIR_ARGS (0|4) with CPAIR_ROUNDS (10)
+#             processes each (asv's own Mann-Whitney needs more than its default 2), asv compare into
+#             DIR/compare-cpair.txt
 #   run-wait  wait for DIR/run.done (up to RUN_WAIT s, default 540), then print the tail of the logs
 #   summary   DIR/summary.json: walls, per-commit costs before/after (asv's own durations:
 #             launchbench.output.asvplan.asv_costs), the plan scored against the manifest (every Python step and
@@ -97,9 +103,11 @@ run_all() {  # the background part: count rows, timing rows, compare, publish
     # the commits with an env folder of its own (one results folder); asv's per-commit durations stay per commit
     timed counts count_chunks "${COUNT_CHUNKS:-4}"
     costs "$D/asv-results" "$D/costs-counts.json" bench_counts
-    # shellcheck disable=SC2086
-    timed timing "$BPY" -m asv --config "$D/asv.range.json" run "HASHFILE:$D/plan.txt" -b "$TIMING_ROWS" \
-        --machine "$MACHINE" --launch-method forkserver --show-stderr ${TIMING_EXTRA:-}
+    if [ "${RUN_TIMING:-1}" != 0 ]; then
+        # shellcheck disable=SC2086
+        timed timing "$BPY" -m asv --config "$D/asv.range.json" run "HASHFILE:$D/plan.txt" -b "$TIMING_ROWS" \
+            --machine "$MACHINE" --launch-method forkserver --show-stderr ${TIMING_EXTRA:-}
+    fi
     costs "$D/asv-results" "$D/costs-all.json"
     # each planted step and decoy beside its predecessor (asv compare --factor 1: every count that moved)
     "$BPY" - "$D/range.json" <<'PY' > "$D/pairs.txt"
@@ -163,6 +171,36 @@ for part in $PARTS; do
           --html-dir "$D/html" -o "$D/asv.range.json"
       "$BPY" -m asv --config "$D/asv.range.json" machine --yes --machine "$MACHINE" > /dev/null 2>&1
       timed setup "$BPY" -m asv --config "$D/asv.range.json" setup ;;
+    alone)  # count rows of ALONE_COMMITS (6) commits spread over the range, one asv process, nothing beside it
+      "$BPY" - "$D" "${ALONE_COMMITS:-6}" <<'PY'
+import os, sys
+d, k = sys.argv[1], int(sys.argv[2])
+shas = open(os.path.join(d, "every.txt")).read().split()
+pick = [shas[round(i * (len(shas) - 1) / max(1, k - 1))] for i in range(k)] if k > 1 else shas[-1:]
+open(os.path.join(d, "alone.txt"), "w").write("".join(s + "\n" for s in dict.fromkeys(pick)))
+PY
+      timed alone "$BPY" -m asv --config "$D/asv.range.json" run "HASHFILE:$D/alone.txt" -b bench_counts \
+          --machine "$MACHINE" --launch-method forkserver --show-stderr
+      costs "$D/asv-results" "$D/costs-alone.json" bench_counts
+      echo "alone: $(wc -l < "$D/alone.txt") commits, $(grep '^alone ' "$D/walls.txt" | tail -n 1)"; cat "$D/costs-alone.json" ;;
+    probe)  # the count rows' setup_cache by phase (lab/recipes/count_cost.py), in asv's env as the last run left it
+      epy=$(ls -d $LB_TMP/lb-asv-env/*/bin/python | head -1)
+      log "$epy" "$LAB_RECIPES/count_cost.py" "$D/count-cost.json" --profile "$D/count-cost-profile.txt"
+      "$epy" "$LAB_RECIPES/count_cost.py" "$D/count-cost.json" --profile "$D/count-cost-profile.txt" > "$D/probe.log" 2>&1
+      cat "$D/probe.log" | tail -n 40 ;;
+    cpair)  # the C step beside its predecessor, the [1, 1] timing rows at CPAIR_ARGS with CPAIR_ROUNDS processes each
+      "$BPY" - "$D/range.json" > "$D/cpair.txt" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+shas = [m["base"]] + [c["sha"] for c in m["commits"]]
+i = next(i for i, c in enumerate(m["commits"], start=1) if c["kind"] == "c")
+print(shas[i - 1]); print(shas[i])
+PY
+      timed cpair "$BPY" -m asv --config "$D/asv.range.json" run "HASHFILE:$D/cpair.txt" \
+          -b "TimeLaunchPreconfigured.time_launch\((${CPAIR_ARGS:-0|4}), '\[1, 1\]'[,)]" -a rounds="${CPAIR_ROUNDS:-10}" \
+          --machine "$MACHINE" --launch-method forkserver --show-stderr
+      asv_range compare --machine "$MACHINE" --split --factor 1 $(cat "$D/cpair.txt") > "$D/compare-cpair.txt" 2>&1
+      cat "$D/compare-cpair.txt" ;;
     run)  # run-start's work in the foreground (a job that outlives the call already: parallel.sh)
       rm -f "$D/run.done"; run_all ;;
     run-start)

@@ -109,6 +109,42 @@ lockprobe() {  # NAME SERIES... : one launchbench lock-probe run into $OUT/NAME.
     cat "$OUT/$name.log"; tail -n 20 "$OUT/$name.err"
 }
 
+prebuilt() {  # PREBUILT_DIR (the asv range's folder): the wheels of the C step's neighbourhood, offline
+    local d=${PREBUILT_DIR:?prebuilt needs PREBUILT_DIR, the asv range folder with range.json and plan.txt.json}
+    local end=$(( $(date +%s) + ${PREBUILT_WAIT:-900} ))
+    until [ -f "$d/plan.txt.json" ] || [ "$(date +%s)" -ge "$end" ]; do sleep 10; done
+    [ -f "$d/plan.txt.json" ] || { echo "prebuilt: no $d/plan.txt.json after ${PREBUILT_WAIT:-900} s"; return 1; }
+    mkdir -p "$OUT/prebuilt"
+    # the wheels of the commits around the C step, each code-distinct build once, in commit order
+    mapfile -t wheels < <("$PY" - "$d" "$OUT/prebuilt" "${PREBUILT_COUNT:-6}" <<'PY'
+import json, os, shutil, sys
+d, dest, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
+m = json.load(open(os.path.join(d, "range.json")))
+plan = {c["sha"]: c for c in json.load(open(os.path.join(d, "plan.txt.json")))["commits"]}
+shas = [m["base"]] + [c["sha"] for c in m["commits"]]
+at = next(i for i, c in enumerate(m["commits"], start=1) if c["kind"] == "c")
+order = []
+for i in range(at, -1, -1):  # back from the C step until k - 2 distinct builds precede it
+    w = plan[shas[i]]["wheel"]
+    if w not in order:
+        order.insert(0, w)
+    if len(order) >= k - 1:
+        break
+for sha in shas[at + 1:]:
+    w = plan[sha]["wheel"]
+    if w not in order:
+        order.append(w)
+        break
+for w in order:
+    shutil.copy(w, dest)
+    print(os.path.join(dest, os.path.basename(w)))
+PY
+)
+    printf '%s\n' "${wheels[@]}" > "$OUT/prebuilt-order.txt"
+    RELEASES_MAX_TIME=${PREBUILT_MAX_TIME:-240} RELEASES_ROUNDS=${PREBUILT_ROUNDS:-12} one prebuilt-series "${wheels[@]}" \
+        --pin numba==0.65.1 --pin llvmlite==0.47.0 --pin numpy==2.3.5 --pin cuda-core==0.7.0 --args 0,4
+}
+
 run() {
     OUT=${1:?usage: releases.sh run OUT_DIR [mlir numba-cuda stacks claims]}; shift
     mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
@@ -127,6 +163,8 @@ run() {
                     'numba-cuda==0.30.4+cuda-core==1.2.2' 'numba-cuda==0.29.0+pinned' 'numba-cuda==0.30.0+pinned' \
                     'numba-cuda-mlir==0.6.0'
                 one stack-bisect --stack-bisect 'numba-cuda==0.30.4+pinned' 'numba-cuda==0.30.4' ;;
+            prebuilt)  # per-commit wheels (the asv range's plan built them) as the points, in commit order
+                prebuilt ;;
             claims)
                 RELEASES_MAX_TIME=${CLAIMS_MAX_TIME:-70} one claims-cupy 'numba-cuda-mlir==0.3.0,0.4.0' \
                     --arg-kind cupy --args 1,2
@@ -140,7 +178,8 @@ run() {
     done
 }
 
-go() {  # go RUN_DIR: after every part is staged: zstd, the clone, env-base, then one job per GPU (parallel.sh)
+go() {  # go RUN_DIR: after every part is staged: zstd, the clone, env-base, then one job per GPU (parallel.sh):
+        # GO_JOBS (default "mlir numba-cuda stacks asv-range"; also claims, prebuilt), the asv range's parts GO_ASV_PARTS
     local r=${1:?usage: releases.sh go RUN_DIR}
     mkdir -p "$r"; r=$(cd "$r" && pwd)
     # the jobs outlive this call, and a later call sends the tree again: they run from a copy of it
@@ -155,11 +194,16 @@ go() {  # go RUN_DIR: after every part is staged: zstd, the clone, env-base, the
     tail -n 3 "$r/setup.log"
     "$LB_ENV_BASE/bin/python" setup.py -q build_ext --inplace > /dev/null 2>&1
     local env="RELEASES_NO_BUILD=1 RELEASES_PYTHON=$LB_ENV_BASE/bin/python LB_WHEELS=$WHEELS LB_PY=$LB_ENV_BASE/bin/python"
-    bash "$HERE/parallel.sh" start "$r" \
-        "mlir=$env bash $HERE/releases.sh run $r/mlir mlir ${GO_MLIR_EXTRA:-}" \
-        "numba-cuda=$env bash $HERE/releases.sh run $r/numba-cuda numba-cuda" \
-        "stacks=$env bash $HERE/releases.sh run $r/stacks stacks" \
-        "asv-range=$env ASV_RANGE_PARTS='plant plan config run before components summary' BEFORE_COMMITS=2 bash $HERE/asv_range.sh $r/asv-range"
+    local jobs=() job
+    for job in ${GO_JOBS:-mlir numba-cuda stacks asv-range}; do
+        case $job in
+            mlir|numba-cuda|stacks|claims) jobs+=("$job=$env bash $HERE/releases.sh run $r/$job $job") ;;
+            prebuilt) jobs+=("prebuilt=$env PREBUILT_DIR=$r/asv-range bash $HERE/releases.sh run $r/prebuilt prebuilt") ;;
+            asv-range) jobs+=("asv-range=$env ASV_RANGE_PARTS='${GO_ASV_PARTS:-plant plan config run before components summary}' BEFORE_COMMITS=2 bash $HERE/asv_range.sh $r/asv-range") ;;
+            *) echo "go: unknown job $job (mlir numba-cuda stacks claims prebuilt asv-range)"; return 2 ;;
+        esac
+    done
+    bash "$HERE/parallel.sh" start "$r" "${jobs[@]}"
 }
 
 collect() {  # collect RUN_DIR DEST: each job's folder as DEST/JOB.tar.gz (what a device call brings back)
@@ -175,5 +219,5 @@ case ${1:-} in
     collect) shift; collect "$@" ;;
     stage) shift; stage "$@" ;;
     run) shift; run "$@" ;;
-    *) echo "usage: $0 prepare DEST | stage DIR | go RUN_DIR | collect RUN_DIR DEST | run OUT_DIR [mlir|numba-cuda|stacks|claims ...]" >&2; exit 2 ;;
+    *) echo "usage: $0 prepare DEST | stage DIR | go RUN_DIR | collect RUN_DIR DEST | run OUT_DIR [mlir|numba-cuda|stacks|claims|prebuilt ...]" >&2; exit 2 ;;
 esac

@@ -4,7 +4,7 @@ Both launch styles of the launch rows (``bench_launch``) over their argument cou
 configurations: ``preconfigured`` counts ``cfg(*args)`` with ``cfg = k[g, b]`` made once;
 ``configure-per-launch`` counts a one-line caller ``k[g, b](*args)`` (the caller's own few
 bytecodes and its entry are in every value alike). Each value is what one launch executes in
-Python (counts.count: the median launch of 20, after warm-up). The asv suite's ``setup_cache``
+Python (counts.count: the median launch of COUNT_LAUNCHES, after warm-up). The asv suite's ``setup_cache``
 (``benchmarks/bench_counts.py``) calls :func:`count_all`; each row only looks its value up.
 """
 import sys
@@ -18,6 +18,13 @@ STYLES = {"preconfigured": False, "configure-per-launch": True}
 #: Smoke runs (simulator) count single-thread launches only: the simulator starts a Python thread per
 #: GPU thread, and counting ``[1, 128]`` took 6-14 s a parameter set and was not steady (thread timing).
 SMOKE_MAX_THREADS = 1
+
+#: Launches counted per parameter set, and uncounted ones before them. Counts are exact and a steady
+#: launch path repeats its totals launch after launch, so five show a path that is not steady as well
+#: as twenty did, at a quarter of the monitoring (every commit pays it, 70 parameter sets).
+COUNT_LAUNCHES = 5
+#: Launches before counting: the first compiles or loads, the next fill numba-cuda's per-config caches.
+COUNT_WARMUP = 10
 
 
 def configure_per_launch(kernel, index):
@@ -45,8 +52,8 @@ def count_one(per_launch_configure, nargs, config, state):
     stream = cuda.stream() if launchers.LAUNCH_CONFIGS[config][2] == "stream" else None
     index = launchers.launch_index(config, stream)
     launch = configure_per_launch(kernel, index) if per_launch_configure else kernel[index]
-    launchers.warm_up(launch, args)
-    return counts.count(launch, args, sync=launchers.synchronize)
+    launchers.warm_up(launch, args, launches=COUNT_WARMUP)
+    return counts.count(launch, args, launches=COUNT_LAUNCHES, sync=launchers.synchronize)
 
 
 def count_all(arg_counts):
@@ -55,7 +62,9 @@ def count_all(arg_counts):
     ``{"skip": reason}`` where the suite produces no numbers here (no GPU; simulator without
     the smoke switch), as every row does; else ``{"rows": {(style, nargs, config): summary}}``,
     a summary being the record's counter, python, kinds, per_launch and steady, or ``{"skip":
-    reason}``. A launch that raises fails the whole cache: loudly."""
+    reason}``. A launch that raises fails the whole cache: loudly. The kernels are compiled first,
+    side by side (kernels.precompile), before this process touches CUDA."""
+    kernels.precompile(arg_counts)
     try:
         sampling.gpu_or_skip()
     except NotImplementedError as exc:
