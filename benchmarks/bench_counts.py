@@ -21,8 +21,8 @@ point is to have none.
 
 Cost: one ``setup_cache`` process per commit counts every parameter set of both classes; each
 track process only looks its value up. Every commit is a build of its own, so its kernels are
-compiled once per commit, side by side (``kernels.precompile``), before any is counted
-(docs/asv.md, "A range"). Counts are exact, so one round (``common.SURVEY_ROUNDS``) is plenty.
+compiled once per commit (the first about a second, the others a few ms); counting is most of the
+rest (docs/asv.md, "A range"). Counts are exact, so one round (``common.SURVEY_ROUNDS``) is plenty.
 
 Comparable only between counts made by the same Python minor version, the same counter
 (``sys.monitoring`` on 3.12+, ``sys.settrace`` on 3.11: bytecodes differ between versions)

@@ -305,16 +305,15 @@ def test_version_follows_the_counting_code(monkeypatch, tmp_path):
     assert after != before and after.split(" ", 2)[2] == before.split(" ", 2)[2]  # same counter and Python
 
 
-def test_kernels_are_precompiled_before_cuda_is_touched_and_few_launches_are_counted(monkeypatch):
-    """count_all compiles every argument count's kernel side by side first (a child forked after this process
-    started CUDA could not use it), then counts COUNT_LAUNCHES launches after COUNT_WARMUP per parameter set."""
+def test_few_launches_are_counted_after_a_short_warm_up(monkeypatch):
+    """count_all counts COUNT_LAUNCHES launches after COUNT_WARMUP per parameter set (counts are exact: a few
+    launches show an unsteady path as well as many), the kernels built once per argument count."""
     from benchmarks import bench_counts
     from launchbench.workloads import countgrid, counts, kernels, launchers, sampling
 
-    order, counted, warmed = [], [], []
-    monkeypatch.setattr(kernels, "precompile", lambda arg_counts: order.append(("precompile", list(arg_counts))))
-    monkeypatch.setattr(sampling, "gpu_or_skip", lambda: order.append(("cuda", None)))
-    monkeypatch.setattr(kernels, "cached_kernel", lambda nargs: _Kernel())
+    counted, warmed, built = [], [], []
+    monkeypatch.setattr(sampling, "gpu_or_skip", lambda: None)
+    monkeypatch.setattr(kernels, "cached_kernel", lambda nargs: built.append(nargs) or _Kernel())
     monkeypatch.setattr(kernels, "device_arrays", lambda nargs, cuda: [])
     monkeypatch.setattr(launchers, "warm_up", lambda fn, args, launches: warmed.append(launches))
 
@@ -326,10 +325,10 @@ def test_kernels_are_precompiled_before_cuda_is_touched_and_few_launches_are_cou
     monkeypatch.setattr(countgrid, "smoke_skip", lambda config: None)
     monkeypatch.setattr(countgrid.cudamod, "import_cuda", lambda: _Cuda())
     cached = bench_counts.count_all()
-    assert order[:2] == [("precompile", bench_counts.common.ARG_COUNTS), ("cuda", None)]
     assert len(cached["rows"]) == len(counted) == len(warmed) > 0
     assert set(counted) == {countgrid.COUNT_LAUNCHES} and set(warmed) == {countgrid.COUNT_WARMUP}
     assert countgrid.COUNT_LAUNCHES >= 3  # enough launches that an unsteady path shows as unsteady
+    assert sorted(built) == bench_counts.common.ARG_COUNTS  # one kernel per argument count, not per row
 
 
 class _Kernel:
@@ -342,20 +341,16 @@ class _Cuda:
         return object()
 
 
-def test_precompile_leaves_kernels_to_the_process_where_children_cannot_compile(monkeypatch, tmp_path):
-    """Best effort: without a usable GPU every child fails, none is counted as done, and nothing is written."""
-    from launchbench.workloads import kernels
+def test_module_files_are_resolved_once_per_process(monkeypatch, tmp_path):
+    """Each count maps the files of every imported module; resolving them all again per count was most of
+    a commit's count rows. The same path is resolved once; the map still names each module."""
+    from launchbench.workloads import counts
 
-    monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
-    monkeypatch.setenv("LAUNCHBENCH_KERNEL_DIR", str(tmp_path))
-    monkeypatch.setattr(kernels, "simulator_enabled", lambda: False)
-    monkeypatch.setattr(kernels.cudamod, "import_cuda", lambda: _NoGpu())
-    assert kernels.precompile([0, 1, 1, 2]) == 0
-    assert list(tmp_path.iterdir()) == []
-    monkeypatch.setattr(kernels, "simulator_enabled", lambda: True)
-    assert kernels.precompile([0]) == 0  # the simulator compiles nothing: no child at all
-
-
-class _NoGpu:
-    def is_available(self):
-        return False
+    resolved = []
+    real = counts.os.path.realpath
+    monkeypatch.setattr(counts.os.path, "realpath", lambda p: resolved.append(p) or real(p))
+    counts._realpath.cache_clear()
+    first = counts._module_names()
+    n = len(resolved)
+    assert counts._module_names() == first and len(resolved) == n > 0
+    assert first[real(counts.__file__)] == "launchbench.workloads.counts"

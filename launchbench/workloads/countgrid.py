@@ -62,9 +62,7 @@ def count_all(arg_counts):
     ``{"skip": reason}`` where the suite produces no numbers here (no GPU; simulator without
     the smoke switch), as every row does; else ``{"rows": {(style, nargs, config): summary}}``,
     a summary being the record's counter, python, kinds, per_launch and steady, or ``{"skip":
-    reason}``. A launch that raises fails the whole cache: loudly. The kernels are compiled first,
-    side by side (kernels.precompile), before this process touches CUDA."""
-    kernels.precompile(arg_counts)
+    reason}``. A launch that raises fails the whole cache: loudly."""
     try:
         sampling.gpu_or_skip()
     except NotImplementedError as exc:

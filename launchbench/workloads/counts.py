@@ -25,6 +25,7 @@ Only the standard library is imported: this module runs inside every variant's e
 """
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import sys
@@ -171,13 +172,21 @@ def _count_settrace(run, n: int, skip: set) -> tuple:
     return tally, per_launch
 
 
+@functools.lru_cache(maxsize=None)
+def _realpath(path: str) -> str:
+    """os.path.realpath, once per path and process: every count maps each imported module's file (over a
+    thousand with numba-cuda), and resolving them all again took 60 ms a count, most of the asv count rows'
+    ``setup_cache``."""
+    return os.path.realpath(path)
+
+
 def _module_names() -> dict:
     """Source file -> module name, for every imported module that has a file."""
     out = {}
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
         if isinstance(path, str):
-            out.setdefault(os.path.realpath(path), name)
+            out.setdefault(_realpath(path), name)
     return out
 
 
@@ -185,7 +194,7 @@ def _module_of(code, modules: dict) -> str:
     filename = code.co_filename
     if filename.startswith("<frozen ") and filename.endswith(">"):
         return filename[len("<frozen "):-1]  # importlib._bootstrap and friends
-    name = modules.get(os.path.realpath(filename)) if not filename.startswith("<") else None
+    name = modules.get(_realpath(filename)) if not filename.startswith("<") else None
     return name or filename
 
 

@@ -137,42 +137,6 @@ def cached_kernel(nargs: int, name: str = "k"):
     return getattr(mod, name)
 
 
-def precompile(arg_counts) -> int:
-    """Compile the cached kernels of *arg_counts* side by side, one forked child each, into the disk cache.
-
-    Why: asv's count rows run once per commit and every commit is a build of its own (its own cache
-    folder, ``build_fingerprint``), so each commit compiles every kernel; one after another that is
-    about a compile per argument count, side by side about one. Call it before this process touches
-    CUDA (a child forked after the driver was initialised cannot use it). Best effort: a kernel whose
-    child failed is compiled on its first use here. Returns how many children succeeded.
-    """
-    if simulator_enabled() or not hasattr(os, "fork"):
-        return 0
-    children = []
-    for nargs in dict.fromkeys(arg_counts):
-        pid = os.fork()
-        if pid == 0:  # the child: compile by launching once, as the parent would, then leave at once
-            code = 1
-            try:
-                cuda = cudamod.import_cuda()
-                if not cuda.is_available():
-                    os._exit(1)
-                quiet_occupancy_warnings()
-                cached_kernel(nargs)[1, 1](*device_arrays(nargs, cuda))
-                cuda.synchronize()
-                code = 0
-            except BaseException:  # noqa: BLE001 - best effort: the parent compiles it instead
-                pass
-            finally:
-                os._exit(code)
-        children.append(pid)
-    done = 0
-    for pid in children:
-        _, status = os.waitpid(pid, 0)
-        done += os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
-    return done
-
-
 def numba_kernel_and_args(nargs: int):
     """A compiled empty ``@cuda.jit`` kernel and *nargs* float32[1] device arrays.
 
