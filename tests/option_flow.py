@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -365,21 +366,29 @@ def trace(module: str, function: str, dest: str) -> dict:
 
 def declarations(dest: str) -> list:
     """``module:function`` of every ``add_argument`` call declaring an option whose dest is *dest*."""
+    return _declarations().get(dest, [])
+
+
+@functools.lru_cache(maxsize=1)
+def _declarations() -> dict:
+    """dest -> sorted ``module:function`` of its ``add_argument`` calls: one walk of the package for every
+    dest (a walk per dest made the shared-options test take a minute)."""
     index = Index()
-    found = []
+    found: dict = {}
     for f in index.funcs.values():
+        if index.funcs.get(f.key) is not f:
+            continue
         for node in ast.walk(f.node):
             if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "add_argument"):
                 continue
-            if index.funcs.get(f.key) is not f or Index._owner(f.node, node) is not f.node:
+            if Index._owner(f.node, node) is not f.node:
                 continue
             names = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
             given = [k.value.value for k in node.keywords if k.arg == "dest" and isinstance(k.value, ast.Constant)]
             longs = [n for n in names if n.startswith("--")]
             own = given[0] if given else (longs[0][2:] if longs else names[0] if names else "").replace("-", "_")
-            if own == dest:
-                found.append(f.key)
-    return sorted(found)
+            found.setdefault(own, []).append(f.key)
+    return {dest: sorted(keys) for dest, keys in found.items()}
 
 
 def main(argv=None) -> int:

@@ -160,6 +160,10 @@ def test_claim_243_reads_the_lock_probe():
     assert got["verdict"] == "undecided" and "does not import" in got["why"]
     stand_in = _lock_doc([_lock_point("numba-cuda-mlir==0.5.0")], measurement=False)
     assert {r["source"]: r for r in claims.rows([stand_in])}[src]["verdict"] == "not measured yet"
+    assert "change itself is not seen" not in row["why"]  # 0.4.2's planner kernel waited: the change is seen
+    never = _lock_doc([_lock_point("numba-cuda-mlir==0.4.2", "planner"), _lock_point("numba-cuda-mlir==0.5.0")])
+    got = {r["source"]: r for r in claims.rows([never])}[src]
+    assert got["verdict"] == "agree" and "the change itself is not seen" in got["why"]
 
 
 def test_claims_reads_a_lock_probe_document(tmp_path, capsys):

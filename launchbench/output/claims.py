@@ -186,6 +186,12 @@ def lock_verdict(point: dict) -> tuple[str, str]:
     return "disagree", f"at {point['point']} a hot launch with a planner registered waited for the global compiler lock"
 
 
+def _never_waited(point: dict) -> bool:
+    """Every probed launch of *point* completed while the lock was held (and at least one was probed)."""
+    forms = [f for k in point.get("kernels", []) for f in k["forms"].values()]
+    return bool(forms) and all(f.get("completed_while_held") and not f.get("error") for f in forms)
+
+
 def lock_row(claim: dict, docs: list, sources: dict):
     """(measured, verdict, why) of #243 from the newest lock-probe document probing its release, or None."""
     for doc in _measured(docs, "lock-probe"):
@@ -196,6 +202,9 @@ def lock_row(claim: dict, docs: list, sources: dict):
         before = [p for p in doc["points"] if _same(p["point"], claim["from"])]
         if before:
             why += f"; before, {before[0]['point']}: " + reading(before[0])
+            if v == "agree" and _never_waited(before[0]):
+                why += ("; so the end state agrees but the change itself is not seen: no probed launch waited "
+                        "for the lock before either")
         dev = next(((p.get("device") or {}).get("name") for p in doc["points"] if (p.get("device") or {}).get("name")),
                    "GPU")
         measured = ("; ".join(f"{p['point']}: {reading(p)}" for p in doc["points"]) +
