@@ -113,12 +113,16 @@ def test_the_ubench_row_is_per_round_ratios_with_intervals_and_names_the_rows_no
     scalars = _ratio_doc("scalar", {16: ([36.0, 35.0, 37.0], [10.0, 10.0, 10.0])})
     row = {r["source"]: r for r in claims.rows([arrays, scalars], {id(arrays): "a.json", id(scalars): "s.json"})}[
         claims.CLAIMS[3]["source"]]
-    assert row["verdict"] == "measured"
+    assert row["verdict"] == "disagree"  # 2.00x [2.00, 2.00] at 1 array leaves out the claimed 1.97x
+    assert "outside our 95% CI at 2 of 3 (empty, 1 array)" in row["why"], row["why"]  # 16 scalars: 3.60x holds 3.56x
     # per round: the median of numba-cuda's samples over mlir's (the repeats' offsets cancel at 1 array)
     assert "1 array: 2.00x [2.00, 2.00] (3 rounds; claimed 1.97x)" in row["measured"]
     assert "16 scalars: 3.60x" in row["measured"] and "empty: 1.11x" in row["measured"]
     assert "a.json" in row["measured"] and "s.json" in row["measured"]
     assert "not measured: 16 arrays, 256 scalars" in row["why"] and "at 3 of 3" in row["why"]
+    near = _ratio_doc("array", {0: ([10.6, 10.4, 10.8], [10.0, 10.0, 10.0])})  # about 1.06x, as claimed
+    got = {r["source"]: r for r in claims.rows([near])}[claims.CLAIMS[3]["source"]]
+    assert got["verdict"] == "agree" and "outside our 95% CI at 0 of 1" in got["why"]
     sim = _ratio_doc("array", {1: ([20.0, 20.0], [10.0, 10.0])})
     sim["measurement"] = False
     assert {r["source"]: r for r in claims.rows([sim])}[claims.CLAIMS[3]["source"]]["verdict"] == "not measured yet"

@@ -89,7 +89,9 @@ for i in range(k):
 PY
     for i in $(seq 0 $((k - 1))); do
         [ -s "$D/every-$i.txt" ] || continue
-        "$BPY" -m asv --config "$D/asv.chunk$i.json" run "HASHFILE:$D/every-$i.txt" -b bench_counts \
+        # a HOME each: asv processes started together raced over ~/.asv-machine.json (one read it half written)
+        mkdir -p "$D/home-$i"; cp -f "$HOME/.asv-machine.json" "$D/home-$i/" 2>/dev/null
+        HOME="$D/home-$i" "$BPY" -m asv --config "$D/asv.chunk$i.json" run "HASHFILE:$D/every-$i.txt" -b bench_counts \
             --machine "$MACHINE" --launch-method forkserver --show-stderr > "$D/counts-chunk$i.log" 2>&1 &
         pids+=($!)
     done

@@ -165,9 +165,12 @@ def ratio_row(claim: dict, docs: list, sources: dict):
     faster = sum(1 for m, lo, hi, n, c in got.values() if lo > 1)
     measured = (f"{claim['from']} / {claim['to']} per-launch cost, empty kernels launched [1, 1], mean over rounds of "
                 f"each round's ratio of medians, 95% CI: " + "; ".join(cells) + " on " + ", ".join(where))
+    outside = [label for label, (m, lo, hi, n, c) in got.items() if not lo <= c <= hi]
     why = (f"rows measured: {', '.join(got)}" + (f"; not measured: {', '.join(missing)}" if missing else "") +
-           f"; mlir faster (CI wholly above 1x) at {faster} of {len(got)}; the claim's GPU was an RTX PRO 6000")
-    return measured, "measured", why
+           f"; mlir faster (CI wholly above 1x) at {faster} of {len(got)}; the claimed ratio lies outside our 95% CI at "
+           f"{len(outside)} of {len(got)}" + (f" ({', '.join(outside)})" if outside else "") +
+           "; the claim's GPU was an RTX PRO 6000, ours another: the verdict is for this GPU")
+    return measured, "disagree" if outside else "agree", why
 
 
 def lock_verdict(point: dict) -> tuple[str, str]:
