@@ -6,8 +6,10 @@ The synthetic document holds three series: numba-cuda on its newest stacks (0.28
 numba-cuda-mlir on its newest stacks (0.5.0, 0.6.0). CPU only; asv publish takes a few seconds.
 """
 import copy
+import glob
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,7 @@ from launchbench.output import asvresults
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "releases" / "history-1.json.gz"
+RUN = ROOT / "lab" / "results" / "h100" / "2026-11-27-releases"
 ROUNDS = 20
 PIN = {"numba": "0.65.1"}
 
@@ -227,6 +230,21 @@ def test_the_fixture_publishes_four_series_of_one_point(tmp_path, capsys):
     assert len(graphs) == 4 and {k[0] for k in graphs} == {"numba-cuda"}
     assert all(len(points) == 1 and sorted(points[0][1]) == [0, 1, 2, 3, 4] for points in graphs.values())
     assert "numba-cuda on stack cuda-bindings==13.5.0 cuda-core==0.7.0 llvmlite==0.47.0" in capsys.readouterr().out
+
+
+def test_the_committed_asv_results_are_what_asv_series_writes_from_the_committed_documents(tmp_path):
+    """lab/results/h100/2026-11-27-releases/asv/results/ is generated (README, "Published as asv series"):
+    filing the two series documents again rebuilds the ledger's commits and every file byte for byte."""
+    committed = RUN / "asv" / "results"
+    docs = [RUN / "mlir-series.json.gz", RUN / "numba-cuda-series.json.gz"]
+    assert cli.main(["asv-series", *map(str, docs), "--ledger", str(tmp_path / "ledger"),
+                     "--results-dir", str(tmp_path / "results")]) == 0
+    made = sorted(os.path.relpath(p, tmp_path / "results") for p in glob.glob(str(tmp_path / "results" / "**" / "*.json"),
+                                                                               recursive=True))
+    have = sorted(os.path.relpath(p, committed) for p in glob.glob(str(committed / "**" / "*.json"), recursive=True))
+    assert made == have and len(made) == 9 + 1 + 21 + 5 + 2  # releases measured and refused, machine, benchmarks
+    for rel in made:
+        assert (tmp_path / "results" / rel).read_bytes() == (committed / rel).read_bytes(), rel
 
 
 # ---------------------------------------------------------------- one-line refusals
