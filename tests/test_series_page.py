@@ -1,14 +1,31 @@
 """The release-series page (output/seriespage.py): a panel per series, a line per argument count, refused
-releases in the tables and never drawn."""
+releases in the tables and never drawn, and the committed page and chart equal to what the renderer makes."""
 import json
 import os
 import re
 
 from launchbench import cli
+from launchbench.base.atomic import read_json
 from launchbench.output import seriespage
 from test_asv_series import synthetic
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PAGE = os.path.join(ROOT, "docs", "release-series.md")
+
+
+def test_the_committed_page_and_chart_are_what_the_renderer_makes_from_the_committed_documents():
+    """docs/release-series.md and .svg are generated: rendering the documents the page's last line lists, in
+    that order, gives both byte for byte (a hand edit, or a document changed since, fails here)."""
+    with open(PAGE, encoding="utf-8") as fh:
+        text = fh.read()
+    listed = re.findall(r"`([^`]+\.json(?:\.gz)?)`", text.rsplit("Documents read:", 1)[1])
+    assert len(listed) == 2, "the page names the two series documents it was rendered from"
+    docs = [read_json(os.path.join(ROOT, rel)) for rel in listed]
+    assert {d["points"][0]["project"] for d in docs} == {"numba-cuda", "numba-cuda-mlir"}  # both projects
+    assert text == seriespage.render_markdown(docs, listed, "release-series.svg")
+    with open(os.path.join(ROOT, "docs", "release-series.svg"), encoding="utf-8") as fh:
+        assert fh.read() == seriespage.render_svg(docs)
+    assert "(release-series.svg)" in text
 
 
 def test_a_panel_per_series_a_line_per_argument_count_and_no_refused_release_drawn():
