@@ -27,6 +27,7 @@ SUBCOMMAND_MODULES = (
     "launchbench.commands.pr",
     "launchbench.commands.asv",
     "launchbench.commands.asvplan",
+    "launchbench.commands.asvseries",
     "launchbench.commands.refs",
     "launchbench.commands.mechanisms_procs",  # the mechanisms command (its parser: mechanisms_cli)
     "launchbench.commands.peers",

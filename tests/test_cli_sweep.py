@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 UNWRITABLE = "/proc/launchbench-sweep/out.json"  # cannot be created, even by root
 COMPARE_JSON = str(ROOT / "tests" / "fixtures" / "compare-1.json.gz")
 BREAKDOWN_JSON = str(ROOT / "tests" / "fixtures" / "breakdown-2.json.gz")
+RELEASES_JSON = str(ROOT / "tests" / "fixtures" / "releases" / "history-1.json.gz")
 SIM = ["compare", "--simulator"]
 REAL = ["compare", "--variant", "a=numba-cuda==0.29.0", "--variant", "b=numba-cuda==0.30.4", "-o", "{tmp}/r.json"]
 GIT = ["--repo", "{git}"]
@@ -232,6 +233,18 @@ CASES = {
         (["claims", "/no/such/releases.json"], "RELEASES.json"),
         (["claims", "-o", ""], "--output"),
     ],
+    "asv-series": [
+        (["asv-series", COMPARE_JSON, "--ledger", "{tmp}/l", "--results-dir", "{tmp}/r"], "not a launchbench releases"),
+        (["asv-series", RELEASES_JSON, "--ledger", "{tmp}/l", "--results-dir", "{tmp}/r", "--publish"],
+         "--publish needs --html-dir"),
+        (["asv-series", RELEASES_JSON, RELEASES_JSON.replace("history-1", "missing"), "--ledger", "{tmp}/l",
+          "--results-dir", "{tmp}/r"], "cannot read it"),
+        (["asv-series", RELEASES_JSON, "--results-dir", "{tmp}/r"], "usage"),  # --ledger is required
+    ],
+    "series-page": [
+        (["series-page", COMPARE_JSON, "-o", "{tmp}/p.md"], "not a launchbench releases"),
+        (["series-page"], "usage"),
+    ],
     "releases": [
         (["releases"], "usage"),
         (["releases", "numba-cuda==0.30.4+cuda-core==1+cuda-core==2"], "conflicting pins"),
@@ -404,7 +417,7 @@ def sweep_env(tmp_path, monkeypatch, fixtures, odd_paths):
     for obj, attr in ((envs.EnvManager, "_build"), (runner, "run"), (mechanisms_cli, "make_launchers"),
                       (mechanism_procs, "run"), (peers, "measure_on_engine"), (breakdown, "numba_kernel_and_args"),
                       (asvtools, "run_asv"), (asv, "run_asv"), (site, "publish"), (refs, "fetch_pull_head"),
-                      (ledger, "ensure_ledger")):
+                      (ledger, "ensure_ledger"), (ledger, "ensure_series_ledger")):
         monkeypatch.setattr(obj, attr, _tripwire(f"{getattr(obj, '__name__', obj)}.{attr}"))
     monkeypatch.setattr(subprocess, "Popen", _GuardedPopen)
     monkeypatch.setattr(envs, "index_versions", fake_index)  # no network: the index as of 2026-11
@@ -604,6 +617,9 @@ OPTION_KINDS = {
     ("report", "results"): "injson", ("wheelhouse", "dir"): "outdir",
     ("releases", "series"): "series", ("releases", "--pin"): "pin", ("releases", "--stack-bisect"): "flag",
     ("claims", "documents"): "injson",
+    ("asv-series", "documents"): "injson", ("asv-series", "--ledger"): "outdir", ("asv-series", "--results-dir"): "outdir",
+    ("asv-series", "--html-dir"): "outdir", ("asv-series", "--machine"): "text", ("asv-series", "--publish"): "flag",
+    ("series-page", "documents"): "injson",
     ("lock-probe", "series"): "series", ("lock-probe", "--pin"): "pin",
 }
 
@@ -630,6 +646,8 @@ SWEEP_BASE = {
     "wheelhouse": ["wheelhouse", "{out}/w"],
     "releases": ["releases", "numba-cuda==0.29.0,0.30.4", "-o", "{out}/r.json"],
     "claims": ["claims", "/no/such/releases.json", "-o", "{out}/claims.md"],
+    "asv-series": ["asv-series", RELEASES_JSON, "--ledger", "{out}/ledger", "--results-dir", "{out}/results"],
+    "series-page": ["series-page", RELEASES_JSON, "-o", "{out}/page.md"],
     "lock-probe": ["lock-probe", "numba-cuda-mlir==0.4.2,0.5.0", "-o", "{out}/l.json"],
 }
 # Values a command takes on purpose (not mistakes): (subcommand, option, value).
@@ -794,7 +812,8 @@ import itertools  # noqa: E402
 
 #: the run outputs of each command a second run must not share (locked): file options, and folders
 RUN_OUTPUTS = {"outfile"}
-RUN_FOLDERS = {("pr", "--out"), ("site", "--html-dir"), ("wheelhouse", "dir")}
+RUN_FOLDERS = {("pr", "--out"), ("site", "--html-dir"), ("wheelhouse", "dir"), ("asv-series", "--ledger"),
+               ("asv-series", "--results-dir"), ("asv-series", "--html-dir")}
 #: an input of each kind the aliasing cases can name: (fixture file name, its source)
 INPUTS = {("report", "results"): ("in.json.gz", COMPARE_JSON), ("asv-config", "--config"): ("in.conf.json", None),
           ("mechanisms", "--pool"): ("in-mech.json", None), "infile": ("in-constraints.txt", None)}

@@ -8,9 +8,10 @@ from __future__ import annotations
 import os
 
 from ..base import outpaths
-from ..base.atomic import read_json, write_text_atomic
+from ..base.atomic import write_text_atomic
 from ..base.errors import UserError
 from ..output.claims import render
+from ..output.documents import read_inputs
 from . import common_args as ca
 
 DEFAULT_OUTPUT = "launchbench-claims.md"
@@ -27,18 +28,11 @@ def register(sub) -> None:
 
 
 def run_claims(args) -> int:
-    for path in args.documents:  # a FIFO or device would block the reader
-        if os.path.exists(path):
-            outpaths.check_regular(path, "RELEASES.json")
     output = outpaths.check_outputs([(args.output, "--output")],
                                     inputs=[(path, "RELEASES.json") for path in args.documents])[0]
+    named = read_inputs(args.documents, "RELEASES.json", "give launchbench releases documents")
     docs, sources = [], {}
-    for path in args.documents:
-        try:
-            doc = read_json(path)
-        except (OSError, ValueError, EOFError) as exc:
-            raise UserError(f"RELEASES.json {path!r}: cannot read it ({exc}); give launchbench releases "
-                            "documents") from None
+    for path, doc in named:
         if not isinstance(doc, dict) or doc.get("kind") not in ("releases", "lock-probe"):
             kind = doc.get("kind") if isinstance(doc, dict) else None
             raise UserError(f"RELEASES.json {path!r} is not a launchbench releases document (kind {kind!r}), nor a "

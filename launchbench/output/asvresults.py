@@ -58,7 +58,10 @@ from ..base.errors import UserError
 from ..engine import analysis, stats
 from ..engine.runplan import key_id, launch_keys
 from ..engine.stats import t_quantile
+from ..environments import ledger
+from . import documents
 from .asvtools import SMOKE_MACHINE, check_machine_label
+from .releases import NEWEST, group_series, require_releases
 
 #: The suite benchmark launchbench's values stand for, and its parameter grid
 #: (tests check these against benchmarks/bench_launch.py).
@@ -82,6 +85,9 @@ DEFAULT_ENV_NAME = "launchbench-history"
 #: Results parameter that keeps these values in their own asv publish graph
 #: (without it, publish would average them with native runs of equal params).
 SOURCE_PARAM = "measured_by"
+#: Results parameter of a release series' stack. Its project is the ledger branch its commits are on,
+#: asv publish's own ``branch`` parameter: asv graphs each branch and stack apart.
+STACK_PARAM = "stack"
 
 _US = 1e-6
 _MACHINE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -105,10 +111,7 @@ def write_history(results_dir: str, doc: dict, machine: str | None = None,
     if not _MACHINE_RE.fullmatch(env_name or ""):
         raise UserError(f"env name {env_name!r} is not a plain name; use letters, digits, '.', '_' or '-'")
     settings = doc.get("settings") or {}
-    launch = settings.get("launch", LAUNCH)
-    if launch != LAUNCH:
-        raise UserError(f"the document measured launch {launch}, but only {LAUNCH} maps onto the asv suite; "
-                        f"measure with the default launch configuration")
+    _check_suite_grid(settings, [])
     machine = _machine_name(doc, machine)
     per_variant = _variant_values(doc, confidence_asv)
     commits = doc.get("commits") or []
@@ -187,6 +190,129 @@ def write_compare(results_dir: str, compare_doc: dict, commits: dict, dates: dic
                          confidence_asv=confidence_asv)
 
 
+# ---------------------------------------------------------------- releases documents
+
+def release_series(doc: dict, where: str = "the document") -> list[dict]:
+    """The series of a ``launchbench releases`` document, each ``{project, pins, stack, env_name, points}``.
+
+    A series is one project on one stack: the points that share their project and the pins the run
+    asked for (``user_pins``; none: each release on the newest stack it resolves, ``stack`` NEWEST),
+    in version order. Its results go under one asv environment name that names both, are filed under
+    commits of the project's ledger branch and carry ``stack`` as a results param, so asv publish
+    graphs each series apart (its ``branch`` the project, its ``stack`` the stack). Checked
+    here, before anything is written: the document's kind, that its values map onto the suite's
+    benchmark, and that no series holds a release twice (one ledger commit per release).
+    """
+    require_releases(doc, where, "give the JSON `launchbench releases` wrote (a history files its own: history "
+                                 "--asv-results DIR)")
+    documents.validate(doc, "history", where)  # the fields read below, each of its type
+    settings = doc.get("settings") or {}
+    _check_suite_grid(settings, settings.get("arg_counts") or [], where)
+    missing = [p for p in doc["points"] if not isinstance(p, dict) or not p.get("project") or not p.get("version")]
+    if missing:
+        raise UserError(f"{where}: point {str(missing[0])[:80]!r} names no project and version; give the JSON "
+                        "`launchbench releases` wrote, unchanged")
+    out = []
+    for one in group_series(doc["points"]):
+        versions = [p["version"] for p in one["points"]]
+        twice = sorted({v for v in versions if versions.count(v) > 1}, key=ledger.version_key)
+        if twice:
+            raise UserError(f"{where}: {one['project']} {twice[0]} is two points of one series (stack {one['stack']}); "
+                            "asv keeps one result per release and stack: file the points' documents apart")
+        pins = "-".join(f"{dep}-{version}" for dep, version in one["pins"].items()) or NEWEST
+        out.append({**one, "env_name": re.sub(r"[^A-Za-z0-9._-]+", "-", f"{one['project']}-{pins}")})
+    if not out:
+        raise UserError(f"{where} holds no points; give a finished `launchbench releases` JSON")
+    return out
+
+
+def check_releases(named: list, machine: str | None = None) -> dict:
+    """What ``write_releases`` would refuse, refused for every ``(where, doc)`` pair of *named* before the
+    ledger or any result is written; returns {project: [versions]}, the commits the ledger needs.
+    Two documents that hold one release on one stack are refused too: asv keeps one result per release
+    and environment, so one would silently replace the other."""
+    _check_installed_asv()
+    seen, versions = {}, {}
+    for where, doc in named:
+        found = release_series(doc, where)
+        _machine_name(doc, machine)
+        levels = doc.get("levels") or {}
+        for series in found:
+            for point in series["points"]:
+                if not _filed(point, levels)[0]:
+                    continue
+                key = (series["env_name"], point["version"])
+                if key in seen and seen[key] != where:
+                    raise UserError(f"{seen[key]} and {where} both hold {series['project']} {point['version']} on "
+                                    f"stack {series['stack']}; asv keeps one result per release and stack: file "
+                                    "them into separate --results-dir")
+                seen[key] = where
+                versions.setdefault(series["project"], []).append(point["version"])
+    return versions
+
+
+def write_releases(results_dir: str, doc: dict, commits: dict, machine: str | None = None,
+                   where: str = "the document") -> list[str]:
+    """Write a ``launchbench releases`` document as asv results under *results_dir*: per series
+    (``release_series``) one results file per release, filed under its ledger commit (*commits*:
+    {project: {version: sha}}, from ``ledger.ensure_series_ledger``).
+
+    A measured point's values are its levels (``_level_values``); a refused point (it did not
+    install, import or launch) is asv's "failed", with no value; a point neither measured nor
+    refused (an interrupted run) is absent. Returns the paths written, machine.json and
+    benchmarks.json last where they were created or extended.
+    """
+    _check_installed_asv()
+    series = release_series(doc, where)
+    machine = _machine_name(doc, machine)
+    started_at = _js_ms(doc.get("created"), what=f"{where}: created")
+    levels = doc.get("levels") or {}
+    written = []
+    for one in series:
+        params = {**_common_params(doc, machine, "launchbench releases"), STACK_PARAM: one["stack"]}
+        for point in one["points"]:
+            filed, values = _filed(point, levels)
+            if not filed:
+                continue
+            sha = commits[one["project"]][point["version"]]
+            requirements = {one["project"]: point["version"], **(point.get("stack") or one["pins"])}
+            python = _python_version(point, doc)
+            data = _results_file(sha, one["env_name"], started_at, {**params, "python": python}, requirements,
+                                 _row(values, started_at))
+            path = os.path.join(results_dir, machine, f"{sha[:8]}-{one['env_name']}.json")
+            written.append(atomic.write_text_atomic(path, json.dumps(data)))
+    if not written:
+        raise UserError(f"{where}: no point was measured or refused; nothing to write")
+    written += _ensure_machine_json(results_dir, machine, doc)
+    written += _ensure_benchmarks_json(results_dir)
+    return written
+
+
+def _filed(point: dict, levels: dict) -> tuple:
+    """(filed, values) of a point: a measured one its levels, a refused one None (asv's "failed": it did not
+    install, import or launch), one neither measured nor refused (an interrupted run) is not filed."""
+    if point.get("refused"):
+        return True, None
+    if point.get("measured") and levels.get(point["sha"]):
+        return True, _level_values(levels[point["sha"]])
+    return False, None
+
+
+def _level_values(levels: list) -> dict:
+    """{nargs: record of seconds} of one point: its cost (mean over rounds of each round's median), the
+    95% t interval over rounds as q_25/q_75 (asv prints half their distance as the ±), the same interval
+    at 99% for asv's significance test (``_ci_at``: the t ratio); ``repeat`` the rounds, no samples."""
+    out = {}
+    for rec in levels:
+        us, ci95 = float(rec["us"]), tuple(float(x) for x in rec["ci_us"])
+        rounds = rec.get("rounds") or rec.get("n")
+        ci99 = _ci_at({}, us, ci95, rounds, 0.99)
+        out[int(rec["nargs"])] = {"value": us * _US, "ci_99_a": ci99[0] * _US, "ci_99_b": ci99[1] * _US,
+                                  "q_25": ci95[0] * _US, "q_75": ci95[1] * _US, "number": None,
+                                  "repeat": int(rounds) if rounds else None}
+    return out
+
+
 # ---------------------------------------------------------------- values
 
 def _variant_values(doc: dict, confidence: float) -> dict:
@@ -200,9 +326,7 @@ def _variant_values(doc: dict, confidence: float) -> dict:
         level[int(rec["nargs"])] = rec
     if not level:
         raise UserError("the document has no reference level; pass a finished `launchbench history` JSON")
-    bad = sorted(set(level) - set(ARG_COUNTS))
-    if bad:
-        raise UserError(f"arg counts {bad} are not in the asv suite's grid {ARG_COUNTS}; measure 0..4 args")
+    _check_suite_grid(doc.get("settings") or {}, level)
     rounds = (doc.get("settings") or {}).get("rounds")
     loops = (doc.get("settings") or {}).get("loops") or {}
     deltas = {}
@@ -273,6 +397,19 @@ def _grid() -> list:
 
 
 def _results_data(commit, doc, values, common, env_name, started_at, settings) -> dict:
+    python = _python_version(commit, doc)
+    requirements = dict(_pins(doc))
+    version = _numba_cuda_version(commit, doc)
+    if version:
+        requirements["numba-cuda"] = version
+    date = _js_ms(commit.get("date") or doc.get("created"), what=f"commit {commit['sha'][:12]} date")
+    return _results_file(commit["sha"], env_name, date, {**common, "python": python}, requirements,
+                         _row(values, started_at))
+
+
+def _row(values: dict | None, started_at: int) -> list:
+    """asv's row of the benchmark: *values* ({nargs: record of seconds}) in the launch column, NaN (n/a)
+    in every other cell; None: asv's "failed" (no value at all)."""
     grid = list(itertools.product(ARG_COUNTS, CONFIG_NAMES))
     if values is None:
         row = [None, _grid(), None, started_at]
@@ -289,17 +426,17 @@ def _results_data(commit, doc, values, common, env_name, started_at, settings) -
                column("number"), column("repeat"), None, None]
     while row and row[-1] is None:  # asv drops trailing empty columns too
         row.pop()
-    python = _python_version(commit, doc)
-    requirements = dict(_pins(doc))
-    version = _numba_cuda_version(commit, doc)
-    if version:
-        requirements["numba-cuda"] = version
+    return row
+
+
+def _results_file(sha: str, env_name: str, date: int, params: dict, requirements: dict, row: list) -> dict:
+    """One asv results file (format RESULTS_API_VERSION): one commit, one environment, the benchmark's row."""
     return {
-        "commit_hash": commit["sha"],
+        "commit_hash": sha,
         "env_name": env_name,
-        "date": _js_ms(commit.get("date") or doc.get("created"), what=f"commit {commit['sha'][:12]} date"),
-        "params": {**common, "python": python},
-        "python": python,
+        "date": date,
+        "params": params,
+        "python": params.get("python", ""),
         "requirements": requirements,
         "env_vars": {},
         "result_columns": RESULT_COLUMNS,
@@ -309,10 +446,10 @@ def _results_data(commit, doc, values, common, env_name, started_at, settings) -
     }
 
 
-def _common_params(doc: dict, machine: str) -> dict:
+def _common_params(doc: dict, machine: str, source: str = "launchbench history") -> dict:
     """Results params (asv graphs split on these): machine, GPU, and where the values come from."""
     device = (doc.get("device") or {}).get("name") or ""
-    return {"machine": machine, "gpu": device, SOURCE_PARAM: "launchbench history"}
+    return {"machine": machine, "gpu": device, SOURCE_PARAM: source}
 
 
 def _read_existing(path: str, fix: str) -> dict:
@@ -387,6 +524,23 @@ def _ensure_benchmarks_json(results_dir: str) -> list[str]:
 
 
 # ---------------------------------------------------------------- small helpers
+
+def _check_suite_grid(settings: dict, arg_counts, where: str = "") -> None:
+    """Only what the suite's benchmark stands for maps onto it: a ``[1, 1]`` launch of an empty kernel
+    taking float32 device arrays, dispatched lazily, at 0..4 arguments. *where*: the file, for the message."""
+    at = f"{where}: " if where else ""
+    launch = settings.get("launch", LAUNCH)
+    if launch != LAUNCH:
+        raise UserError(f"{at}the document measured launch {launch}, but only {LAUNCH} maps onto the asv suite; "
+                        f"measure with the default launch configuration")
+    kind, dispatch = settings.get("arg_kind") or "array", settings.get("dispatch") or "lazy"
+    if (kind, dispatch) != ("array", "lazy"):
+        raise UserError(f"{at}the kernels took {kind} arguments ({dispatch} dispatch), but the asv suite's benchmark "
+                        "launches with float32 device arrays (lazy dispatch); measure with the default --arg-kind")
+    bad = sorted(set(int(n) for n in arg_counts) - set(ARG_COUNTS))
+    if bad:
+        raise UserError(f"{at}arg counts {bad} are not in the asv suite's grid {ARG_COUNTS}; measure 0..4 args")
+
 
 def _check_installed_asv() -> None:
     """Refuse to write a format the installed asv would not read."""

@@ -27,7 +27,9 @@ import zlib
 from dataclasses import dataclass
 from typing import Callable
 
-from ..base.atomic import write_json_atomic
+from ..base.atomic import read_json, write_json_atomic
+from ..base.errors import UserError
+from ..base.outpaths import check_regular
 from ..engine import history as history_engine
 from ..workloads import breakdown as breakdown_single
 from ..workloads import stages_mlir
@@ -355,6 +357,23 @@ def load(path: str, name: str):
     except OSError as exc:
         raise SchemaError(f"cannot read {k.noun} file {path} ({exc.strerror}); pass a file `{k.writer}` "
                           "wrote") from None
+
+
+def read_inputs(paths, option: str, fix: str) -> list:
+    """``(path, JSON)`` pairs of the files a command takes as *option*, of any kind (the caller checks
+    which it takes); an empty name, a FIFO or device, a missing or unreadable file and one that is not
+    JSON are refused in one line naming it and ending in *fix*."""
+    out = []
+    for path in paths:
+        if not path.strip():
+            raise UserError(f"{option} is empty; {fix}")
+        if os.path.exists(path):
+            check_regular(path, option)  # a FIFO would block the reader, /dev/zero never end
+        try:
+            out.append((path, read_json(path)))
+        except (OSError, ValueError, EOFError) as exc:
+            raise UserError(f"{option} {path!r}: cannot read it ({exc}); {fix}") from None
+    return out
 
 
 def read(path: str, name: str) -> dict:

@@ -6,11 +6,13 @@ from __future__ import annotations
 import os
 
 from ..base.atomic import write_text_atomic
+from ..base.errors import UserError
+from ..environments.ledger import version_key
 
 STACK_ABBREV = {"numba": "nb", "llvmlite": "llvm", "numpy": "np", "cuda-core": "core", "cuda-bindings": "bind"}
 
 
-def _ci(v: float, ci: list, signed: bool = False) -> str:
+def ci_text(v: float, ci: list, signed: bool = False) -> str:
     f = "{:+.2f}" if signed else "{:.2f}"
     return f"{f.format(v)} [{f.format(ci[0])}, {f.format(ci[1])}]"
 
@@ -19,6 +21,33 @@ def stack_cell(stack: dict | None) -> str:
     if not stack:
         return "-"
     return " ".join(f"{STACK_ABBREV.get(k, k)} {v}" for k, v in stack.items())
+
+
+#: The stack of a series whose points pinned nothing: each release on the newest stack it resolved.
+NEWEST = "newest"
+
+
+def require_releases(doc, where: str, fix: str) -> dict:
+    """*doc* when it is a ``launchbench releases`` document, else one line naming *where*, its kind and *fix*."""
+    if not isinstance(doc, dict) or doc.get("kind") != "releases":
+        kind = doc.get("kind") if isinstance(doc, dict) else None
+        raise UserError(f"{where} is not a launchbench releases document (kind {kind!r}); {fix}")
+    return doc
+
+
+def group_series(points: list) -> list[dict]:
+    """A document's points as series, ``{project, pins, stack, points}``: one project on one stack, i.e. the
+    points that share their project and the pins the run asked for (``user_pins``; none: each release on
+    the newest stack it resolves, ``stack`` NEWEST), each series in version order, in order of first
+    appearance. Points without a project and version (none are written so) are left out."""
+    groups: dict = {}
+    for point in points:
+        if point.get("project") and point.get("version"):
+            pins = tuple(sorted((point.get("user_pins") or {}).items()))
+            groups.setdefault((point["project"], pins), []).append(point)
+    return [{"project": project, "pins": dict(pins), "points": sorted(found, key=lambda p: version_key(p["version"])),
+             "stack": " ".join(f"{dep}=={version}" for dep, version in pins) or NEWEST}
+            for (project, pins), found in groups.items()]
 
 
 #: --arg-kind -> what the empty kernels take (``workloads/argkinds``)
@@ -44,14 +73,14 @@ def rows(doc: dict) -> tuple[list, list]:
         if p.get("refused"):
             continue
         lv = {d["nargs"]: d for d in doc["levels"].get(p["sha"], [])}
-        cells = [_ci(lv[n]["us"], lv[n]["ci_us"]) + f" ({lv[n]['rounds']} r)" if n in lv else "" for n in counts]
+        cells = [ci_text(lv[n]["us"], lv[n]["ci_us"]) + f" ({lv[n]['rounds']} r)" if n in lv else "" for n in counts]
         if p.get("variant") == doc["reference"]:
             st = ["first"] + [""] * (len(counts) - 1)
         else:
             st = []
             for n in counts:
                 s = steps.get((p["sha"], n))
-                st.append(_ci(s["delta_us"], s["ci_us"], True) + (" <==" if s["established"] else "") if s else "")
+                st.append(ci_text(s["delta_us"], s["ci_us"], True) + (" <==" if s["established"] else "") if s else "")
         out.append([p["sha"], stack_cell(p.get("stack"))] + cells + st)
     return head, out
 
@@ -74,7 +103,7 @@ def render(doc: dict, markdown: bool = False) -> str:
         foot.append(f"stack bisect: {sb['verdict']}")
         for r in sb["steps"]:
             foot.append(f"  {'+'.join(r['dependencies'])}: " + (", ".join(
-                f"{s['nargs']} args {_ci(s['delta_us'], s['ci_us'], True)}" + (" <==" if s["established"] else "")
+                f"{s['nargs']} args {ci_text(s['delta_us'], s['ci_us'], True)}" + (" <==" if s["established"] else "")
                 for s in r["steps"]) or "not measured"))
     if markdown:
         lines = [f"# {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]

@@ -1,0 +1,271 @@
+"""launchbench asv-series: releases documents filed as asv results, one series per project and stack, read
+back by the real asv (``Results.load``, ``asv publish``) on a synthetic document and the committed fixture.
+
+The synthetic document holds three series: numba-cuda on its newest stacks (0.28.0 refused, 0.29.0 and
+0.30.0 measured, 0.30.1 neither: an interrupted run), numba-cuda pinned to numba 0.65.1 (0.30.0), and
+numba-cuda-mlir on its newest stacks (0.5.0, 0.6.0). CPU only; asv publish takes a few seconds.
+"""
+import copy
+import glob
+import json
+import math
+import os
+from pathlib import Path
+
+import pytest
+
+from launchbench import cli
+from launchbench.base.atomic import read_json
+from launchbench.base.errors import UserError
+from launchbench.engine.stats import t_quantile
+from launchbench.environments import ledger
+from launchbench.output import asvresults
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE = ROOT / "tests" / "fixtures" / "releases" / "history-1.json.gz"
+RUN = ROOT / "lab" / "results" / "h100" / "2026-11-27-releases"
+ROUNDS = 20
+PIN = {"numba": "0.65.1"}
+
+
+def _point(project, version, pins=None, measured=True, refused=None):
+    label = f"{project}=={version}" + "".join(f"+{d}=={v}" for d, v in (pins or {}).items())
+    return {"sha": label, "short": label, "subject": label, "date": None, "measured": measured, "aa": False,
+            "identical_to": None, "variant": f"v-{label}" if measured else None, "wheel": None, "project": project,
+            "version": version, "build": {"ok": True} if measured else None,
+            "stack": {"numba": "0.65.1", "numpy": "2.3.5"} if measured else None, "refused": refused,
+            "user_pins": dict(pins or {})}
+
+
+def _levels(base):
+    """0, 1 and 4 args: base, base + 10, base + 40 us, each with a 95% interval of +/- 0.5 us."""
+    return [{"nargs": n, "us": base + d, "ci_us": [base + d - 0.5, base + d + 0.5], "rounds": ROUNDS}
+            for n, d in ((0, 0.0), (1, 10.0), (4, 40.0))]
+
+
+def synthetic():
+    doc = copy.deepcopy(read_json(FIXTURE))
+    points = [_point("numba-cuda", "0.28.0", measured=False, refused="does not import: ImportError: x"),
+              _point("numba-cuda", "0.30.0"), _point("numba-cuda", "0.29.0"),
+              _point("numba-cuda", "0.30.1", measured=False),
+              _point("numba-cuda", "0.30.0", PIN),
+              _point("numba-cuda-mlir", "0.5.0"), _point("numba-cuda-mlir", "0.6.0")]
+    base = {"numba-cuda==0.29.0": 15.0, "numba-cuda==0.30.0": 16.0, "numba-cuda==0.30.0+numba==0.65.1": 16.5,
+            "numba-cuda-mlir==0.5.0": 19.0, "numba-cuda-mlir==0.6.0": 20.0}
+    doc.update(points=points, levels={label: _levels(us) for label, us in base.items()},
+               refused=[{"point": points[0]["sha"], "reason": points[0]["refused"]}], established=[])
+    doc["settings"]["arg_counts"] = [0, 1, 4]
+    doc["host"]["hostname"] = "gpubox"
+    return doc
+
+
+def series_by_env(doc):
+    return {s["env_name"]: s for s in asvresults.release_series(doc)}
+
+
+# ---------------------------------------------------------------- series and values
+
+def test_points_split_into_one_series_per_project_and_stack():
+    found = series_by_env(synthetic())
+    assert sorted(found) == ["numba-cuda-mlir-newest", "numba-cuda-newest", "numba-cuda-numba-0.65.1"]
+    newest = found["numba-cuda-newest"]
+    assert (newest["project"], newest["stack"]) == ("numba-cuda", "newest")
+    assert [p["version"] for p in newest["points"]] == ["0.28.0", "0.29.0", "0.30.0", "0.30.1"]  # version order
+    assert found["numba-cuda-numba-0.65.1"]["stack"] == "numba==0.65.1"
+    # the committed fixture (a stack bisect): one release on four stacks is four series of one point
+    bisect = asvresults.release_series(read_json(FIXTURE))
+    assert len(bisect) == 4 and all(len(s["points"]) == 1 for s in bisect)
+    assert len({s["env_name"] for s in bisect}) == 4
+
+
+def _write(tmp_path, docs, machine=None):
+    named = [(f"doc{i}", d) for i, d in enumerate(docs)]
+    versions = asvresults.check_releases(named, machine)
+    commits = {p: ledger.ensure_series_ledger(tmp_path / "ledger", p, v) for p, v in versions.items()}
+    paths = [p for where, d in named for p in asvresults.write_releases(str(tmp_path / "results"), d, commits,
+                                                                        machine, where=where)]
+    return commits, paths
+
+
+def _load(tmp_path, sha, env, machine="gpubox"):
+    from asv.results import Results
+
+    res = Results.load(str(tmp_path / "results" / machine / f"{sha[:8]}-{env}.json"), machine_name=machine)
+    params = res.get_result_params(asvresults.BENCHMARK)
+    grid = [(int(a), c.strip("'")) for a in params[0] for c in params[1]]
+    values = res.get_result_value(asvresults.BENCHMARK, params)
+    stats = res.get_result_stats(asvresults.BENCHMARK, params)
+    return res, {g: (v, st) for g, v, st in zip(grid, values, stats)}
+
+
+def test_values_are_the_levels_with_their_intervals_and_no_samples(tmp_path):
+    commits, _paths = _write(tmp_path, [synthetic()])
+    res, cells = _load(tmp_path, commits["numba-cuda"]["0.29.0"], "numba-cuda-newest")
+    widen = 0.5 * t_quantile(0.995, ROUNDS - 1) / t_quantile(0.975, ROUNDS - 1)
+    for n, us in ((0, 15.0), (1, 25.0), (4, 55.0)):
+        value, st = cells[(n, "[1, 1]")]
+        assert value == pytest.approx(us * 1e-6)
+        assert (st["q_25"], st["q_75"]) == pytest.approx(((us - 0.5) * 1e-6, (us + 0.5) * 1e-6))  # the 95% CI
+        assert (st["ci_99_a"], st["ci_99_b"]) == pytest.approx(((us - widen) * 1e-6, (us + widen) * 1e-6))
+        assert st["repeat"] == ROUNDS
+    assert math.isnan(cells[(2, "[1, 1]")][0]) and math.isnan(cells[(0, "[1, 128]")][0])  # not measured: n/a
+    assert res.get_result_samples(asvresults.BENCHMARK, res.get_result_params(asvresults.BENCHMARK)) == [None] * 35
+    assert res.params["stack"] == "newest" and "project" not in res.params  # the project: the ledger branch
+    assert res.params["measured_by"] == "launchbench releases"
+    raw = json.loads((tmp_path / "results" / "gpubox" / f"{commits['numba-cuda']['0.29.0'][:8]}-numba-cuda-newest.json")
+                     .read_text())
+    assert raw["requirements"] == {"numba-cuda": "0.29.0", "numba": "0.65.1", "numpy": "2.3.5"}
+
+
+def test_refused_points_are_failed_and_unmeasured_ones_absent(tmp_path):
+    commits, paths = _write(tmp_path, [synthetic()])
+    names = {Path(p).name for p in paths}
+    refused = commits["numba-cuda"]["0.28.0"]
+    assert f"{refused[:8]}-numba-cuda-newest.json" in names
+    assert "0.30.1" not in commits["numba-cuda"]  # neither measured nor refused: no commit, no result
+    raw = json.loads((tmp_path / "results" / "gpubox" / f"{refused[:8]}-numba-cuda-newest.json").read_text())
+    row = raw["results"][asvresults.BENCHMARK]
+    assert row[0] is None and len(row) == 4  # asv's "failed": no value, no interval, no invented number
+    assert raw["requirements"] == {"numba-cuda": "0.28.0"}
+    # one ledger commit per release of each project, whatever the stack: 0.30.0 is one commit for two series
+    assert sorted(commits["numba-cuda"]) == ["0.28.0", "0.29.0", "0.30.0"]
+    assert {f"{commits['numba-cuda']['0.30.0'][:8]}-numba-cuda-newest.json",
+            f"{commits['numba-cuda']['0.30.0'][:8]}-numba-cuda-numba-0.65.1.json"} <= names
+
+
+def test_the_ledger_is_one_branch_per_project_in_version_order_and_the_same_everywhere(tmp_path):
+    a = ledger.ensure_series_ledger(tmp_path / "a", "numba-cuda", ["0.30.0", "0.29.0"])
+    m = ledger.ensure_series_ledger(tmp_path / "a", "numba-cuda-mlir", ["0.6.0"])
+    b = ledger.ensure_series_ledger(tmp_path / "b", "numba-cuda", ["0.29.0", "0.30.0"])
+    assert a == b  # fixed contents and dates: another machine rebuilds the same commits
+    assert ledger.branches(tmp_path / "a") == ["numba-cuda", "numba-cuda-mlir"]
+    assert ledger.git(tmp_path / "a", "rev-parse", f"{a['0.30.0']}^") == a["0.29.0"]
+    assert ledger.git(tmp_path / "a", "rev-parse", "numba-cuda-mlir-v0.6.0^{commit}") == m["0.6.0"]
+    assert ledger.git(tmp_path / "a", "show", f"{m['0.6.0']}:VERSION") == "numba-cuda-mlir 0.6.0"
+    again = ledger.ensure_series_ledger(tmp_path / "a", "numba-cuda", ["0.29.0", "0.30.0", "0.30.4"])
+    assert again["0.29.0"] == a["0.29.0"] and ledger.git(tmp_path / "a", "rev-parse", f"{again['0.30.4']}^") == a["0.30.0"]
+    with pytest.raises(UserError, match="ends at 0.30.4, and 0.20.0 is older"):
+        ledger.ensure_series_ledger(tmp_path / "a", "numba-cuda", ["0.20.0"])
+    # asv numbers commits in date order: each project's releases stay together
+    order = ledger.git(tmp_path / "a", "rev-list", "--all", "--date-order", "--reverse").split()
+    projects = [ledger.git(tmp_path / "a", "show", f"{c}:VERSION").split()[0] for c in order]
+    assert projects in (["numba-cuda"] * 3 + ["numba-cuda-mlir"], ["numba-cuda-mlir"] + ["numba-cuda"] * 3)
+
+
+def test_one_release_on_one_stack_in_two_documents_is_refused(tmp_path):
+    other = synthetic()
+    other["points"] = [p for p in other["points"] if p["version"] in ("0.29.0", "0.30.1")]  # 0.30.1: not filed
+    with pytest.raises(UserError, match=r"doc0 and doc1 both hold numba-cuda 0.29.0 on stack newest"):
+        _write(tmp_path, [synthetic(), other])
+    other["points"] = [p for p in other["points"] if p["version"] == "0.30.1"]
+    assert asvresults.check_releases([("doc0", synthetic()), ("doc1", other)])  # nothing of doc1's is filed
+    twice = synthetic()
+    twice["points"].append(_point("numba-cuda", "0.29.0"))
+    with pytest.raises(UserError, match="0.29.0 is two points of one series"):
+        asvresults.release_series(twice)
+    assert not (tmp_path / "ledger").exists() and not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("change, needle", [
+    (lambda d: d.update(kind="history"), r"is not a launchbench releases document \(kind 'history'\)"),
+    (lambda d: d["settings"].update(arg_counts=[0, 16]), r"arg counts \[16\] are not in the asv suite's grid"),
+    (lambda d: d["settings"].update(arg_kind="scalar"), "the kernels took scalar arguments"),
+    (lambda d: d["settings"].update(launch="[1, 128]"), r"only \[1, 1\] maps onto the asv suite"),
+    (lambda d: d.pop("levels"), "missing field 'levels'"),
+])
+def test_documents_that_do_not_map_onto_the_suite_are_refused(change, needle):
+    doc = synthetic()
+    change(doc)
+    with pytest.raises(UserError, match=needle):
+        asvresults.check_releases([("doc.json", doc)])
+
+
+# ---------------------------------------------------------------- the command, through asv publish
+
+def _cli(tmp_path, *docs, extra=()):
+    out = tmp_path / "out"
+    return cli.main(["asv-series", *map(str, docs), "--ledger", str(out / "ledger"), "--results-dir",
+                     str(out / "results"), "--html-dir", str(out / "html"), *extra])
+
+
+def _graphs(html: Path) -> dict:
+    """{(project, stack): [(revision, {nargs: us})]} from asv publish's graph files of the launch benchmark
+    (a series' project is its ledger branch)."""
+    index = json.loads((html / "index.json").read_text())
+    out = {}
+    for params in index["graph_param_list"]:
+        path = "graphs/" + "/".join(f"{k}-{params[k]}" for k in sorted(params)) + f"/{asvresults.BENCHMARK}.json"
+        points = json.loads((html / path).read_text())
+        cols = len(asvresults.CONFIG_NAMES)
+        out[(params["branch"], params["stack"])] = [
+            (rev, {n: round(vals[i * cols] * 1e6, 3) for i, n in enumerate(asvresults.ARG_COUNTS)
+                   if vals[i * cols] is not None}) for rev, vals in points]
+    return out
+
+
+def test_asv_publish_shows_a_series_per_project_and_stack_with_a_point_per_release(tmp_path, capsys):
+    doc = tmp_path / "synthetic.json"
+    doc.write_text(json.dumps(synthetic()))
+    assert _cli(tmp_path, doc, extra=["--publish"]) == 0, capsys.readouterr().err
+    html = tmp_path / "out" / "html"
+    index = json.loads((html / "index.json").read_text())
+    assert sorted(index["params"]["branch"]) == ["numba-cuda", "numba-cuda-mlir"]  # a branch per project
+    assert sorted(index["params"]["stack"]) == ["newest", "numba==0.65.1"]
+    graphs = _graphs(html)
+    assert sorted(graphs) == [("numba-cuda", "newest"), ("numba-cuda", "numba==0.65.1"), ("numba-cuda-mlir", "newest")]
+    newest = graphs[("numba-cuda", "newest")]  # refused 0.28.0 failed (dropped at the edge), 0.30.1 absent
+    assert [v for _rev, v in newest] == [{0: 15.0, 1: 25.0, 4: 55.0}, {0: 16.0, 1: 26.0, 4: 56.0}]
+    assert newest[0][0] < newest[1][0]  # release order on the x axis
+    assert [v[0] for _rev, v in graphs[("numba-cuda-mlir", "newest")]] == [19.0, 20.0]
+    assert [v[0] for _rev, v in graphs[("numba-cuda", "numba==0.65.1")]] == [16.5]
+    assert {"numba-cuda-v0.29.0", "numba-cuda-mlir-v0.6.0"} <= set(index["tags"])
+    assert (html / "launchbench-vendor").is_dir()  # the site works offline
+    conf = json.loads((tmp_path / "out" / "ledger.asv.json").read_text())
+    assert conf["repo"] == str(tmp_path / "out" / "ledger") and conf["branches"] == ["numba-cuda", "numba-cuda-mlir"]
+
+
+def test_the_fixture_publishes_four_series_of_one_point(tmp_path, capsys):
+    assert _cli(tmp_path, FIXTURE, extra=["--publish"]) == 0, capsys.readouterr().err
+    graphs = _graphs(tmp_path / "out" / "html")
+    assert len(graphs) == 4 and {k[0] for k in graphs} == {"numba-cuda"}
+    assert all(len(points) == 1 and sorted(points[0][1]) == [0, 1, 2, 3, 4] for points in graphs.values())
+    assert "numba-cuda on stack cuda-bindings==13.5.0 cuda-core==0.7.0 llvmlite==0.47.0" in capsys.readouterr().out
+
+
+def test_the_committed_asv_results_are_what_asv_series_writes_from_the_committed_documents(tmp_path):
+    """lab/results/h100/2026-11-27-releases/asv/results/ is generated (README, "Published as asv series"):
+    filing the two series documents again rebuilds the ledger's commits and every file byte for byte."""
+    committed = RUN / "asv" / "results"
+    docs = [RUN / "mlir-series.json.gz", RUN / "numba-cuda-series.json.gz"]
+    assert cli.main(["asv-series", *map(str, docs), "--ledger", str(tmp_path / "ledger"),
+                     "--results-dir", str(tmp_path / "results")]) == 0
+    made = sorted(os.path.relpath(p, tmp_path / "results") for p in glob.glob(str(tmp_path / "results" / "**" / "*.json"),
+                                                                               recursive=True))
+    have = sorted(os.path.relpath(p, committed) for p in glob.glob(str(committed / "**" / "*.json"), recursive=True))
+    assert made == have and len(made) == 9 + 1 + 21 + 5 + 2  # releases measured and refused, machine, benchmarks
+    for rel in made:
+        assert (tmp_path / "results" / rel).read_bytes() == (committed / rel).read_bytes(), rel
+
+
+# ---------------------------------------------------------------- one-line refusals
+
+@pytest.mark.parametrize("argv, needle", [
+    (["{compare}"], "is not a launchbench releases document (kind None)"),
+    (["{fixture}", "--results-dir", "/proc/launchbench-series/results"], "--results-dir"),
+    (["{fixture}", "--ledger", "{file}"], "--ledger {file} is a file"),
+    (["{fixture}", "--publish"], "--publish needs --html-dir"),
+    (["{fixture}", "--machine", "a/b"], "not usable as an asv machine"),
+    (["{fixture}", "--machine", " "], "--machine is empty"),
+    (["/no/such.json"], "RELEASES.json '/no/such.json': cannot read it"),
+])
+def test_mistakes_are_one_line_and_write_nothing(argv, needle, tmp_path, capsys):
+    (tmp_path / "file.txt").write_text("x\n")
+    subs = {"{compare}": str(ROOT / "tests" / "fixtures" / "compare-1.json.gz"), "{fixture}": str(FIXTURE),
+            "{file}": str(tmp_path / "file.txt")}
+    argv = [subs.get(a, a) for a in argv]
+    base = ["asv-series", "--ledger", str(tmp_path / "ledger"), "--results-dir", str(tmp_path / "results")]
+    rc = cli.main(base + argv)
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and err.startswith("launchbench: error: "), err
+    assert needle.replace("{file}", subs["{file}"]) in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file.txt"]
