@@ -1,5 +1,7 @@
 """launchbench asv-series: releases documents filed as asv results, one series per project and stack, read
-back by the real asv (``Results.load``, ``asv publish``) on a synthetic document and the committed fixture.
+back by the real asv (``Results.load``, ``asv publish``) on a synthetic document and the committed fixture; and the
+release-series page (``series-page``, output/seriespage.py): a panel per series, a line per argument count, refused
+releases in the tables and never drawn, the committed page and chart equal to what the renderer makes.
 
 The synthetic document holds three series: numba-cuda on its newest stacks (0.28.0 refused, 0.29.0 and
 0.30.0 measured, 0.30.1 neither: an interrupted run), numba-cuda pinned to numba 0.65.1 (0.30.0), and
@@ -10,6 +12,7 @@ import glob
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -19,11 +22,14 @@ from launchbench.base.atomic import read_json
 from launchbench.base.errors import UserError
 from launchbench.engine.stats import t_quantile
 from launchbench.environments import ledger
-from launchbench.output import asvresults
+from launchbench.output import asvresults, seriespage
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "releases" / "history-1.json.gz"
 RUN = ROOT / "lab" / "results" / "h100" / "2026-11-27-releases"
+#: The second lease's run: all ten numba-cuda-mlir releases, and the two series filed as asv results and published.
+SECOND = ROOT / "lab" / "results" / "h100" / "2026-11-27-claims-mlir-prebuilt"
+SERIES_ARCHIVE = SECOND / "asv-series.tar.gz"
 ROUNDS = 20
 PIN = {"numba": "0.65.1"}
 
@@ -233,16 +239,21 @@ def test_the_fixture_publishes_four_series_of_one_point(tmp_path, capsys):
 
 
 def test_the_committed_asv_results_are_what_asv_series_writes_from_the_committed_documents(tmp_path):
-    """lab/results/h100/2026-11-27-releases/asv/results/ is generated (README, "Published as asv series"):
-    filing the two series documents again rebuilds the ledger's commits and every file byte for byte."""
-    committed = RUN / "asv" / "results"
-    docs = [RUN / "mlir-series.json.gz", RUN / "numba-cuda-series.json.gz"]
+    """SERIES_ARCHIVE's results/ is generated (its run README, "Published as asv series"): filing the two series
+    documents again rebuilds the ledger's commits and every file byte for byte."""
+    import tarfile
+
+    with tarfile.open(SERIES_ARCHIVE) as tar:
+        tar.extractall(tmp_path / "committed", members=[m for m in tar.getmembers() if m.name.startswith("results/")],
+                       filter="data")
+    committed = tmp_path / "committed" / "results"
+    docs = [SECOND / "mlir-series.json.gz", RUN / "numba-cuda-series.json.gz"]
     assert cli.main(["asv-series", *map(str, docs), "--ledger", str(tmp_path / "ledger"),
                      "--results-dir", str(tmp_path / "results")]) == 0
     made = sorted(os.path.relpath(p, tmp_path / "results") for p in glob.glob(str(tmp_path / "results" / "**" / "*.json"),
                                                                                recursive=True))
     have = sorted(os.path.relpath(p, committed) for p in glob.glob(str(committed / "**" / "*.json"), recursive=True))
-    assert made == have and len(made) == 9 + 1 + 21 + 5 + 2  # releases measured and refused, machine, benchmarks
+    assert made == have and len(made) == 10 + 21 + 5 + 2  # mlir releases, numba-cuda measured and refused, machine, benchmarks
     for rel in made:
         assert (tmp_path / "results" / rel).read_bytes() == (committed / rel).read_bytes(), rel
 
@@ -269,3 +280,57 @@ def test_mistakes_are_one_line_and_write_nothing(argv, needle, tmp_path, capsys)
     assert rc == 2 and err.count("\n") == 1 and err.startswith("launchbench: error: "), err
     assert needle.replace("{file}", subs["{file}"]) in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file.txt"]
+
+
+# ---------------------------------------------------------------- the release-series page
+
+PAGE = os.path.join(ROOT, "docs", "release-series.md")  # the release-series page (output/seriespage.py)
+
+
+def test_the_committed_page_and_chart_are_what_the_renderer_makes_from_the_committed_documents():
+    """docs/release-series.md and .svg are generated: rendering the documents the page's last line lists, in
+    that order, gives both byte for byte (a hand edit, or a document changed since, fails here)."""
+    with open(PAGE, encoding="utf-8") as fh:
+        text = fh.read()
+    listed = re.findall(r"`([^`]+\.json(?:\.gz)?)`", text.rsplit("Documents read:", 1)[1])
+    assert len(listed) == 2, "the page names the two series documents it was rendered from"
+    docs = [read_json(os.path.join(ROOT, rel)) for rel in listed]
+    assert {d["points"][0]["project"] for d in docs} == {"numba-cuda", "numba-cuda-mlir"}  # both projects
+    assert text == seriespage.render_markdown(docs, listed, "release-series.svg")
+    with open(os.path.join(ROOT, "docs", "release-series.svg"), encoding="utf-8") as fh:
+        assert fh.read() == seriespage.render_svg(docs)
+    assert "(release-series.svg)" in text
+
+
+def test_a_panel_per_series_a_line_per_argument_count_and_no_refused_release_drawn():
+    doc = synthetic()  # numba-cuda newest (0.28.0 refused, 0.29.0, 0.30.0, 0.30.1 unmeasured), pinned, mlir
+    svg = seriespage.render_svg([doc])
+    titles = re.findall(r'class="title">([^<]+)<', svg)
+    assert titles == ["numba-cuda, each release on its newest stack", "numba-cuda, pinned numba==0.65.1",
+                      "numba-cuda-mlir, each release on its newest stack"]
+    assert len(re.findall("<polyline ", svg)) == 3 * 3  # 0, 1 and 4 args in each panel
+    first = svg.split('class="title">')[1]  # the first panel, up to the second's title
+    assert len(re.findall("<circle ", first)) == 3 * 2  # 0.29.0 and 0.30.0: the measured releases only
+    assert ">0.29.0</text>" in first and ">0.28.0</text>" not in first and ">0.30.1</text>" not in first
+    assert re.search(r">0</text>", first)  # the y axis starts at 0 µs
+    page = seriespage.render_markdown([doc], ["synthetic.json"], "x.svg")
+    assert "| 0.28.0 | refused: does not import: ImportError: x |" in page
+    assert "| 0.29.0 | nb 0.65.1 np 2.3.5 | 15.00 [14.50, 15.50] | 25.00 [24.50, 25.50] | 55.00 [54.50, 55.50] | 20 |" in page
+    assert "0.30.1" not in page  # neither measured nor refused: nothing to show
+
+
+def test_series_page_writes_the_page_and_the_chart_beside_it(tmp_path, capsys):
+    doc = tmp_path / "synthetic.json"
+    doc.write_text(json.dumps(synthetic()))
+    assert cli.main(["series-page", str(doc), "-o", str(tmp_path / "page.md")]) == 0
+    assert (tmp_path / "page.svg").read_text().startswith("<svg ")
+    assert "](page.svg)" in (tmp_path / "page.md").read_text()
+
+
+def test_series_page_refuses_a_document_of_another_kind_in_one_line(tmp_path, capsys):
+    other = tmp_path / "compare.json"
+    other.write_text(json.dumps({"kind": "compare"}))
+    rc = cli.main(["series-page", str(other), "-o", str(tmp_path / "page.md")])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "is not a launchbench releases document (kind 'compare')" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["compare.json"]

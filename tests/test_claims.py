@@ -177,3 +177,8 @@ def test_claims_reads_a_lock_probe_document(tmp_path, capsys):
     assert rc == 0, capsys.readouterr().err
     page = (tmp_path / "page.md").read_text()
     assert "| agree |" in page and os.path.relpath(path) in page
+
+
+def test_a_cell_neither_ends_the_row_nor_becomes_a_link():
+    """The lock probe's form ``k[1, 1](out)`` read as a Markdown link (mkdocs --strict refused the page)."""
+    assert claims.markdown_cell("k[1, 1](out) a|b") == "k[1, 1]\\(out) a\\|b"

@@ -17,7 +17,6 @@ unset NUMBA_ENABLE_CUDASIM
 RESULTS=${1:-$LB_STEPS_DIR/bisect-planted}
 mkdir -p "$RESULTS"
 RESULTS=$(cd "$RESULTS" && pwd)
-. "$(dirname "$0")/lib.sh"
 PY=${LB_PY:-$LB_ENV030/bin/python}
 COMMON="--python $LB_ENV_BASE/bin/python --system-site-packages --wheels $LB_WHEELS --wheel-cache $LB_WCACHE
         --env-dir $LB_ENV_DIR"

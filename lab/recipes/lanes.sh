@@ -26,7 +26,6 @@ unset NUMBA_ENABLE_CUDASIM
 RESULTS=${1:-$LB_STEPS_DIR/lanes}
 mkdir -p "$RESULTS"
 RESULTS=$(cd "$RESULTS" && pwd)
-. "$(dirname "$0")/lib.sh"
 PY=${LB_PY:-$LB_ENV030/bin/python}          # runs launchbench compare (3.12, numba-cuda importable)
 HPY=${LB_HIST_PY:-$LB_ENV_BASE/bin/python}  # runs launchbench history (base of the per-commit envs)
 E29=$LB_ENV029

@@ -26,7 +26,6 @@ STATUS="$RESULTS/status.txt"
 : > "$CMDS"
 : > "$STATUS"
 
-. "$(dirname "$0")/lib.sh"  # run LIMIT LOG CMD...
 
 # asv-runner's own setup/run path over bench_lcs: what asv would skip or measure.
 ASV_SMOKE='

@@ -37,7 +37,6 @@ PROCESSES=${MECH_PROCESSES:-20}
 CMDS="$RESULTS/command.txt"
 : > "$CMDS"
 
-. "$(dirname "$0")/lib.sh"  # run LIMIT LOG CMD...
 
 for ver in ${MECH_VERSIONS:-030 029}; do
     env=$LB_TMP/env$ver

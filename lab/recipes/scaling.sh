@@ -22,7 +22,6 @@ unset NUMBA_ENABLE_CUDASIM
 RESULTS=${1:-$LB_STEPS_DIR/scaling}
 mkdir -p "$RESULTS"
 RESULTS=$(cd "$RESULTS" && pwd)
-. "$(dirname "$0")/lib.sh"
 PY=${LB_PY:-$LB_ENV030/bin/python}
 E29=$LB_ENV029
 E30=$LB_ENV030

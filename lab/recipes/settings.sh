@@ -18,3 +18,15 @@ LB_STEPS_DIR=${LB_STEPS_DIR:-results/gpu}       # run_steps.sh writes each step 
                                                 # its folder to lab/results/<device>/<date>-<what>/
 export LAB_RECIPES LB_TMP LB_ENV029 LB_ENV030 LB_ENV_BASE LB_ENV_MLIR LB_WHEELS LB_WCACHE LB_CLONE LB_ENV_DIR \
     LB_HOST_PY LB_PY LB_STEPS_DIR
+
+# run LIMIT LOG CMD...: record CMD in $RESULTS/command.txt, run it with a time limit (SIGINT first, so partial
+# results get written), log its output, and append (and print) "rc=N LOG" to $RESULTS/status.txt.
+run() {
+    local limit=$1 log=$2
+    shift 2
+    echo "$*" >> "$RESULTS/command.txt"
+    timeout --signal=INT --kill-after=15 "$limit" "$@" > "$log" 2>&1
+    local rc=$?
+    echo "rc=$rc $(basename "$log")" | tee -a "$RESULTS/status.txt"
+    return $rc
+}

@@ -241,6 +241,12 @@ def rows(docs: list, sources: dict | None = None) -> list:
     return out
 
 
+def markdown_cell(text: str) -> str:
+    """*text* as one table cell: a ``|`` would end it, and ``k[1, 1](out)`` (the lock probe's launch form) would be
+    read as a link."""
+    return text.replace("|", "\\|").replace("](", "]\\(")
+
+
 def render(docs: list, sources: dict | None = None) -> str:
     """The page."""
     lines = ["# Upstream launch-latency claims, checked",
@@ -253,7 +259,7 @@ def render(docs: list, sources: dict | None = None) -> str:
              "| claim | source | launchbench measured | verdict | why |",
              "|---|---|---|---|---|"]
     for r in rows(docs, sources):
-        lines.append("| " + " | ".join(str(r[k]).replace("|", "\\|") for k in
+        lines.append("| " + " | ".join(markdown_cell(str(r[k])) for k in
                                        ("claim", "source", "measured", "verdict", "why")) + " |")
     read = sorted(set((sources or {}).values()))
     lines += ["", "Documents read: " + (", ".join(f"`{p}`" for p in read) if read else "none yet."), ""]

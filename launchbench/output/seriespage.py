@@ -132,7 +132,7 @@ def render_markdown(docs: list, sources: list, svg_name: str) -> str:
     """The page: what was measured, the chart (*svg_name*, beside the page), a table per series, the documents."""
     lines = ["# Launch cost per release", "",
              "Rendered by `launchbench series-page` from the `launchbench releases` documents named at the end "
-             "(`tests/test_series_page.py` renders it again and compares): do not edit it by hand. A panel per "
+             "(`tests/test_asv_series.py` renders it again and compares): do not edit it by hand. A panel per "
              "series (one project on one stack), the releases in version order, a line per argument count. Each "
              "point is µs per launch, the mean over rounds of each round's median, with its 95 % t interval over "
              "rounds (the whiskers). The releases of one series were measured in the same rounds, interleaved, so "
