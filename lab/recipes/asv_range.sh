@@ -253,6 +253,7 @@ if os.path.exists(reg):
         s["in_asv_regressions"] = any(h.startswith(s["sha"][:8]) or s["sha"].startswith(h) for h in named)
     out["regressions_named"] = sorted(named)
 out["costs_counts"] = load("costs-counts.json")  # after the count rows' run, before the timing run rebuilt any
+out["costs_alone"] = load("costs-alone.json")  # the alone part: a few commits, one asv process, nothing beside it
 counted = [c for c in out["costs_counts"] or [] if c["commit"] in every]
 if counted:
     out["count_rows_per_commit_s"] = {k: round(sum((c[k] or 0) for c in counted) / len(counted), 2)
