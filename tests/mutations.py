@@ -212,7 +212,9 @@ def mutate(repo: str, entry: dict) -> None:
 def run_tests(repo: str, args: list) -> tuple[int, list, str]:
     """(pytest's exit status, the failed test ids, the output's last line) for *args* in *repo*."""
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rf", *args],
+    # every named test, slow ones included (the default run leaves those out: pyproject's addopts)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rf", "-m", "slow or not slow",
+                           *args],
                           cwd=repo, env=env, capture_output=True, text=True)
     failed = re.findall(r"^FAILED (\S+)", proc.stdout, re.M)
     lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
