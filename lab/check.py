@@ -5,8 +5,8 @@
 Every JSON document, as a file or inside a run's logs.tar.gz: one of a known kind reads through
 launchbench.output.documents; a compare renders through `launchbench report --markdown`, a breakdown
 through `--text`; a mechanisms document loads, and one measured over processes loads as
-`launchbench mechanisms --pool` reads it (pooled with a copy of itself). The dispatcher-call breakdown renders exactly as
-committed.
+`launchbench mechanisms --pool` reads it (pooled with a copy of itself); a releases document renders its table (those
+from before counts without the counts column). The dispatcher-call breakdown renders exactly as committed.
 lab/README.md's index names every run folder that holds a document, and every citation resolves
 (lab/citations.py). Prints one line per failure and a count per kind.
 """
@@ -111,8 +111,25 @@ def check_document(label: str, name: str, data: bytes, tmp: Path) -> tuple:
         twin.unlink()
         if rc != 0:
             bad.append(f"{label}: launchbench mechanisms --pool cannot read it ({err})")
+    elif kind == "history" and doc.get("kind") == "releases":
+        bad += check_releases_rendering(label, doc)
     path.unlink()
     return kind, bad
+
+
+def check_releases_rendering(label: str, doc: dict) -> list:
+    """A releases document renders its table, with the counts column exactly when it was counted."""
+    from launchbench.output import releases
+    try:
+        text = releases.render(doc, markdown=True)
+    except Exception as exc:  # a traceback is a finding here
+        return [f"{label}: the releases table does not render ({type(exc).__name__}: {exc})"]
+    head = next((ln for ln in text.splitlines() if ln.startswith("| point |")), None)
+    if head is None:
+        return [f"{label}: the releases table has no header row"]
+    if ("counts step" in head) != ("counts" in doc):
+        return [f"{label}: the counts column is {'missing' if 'counts' in doc else 'shown for a run never counted'}"]
+    return []
 
 
 def check_dispatcher_rendering(root: Path, tmp: Path) -> list:

@@ -184,6 +184,31 @@ MUTATIONS = [
         "new": "    rows = series[\"rows\"]\n",
         "tests": ["tests/test_asv_series.py"],
     },
+    {
+        "name": "releases counts: counted as timed",
+        "why": "the counts pass drops the timed kernels' arguments (--arg-kind): it counts another launch",
+        "file": "launchbench/engine/history.py",
+        "old": "        setup = {**self.worker_setup, **({\"target\": self.opts.target} if self.opts.target else {})}\n"
+               "        got = commitcounts",
+        "new": "        setup = {\"target\": self.opts.target} if self.opts.target else {}\n        got = commitcounts",
+        "tests": ["tests/test_releases.py", "-k", "counted_once"],
+    },
+    {
+        "name": "releases counts: the column beside the steps",
+        "why": "a counted releases document renders without its counts step column",
+        "file": "launchbench/output/releases.py",
+        "old": "    counted = \"counts\" in doc\n",
+        "new": "    counted = False\n",
+        "tests": ["tests/test_releases.py", "-k", "planted or before_counts"],
+    },
+    {
+        "name": "releases counts: unusable named",
+        "why": "a point whose counting failed reads n/a with no reason anywhere",
+        "file": "launchbench/commands/releases.py",
+        "old": "        doc[\"counts\"][\"unusable\"] = unusable_counts(records, counts)\n",
+        "new": "        doc[\"counts\"][\"unusable\"] = {}\n",
+        "tests": ["tests/test_releases.py", "-k", "counting_fails"],
+    },
 ]
 
 IGNORE = shutil.ignore_patterns(".git", ".venv", ".venv-3.*", "build", "__pycache__", "*.egg-info", ".pytest_cache",

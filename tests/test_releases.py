@@ -7,11 +7,14 @@ a release that does not import on the newest stack is tried on an older one, and
 one line.
 """
 import base64
+import contextlib
 import hashlib
+import io
 import itertools
 import os
 import sys
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +25,7 @@ from launchbench.engine import stackbisect
 from launchbench.environments import releases as rel
 
 PY = "py3-none-any"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def make_wheel(folder, name, version, requires=(), files=None, tag=PY):
@@ -368,3 +372,128 @@ def test_arg_kind_reaches_every_worker_and_the_documents(tmp_path, capsys, monke
     rc = cli.main(["releases", *order, "--arg-kind", "cupy", "-o", str(tmp_path / "x.json"), *argv])
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1 and "--args '0,40': 40 is more than 32" in err, err
+
+
+# ---------------------------------------------------------------- counts beside the steps (stand-in wheels)
+
+
+def counted_code(extra_call=False, refuse_counting=False):
+    """A stand-in launch with exact counts (no busy-wait: a loop of fixed length and one C call);
+    *extra_call* plants one more Python call, *refuse_counting* raises while a counter watches."""
+    guard = ("    if any(sys.monitoring.get_tool(i) for i in range(6)):\n"
+             "        raise RuntimeError('this launch refuses to be counted')\n") if refuse_counting else ""
+    return ("import sys\n\ndef _extra():\n    pass\n\ndef launch(*args):\n" + guard +
+            "    for _ in range(20):\n        pass\n" + ("    _extra()\n" if extra_call else "") +
+            "    return sum(range(100))\n")
+
+
+@pytest.fixture(scope="module")
+def counted_run(tmp_path_factory):
+    """One releases run over three prebuilt wheels, shared by the counts tests: g0 the base, g1 one
+    planted Python call more, g2 a launch whose counting fails; scalar arguments, so the counts pass's
+    set-up (recorded) can be told from the default."""
+    from launchbench.engine import commitcounts
+
+    base = tmp_path_factory.mktemp("counted")
+    d = base / "artifacts"
+    d.mkdir()
+    codes = {"0": counted_code(), "1": counted_code(extra_call=True), "2": counted_code(True, refuse_counting=True)}
+    order = [make_wheel(str(d), "numba-cuda", f"0.31.0+g{k}", [], {"numba_cuda/__init__.py": c}) for k, c in codes.items()]
+    argv = _common(base / "run", str(d))
+    argv.remove("--no-report")
+    out = base / "counted.json"
+    seen = []
+    real = commitcounts.count_commits
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(commitcounts, "count_commits", lambda *a, **k: seen.append(k) or real(*a, **k))
+        stdout, stderr = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            rc = cli.main(["releases", *order, "-o", str(out), "--arg-kind", "scalar", *argv])
+    return {"rc": rc, "doc": read_json(out) if out.exists() else None, "text": stdout.getvalue(),
+            "err": stderr.getvalue(), "md": (base / "counted.md").read_text() if rc == 0 else "", "seen": seen,
+            "names": [os.path.basename(p) for p in order], "order": order, "base": base, "argv": argv}
+
+
+def _row(rendered: str, point: str) -> str:
+    return next(ln for ln in rendered.splitlines() if ln.lstrip("| ").startswith(point))
+
+
+@pytest.mark.slow
+def test_every_measured_point_is_counted_once_into_the_document(counted_run):
+    """One counting process per point before the timing, with the timed launch's set-up; the
+    per-launch totals land in the document keyed by variant, as history's."""
+    assert counted_run["rc"] == 0, counted_run["err"]
+    doc = counted_run["doc"]
+    variants = [p["variant"] for p in doc["points"]]
+    assert len(counted_run["seen"]) == 1  # one pass over every point
+    assert counted_run["seen"][0]["setup"]["arg_kind"] == doc["settings"]["arg_kind"] == "scalar"  # as timed
+    sec = doc["counts"]
+    assert sec["processes"] == 3 and sorted(sec["per_commit"]) == sorted(variants)
+    first = sec["per_commit"][variants[0]]["0"]
+    assert first["steady"] and first["per_launch"]["calls"] > 0
+    from launchbench.output import documents
+    documents.validate(doc, "history")
+
+
+@pytest.mark.slow
+def test_a_planted_python_call_is_its_exact_counts_step_beside_the_us_step(counted_run):
+    assert counted_run["rc"] == 0, counted_run["err"]
+    doc, names = counted_run["doc"], counted_run["names"]
+    by = {c["commit"]: c for c in doc["counts"]["steps"]}
+    step = by[names[1]]
+    assert step["previous"] == names[0] and step["moved"] is True
+    d = step["per_nargs"]["0"]["per_launch"]
+    assert d["calls"] == 1 and d["entries"] == 1 and d["bytecodes"] > 0  # exactly the one call, and its body
+    us = next(s for s in doc["steps"] if s["commit"] == names[1])
+    assert us["counts_reading"] == "counts moved"
+    for rendered in (counted_run["text"], counted_run["md"]):
+        row = _row(rendered, names[1])
+        assert f"+{d['bytecodes']} bc, +1 calls" in row and f"{us['delta_us']:+.2f} [" in row, row
+        assert _row(rendered, names[0]).rstrip(" |").endswith("first")  # no counts step before the first point
+
+
+@pytest.mark.slow
+def test_a_point_whose_counting_fails_is_unusable_and_still_timed(counted_run):
+    assert counted_run["rc"] == 0, counted_run["err"]
+    doc, names = counted_run["doc"], counted_run["names"]
+    bad = names[2]
+    why = doc["counts"]["unusable"][bad]
+    assert "refuses to be counted" in why and list(doc["counts"]["unusable"]) == [bad]
+    variant = next(p["variant"] for p in doc["points"] if p["sha"] == bad)
+    assert "error" in doc["counts"]["per_commit"][variant]
+    assert {c["commit"]: c for c in doc["counts"]["steps"]}[bad]["error"]
+    assert bad in doc["levels"] and any(s["commit"] == bad for s in doc["steps"])  # timed all the same
+    for rendered in (counted_run["text"], counted_run["md"]):
+        assert _row(rendered, bad).rstrip(" |").endswith("n/a")
+        assert f"counts unusable: {bad}: " in rendered
+
+
+def test_a_document_from_before_counts_renders_without_the_counts_column():
+    """Committed releases runs predate counts: their table is as it was, no empty column."""
+    import gzip
+    import json
+
+    from launchbench.output import releases as out
+
+    doc = json.loads(gzip.decompress((FIXTURES / "releases" / "history-1.json.gz").read_bytes()))
+    assert "counts" not in doc
+    head, body = out.rows(doc)
+    assert "counts step" not in head and all(len(r) == len(head) for r in body)
+    text = out.render(doc, markdown=True)
+    assert "counts step" not in text and "counts unusable" not in text and "| point | stack |" in text
+    counted = dict(doc, counts={"per_commit": {}, "steps": [], "unusable": {}})
+    head, body = out.rows(counted)
+    assert head[-1] == "counts step" and all(len(r) == len(head) for r in body)
+
+
+@pytest.mark.slow
+def test_no_counts_skips_the_pass_for_releases_as_for_history(counted_run):
+    """The environments of the counted run, timed again without counting: no counts section, no column."""
+    out = counted_run["base"] / "uncounted.json"
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        rc = cli.main(["releases", *counted_run["order"][:2], "-o", str(out), "--no-counts", *counted_run["argv"]])
+    assert rc == 0, stderr.getvalue()
+    doc = read_json(out)
+    assert "counts" not in doc and "counts step" not in stdout.getvalue()
+    assert not (counted_run["base"] / "uncounted.logs" / "counts").exists()

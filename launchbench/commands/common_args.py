@@ -321,7 +321,7 @@ def add_commit_options(p, default_output: str | None, releases: bool = False) ->
 
 
 def add_commit_counts(p) -> None:
-    """history's and bisect's counts pass (one short process per commit, before any timing)."""
+    """The counts pass of history, bisect and releases (one short process per commit or point, before any timing)."""
     c = p.add_argument_group("counts (exact Python-level counts per commit, before any timing)")
     c.add_argument("--no-counts", dest="counts", action="store_false",
                    help="skip the counts pass: timing only")

@@ -5,8 +5,9 @@ Each point of the series (``numba-cuda-mlir==0.3.0..0.6.0``, ``numba-cuda==0.29.
 on its resolved stack: the newest numba, llvmlite, numpy, cuda-core and cuda-bindings its metadata
 allows that import and launch (pins kept). All points are measured together as history measures
 commits: fresh processes per round, interleaved paired samples; each point's cost with a 95 % CI,
-its step to the previous point with its CI, established steps named. A point that cannot install,
-import or launch gets one line saying why and the run goes on.
+its step to the previous point with its CI, established steps named. Before the timing, each point's
+launch is counted (bytecodes, calls) and its exact counts step shown beside its µs step. A point that
+cannot install, import or launch gets one line saying why and the run goes on.
 
 --stack-bisect takes two points of one release (two stacks) and measures the chain between them that
 changes one dependency at a time: the dependency whose step is established is named.
@@ -21,7 +22,7 @@ from ..base import device, outpaths
 from ..base.atomic import write_json_atomic
 from ..base.errors import UserError
 from ..base.options import parse_counts
-from ..engine import analysis, stackbisect
+from ..engine import analysis, commitcounts, stackbisect
 from ..engine.history import Session, levels
 from ..engine.runplan import launch_keys
 from ..environments import releases as rel
@@ -55,6 +56,7 @@ def register(sub) -> None:
     ca.add_rounds(p, DEFAULT_ROUNDS, f"rounds of fresh processes (default {DEFAULT_ROUNDS})", for_ci=True)
     ca.add_commit_options(p, "launchbench-releases.json", releases=True)
     ca.add_no_report(p)
+    ca.add_commit_counts(p)
     p.set_defaults(func=run_releases)
 
 
@@ -116,10 +118,11 @@ def run_releases(args) -> int:
     last = [0.0]
     state = {}
     series = " ".join(os.path.basename(t) if t.endswith(".whl") else t for t in args.series)
+    counts = None
 
     def make_doc(out):
-        doc = session.document(records, out, series, state.get("prefetch", 0), args.rounds, "releases")
-        return _finish(doc, records, out, session.arg_counts, refused, chain_points, session.worker_setup)
+        doc = session.document(records, out, series, state.get("prefetch", 0), args.rounds, "releases", counts=counts)
+        return _finish(doc, records, out, session.arg_counts, refused, chain_points, session.worker_setup, counts)
 
     def on_round(out) -> None:
         if time.monotonic() - last[0] >= WRITE_EVERY_S:
@@ -131,6 +134,8 @@ def run_releases(args) -> int:
                                    "refused": refused, "measured": False})
         raise UserError(f"fewer than two points install, import and launch here ({len(refused)} refused, "
                         f"listed above); the reasons are in {output}")
+    if args.counts:
+        counts = _count(session, records, log_dir)
     out, state["prefetch"] = session.measure(records, args.rounds, log_dir, on_round=on_round)
     doc = make_doc(out)
     write_json_atomic(output, doc)
@@ -144,6 +149,30 @@ def run_releases(args) -> int:
               "the results keep the completed rounds", file=sys.stderr)
         return 1
     return 0
+
+
+def _count(session, records: list, log_dir: str) -> dict:
+    """Every measured point's launch counted once, in its own environment, before any timing (history's
+    pass); a point whose counting fails keeps its error (``commitcounts.unusable``) and is still timed."""
+    counts = session.count(records, os.path.join(log_dir, "counts"))
+    for point, why in unusable_counts(records, counts).items():
+        session.say(f"launchbench: {point}: counts unusable ({why}); timed without them")
+    moved = [s for s in commitcounts.steps(records, counts, session.arg_counts) if s.get("moved")]
+    session.say(f"launchbench: counts: {len(counts)} points counted ({session.count_jobs} at once) in "
+                f"{session.count_seconds:.0f} s; counts move at {len(moved)} point(s)")
+    return counts
+
+
+def unusable_counts(records: list, counts: dict) -> dict:
+    """point -> why its counts cannot be compared, for every measured point whose counts are unusable
+    (the JSON's ``counts.unusable``: ``per_commit`` is keyed by variant, which names no release)."""
+    out = {}
+    for r in records:
+        if r["measured"] and r.get("variant"):
+            why = commitcounts.unusable(counts.get(r["variant"]))
+            if why:
+                out[r["sha"]] = why
+    return out
 
 
 def _bisect_chain(session, envs, points, records):
@@ -171,9 +200,10 @@ def _public(records: list) -> list:
 
 
 def _finish(doc: dict, records: list, out, arg_counts: list, refused: list, chain_points,
-            arguments: dict | None = None) -> dict:
+            arguments: dict | None = None, counts: dict | None = None) -> dict:
     """The history document made a releases one: every point's level (cost, 95 % CI), the refusals,
-    the kernels' arguments (*arguments*: ``argkinds.argument_setup``'s fields; none: float32 arrays, lazy)
+    the kernels' arguments (*arguments*: ``argkinds.argument_setup``'s fields; none: float32 arrays, lazy),
+    the points whose *counts* (variant -> ``commitcounts`` result; none: not counted) are unusable
     and the stack bisect's reading."""
     arguments = arguments or {}
     keys = launch_keys(arg_counts)
@@ -188,6 +218,8 @@ def _finish(doc: dict, records: list, out, arg_counts: list, refused: list, chai
     doc["settings"]["arg_kind"] = arguments.get("arg_kind", "array")
     doc["settings"]["dispatch"] = arguments.get("dispatch", "lazy")
     doc["established"] = doc.pop("culprits")
+    if counts is not None:
+        doc["counts"]["unusable"] = unusable_counts(records, counts)
     if chain_points:
         doc["stack_bisect"] = stackbisect.attribute(chain_points, doc["steps"])
     return doc

@@ -34,12 +34,14 @@ def default_jobs() -> int:
 
 
 def count_one(rec: dict, arg_counts: list, overlay: str, log_dir: str, simulator: bool, setup: dict,
-              launches: int = LAUNCHES) -> dict:
-    """{"counts": {nargs (text): record}, "wall_s"} or {"error": why} for one built commit."""
+              launches: int = LAUNCHES, module: str | None = None) -> dict:
+    """{"counts": {nargs (text): record}, "wall_s"} or {"error": why} for one built commit; *module*: the
+    CUDA module its workers launch through (``workerproc.Worker``'s; a numba-cuda-mlir release's own)."""
     name = rec["variant"]
     t0 = time.monotonic()
     try:
-        worker = Worker(name, rec["python"], overlay, os.path.join(log_dir, f"counts-{name}.log"), simulator)
+        worker = Worker(name, rec["python"], overlay, os.path.join(log_dir, f"counts-{name}.log"), simulator,
+                        module=module)
     except OSError as exc:
         return {"error": f"cannot start {rec['python']}: {exc}"}
     try:
@@ -54,13 +56,16 @@ def count_one(rec: dict, arg_counts: list, overlay: str, log_dir: str, simulator
 
 
 def count_commits(records: list, arg_counts: list, overlay: str, log_dir: str, simulator: bool = False,
-                  setup: dict | None = None, jobs: int = 1, launches: int = LAUNCHES) -> dict:
-    """variant -> ``count_one``'s result for every built record, *jobs* processes at once."""
+                  setup: dict | None = None, jobs: int = 1, launches: int = LAUNCHES, modules: dict | None = None) -> dict:
+    """variant -> ``count_one``'s result for every built record, *jobs* processes at once; *modules*:
+    variant -> CUDA module, as the timing's (``runplan.Plan.modules``), so both see the same launch."""
     os.makedirs(log_dir, exist_ok=True)
     todo = [r for r in records if r.get("variant") and r.get("python")]
+    modules = modules or {}
 
     def one(rec):
-        return rec["variant"], count_one(rec, arg_counts, overlay, log_dir, simulator, setup or {}, launches)
+        return rec["variant"], count_one(rec, arg_counts, overlay, log_dir, simulator, setup or {}, launches,
+                                         modules.get(rec["variant"]))
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         return dict(pool.map(one, todo))

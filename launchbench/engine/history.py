@@ -169,9 +169,11 @@ class Session:
         if not todo:
             return {}
         t0 = time.monotonic()
-        setup = {"target": self.opts.target} if self.opts.target else {}
+        # the launch the timing sees: the same arguments (releases' --arg-kind) and CUDA module
+        setup = {**self.worker_setup, **({"target": self.opts.target} if self.opts.target else {})}
         got = commitcounts.count_commits(todo, self.arg_counts, self.envs.make_overlay(os.path.join(log_dir, "overlay")),
-                                      log_dir, simulator=self.opts.simulator, setup=setup, jobs=self.count_jobs)
+                                         log_dir, simulator=self.opts.simulator, setup=setup, jobs=self.count_jobs,
+                                         modules=plan_modules(todo))
         spent = time.monotonic() - t0
         self.count_seconds += spent
         self.gpu_seconds += spent  # the counting processes hold the GPU too (their set-up)

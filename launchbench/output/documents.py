@@ -86,6 +86,14 @@ def _named(key: str, fields: dict) -> Callable:
     return check
 
 
+def _optional(key: str, fields: dict) -> Callable:
+    """The object *key* has *fields* where the document has it (a field later writers added)."""
+    def check(doc: dict, where: str) -> None:
+        if key in doc:
+            check_fields(doc[key], fields, key)
+    return check
+
+
 def _all(*checks) -> Callable:
     def check(doc: dict, where: str) -> None:
         for c in checks:
@@ -118,8 +126,10 @@ _HISTORY_COMMON = {"kind": str, "command": list, "created": str, "simulator": bo
                    "steps": list, "rounds_completed": int, "interrupted": bool}
 _HISTORY_COMMITS = _body({**_HISTORY_COMMON, "clone": str, "commits": list}, {"settings": {"arg_counts": list}})
 # launchbench releases writes history's layout with released versions or wheels for commits: no clone
-_HISTORY_RELEASES = _body({**_HISTORY_COMMON, "clone": type(None), "points": list, "levels": dict, "refused": list,
-                           "established": list}, {"settings": {"arg_counts": list}})
+_HISTORY_RELEASES = _all(
+    _body({**_HISTORY_COMMON, "clone": type(None), "points": list, "levels": dict, "refused": list,
+           "established": list}, {"settings": {"arg_counts": list}}),
+    _optional("counts", {"per_commit": dict, "steps": list, "unusable": dict}))  # absent: not counted (or older)
 
 
 def _HISTORY(doc: dict, where: str) -> None:

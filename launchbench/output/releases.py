@@ -1,6 +1,6 @@
 """The text and Markdown of a ``launchbench releases`` document: per point its stack, its cost and its
-step to the previous point (95 % CIs, rounds beside), the refusals one line each, and the stack
-bisect's reading."""
+step to the previous point (95 % CIs, rounds beside) with its exact counts step beside, the refusals
+one line each, and the stack bisect's reading."""
 from __future__ import annotations
 
 import os
@@ -8,6 +8,7 @@ import os
 from ..base.atomic import write_text_atomic
 from ..base.errors import UserError
 from ..environments.ledger import version_key
+from .history import counts_cell
 
 STACK_ABBREV = {"numba": "nb", "llvmlite": "llvm", "numpy": "np", "cuda-core": "core", "cuda-bindings": "bind"}
 
@@ -65,9 +66,14 @@ def arguments_text(settings: dict) -> str:
 
 
 def rows(doc: dict) -> tuple[list, list]:
+    """The table; a counts column only where the run counted (documents from before counts, or
+    ``--no-counts``, have none)."""
     counts = doc["settings"]["arg_counts"]
     steps = {(s["commit"], s["nargs"]): s for s in doc["steps"]}
+    counted = "counts" in doc
+    csteps = {c["commit"]: c for c in (doc.get("counts") or {}).get("steps", [])}
     head = ["point", "stack"] + [f"{n} args: µs [95% CI]" for n in counts] + [f"step {n} args (µs)" for n in counts]
+    head += ["counts step"] if counted else []
     out = []
     for p in doc["points"]:
         if p.get("refused"):
@@ -81,8 +87,14 @@ def rows(doc: dict) -> tuple[list, list]:
             for n in counts:
                 s = steps.get((p["sha"], n))
                 st.append(ci_text(s["delta_us"], s["ci_us"], True) + (" <==" if s["established"] else "") if s else "")
-        out.append([p["sha"], stack_cell(p.get("stack"))] + cells + st)
+        cc = [counts_cell(csteps.get(p["sha"]))] if counted else []
+        out.append([p["sha"], stack_cell(p.get("stack"))] + cells + st + cc)
     return head, out
+
+
+def counts_foot(doc: dict) -> list:
+    """One line per point whose counts are unusable, with why (its counts steps read n/a)."""
+    return [f"counts unusable: {point}: {why}" for point, why in ((doc.get("counts") or {}).get("unusable") or {}).items()]
 
 
 def render(doc: dict, markdown: bool = False) -> str:
@@ -91,6 +103,9 @@ def render(doc: dict, markdown: bool = False) -> str:
              f"(mean over rounds of each round's median, 95% CI, rounds); step = paired delta vs the previous "
              f"point, 95% CI; <== established beyond +/-{doc['settings']['threshold_us']} µs; kernels: "
              f"{arguments_text(doc['settings'])}")
+    if "counts" in doc:
+        title += ("; counts step: Δ bytecodes (bc) and calls per launch vs the previous point, over the arg counts "
+                  "(exact; = identical; n/a: unusable)")
     if doc.get("simulator"):
         title = "CUDA SIMULATOR SMOKE RUN -- NOT A MEASUREMENT\n" + title
     est = doc.get("established") or []
@@ -98,6 +113,7 @@ def render(doc: dict, markdown: bool = False) -> str:
             "No point carries an established step."]
     for r in doc.get("refused") or []:
         foot.append(f"refused: {r['point']}: {r['reason']}")
+    foot += counts_foot(doc)
     sb = doc.get("stack_bisect")
     if sb:
         foot.append(f"stack bisect: {sb['verdict']}")
