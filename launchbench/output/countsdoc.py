@@ -5,7 +5,7 @@ Schema ``launchbench.counts`` version 2 (every count is per launch)::
 
     {
       "schema": "launchbench.counts", "schema_version": 2,
-      "created": "2026-11-27T10:00:00Z", "command": ["launchbench", "counts", ...],
+      "created": "YYYY-MM-DDThh:mm:ssZ", "command": ["launchbench", "counts", ...],
       "simulator": false,                 # true: the simulator's launch path was counted
       "label": "...",                     # what was counted, in words
       "host": {...},                      # device.host_info() of the parent

@@ -12,7 +12,7 @@ Schema ``launchbench.compare`` version 1 (all times in microseconds per launch):
     {
       "schema": "launchbench.compare",     # documents.KINDS["compare"]
       "schema_version": 1,                 # bump on breaking change (and keep reading the old)
-      "created": "2026-11-22T10:00:00Z",   # UTC, ISO 8601
+      "created": "YYYY-MM-DDThh:mm:ssZ",   # UTC, ISO 8601
       "command": ["launchbench", "compare", ...],   # argv as run
       "simulator": false,                  # true: CUDA simulator smoke run
       "measurement": true,                 # false whenever simulator is true

@@ -1,4 +1,4 @@
-"""Exact counts of every launch row of the asv suite, in one process (issue 26's counts in asv).
+"""Exact counts of every launch row of the asv suite, in one process.
 
 Both launch styles of the launch rows (``bench_launch``) over their argument counts and launch
 configurations: ``preconfigured`` counts ``cfg(*args)`` with ``cfg = k[g, b]`` made once;
