@@ -51,12 +51,7 @@ def main(argv=None):
     for style, per_launch_configure in countgrid.STYLES.items():
         for nargs in arg_counts:
             for config in launchers.CONFIG_NAMES:
-                if nargs not in state:
-                    state[nargs] = (kernels.cached_kernel(nargs), kernels.device_arrays(nargs, cuda))
-                kernel, kargs = state[nargs]
-                stream = cuda.stream() if launchers.LAUNCH_CONFIGS[config][2] == "stream" else None
-                index = launchers.launch_index(config, stream)
-                launch = countgrid.configure_per_launch(kernel, index) if per_launch_configure else kernel[index]
+                launch, kargs = countgrid.prepared(per_launch_configure, nargs, config, state)
                 for warm, n, wkey, ckey in ((100, 20, "warm_up_100_s", "count_20_s"),
                                             (countgrid.COUNT_WARMUP, countgrid.COUNT_LAUNCHES, "warm_up_now_s",
                                              "count_now_s")):

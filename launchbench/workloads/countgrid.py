@@ -43,15 +43,21 @@ def smoke_skip(config):
     return None
 
 
-def count_one(per_launch_configure, nargs, config, state):
-    """The counts record of one parameter set (kernels and arguments shared per argument count in *state*)."""
+def prepared(per_launch_configure, nargs, config, state):
+    """(launch, args) of one parameter set, in its style (kernels and arguments shared per argument count
+    in *state*)."""
     cuda = cudamod.import_cuda()
     if nargs not in state:
         state[nargs] = (kernels.cached_kernel(nargs), kernels.device_arrays(nargs, cuda))
     kernel, args = state[nargs]
     stream = cuda.stream() if launchers.LAUNCH_CONFIGS[config][2] == "stream" else None
     index = launchers.launch_index(config, stream)
-    launch = configure_per_launch(kernel, index) if per_launch_configure else kernel[index]
+    return (configure_per_launch(kernel, index) if per_launch_configure else kernel[index]), args
+
+
+def count_one(per_launch_configure, nargs, config, state):
+    """The counts record of one parameter set (kernels and arguments shared per argument count in *state*)."""
+    launch, args = prepared(per_launch_configure, nargs, config, state)
     launchers.warm_up(launch, args, launches=COUNT_WARMUP)
     return counts.count(launch, args, launches=COUNT_LAUNCHES, sync=launchers.synchronize)
 
