@@ -114,3 +114,24 @@ def test_the_path_guard_catches_a_hard_coded_env(tmp_path):
     (tmp_path / "ok.sh").write_text('"$LB_ENV030/bin/python" -m launchbench compare\n')
     (tmp_path / "bad.sh").write_text('echo\n/tmp/env030/bin/python -m launchbench compare\n')
     assert hard_paths(tmp_path) == ["bad.sh:2"]
+
+
+def test_the_range_recipes_pick_the_commits_and_wheels_the_committed_runs_used():
+    """lab/recipes/steps.py's choices for asv_range.sh (alone, cpair) and releases.sh (prebuilt), run on the
+    committed range and plan: the prebuilt wheels in the order the committed series measured them, the C step
+    with its predecessor, and commits spread over the range with both ends."""
+    import gzip
+    import json
+
+    sys.path.insert(0, str(ROOT / "lab" / "recipes"))
+    import steps
+
+    run = ROOT / "lab" / "results" / "h100" / "2026-11-27-asv-range-cuts"
+    manifest = json.loads((run / "range.json").read_text())
+    plan = json.loads((run / "plan.txt.json").read_text())
+    with gzip.open(ROOT / "lab" / "results" / "h100" / "2026-11-27-claims-mlir-prebuilt" / "prebuilt-series.json.gz") as fh:
+        measured = [p["wheel"].rsplit("/", 1)[1] for p in json.load(fh)["points"]]
+    assert [w.rsplit("/", 1)[1] for w in steps.wheels_around_c_step(manifest, plan, 6)] == measured
+    index, prev, sha = steps.c_step(manifest)
+    assert manifest["commits"][index - 1]["kind"] == "c" and sha.startswith("0393a8e6") and prev.startswith("c25a464c")
+    assert steps.spread(list("abcdefghij"), 4) == ["a", "d", "g", "j"] and steps.spread(list("ab"), 1) == ["b"]

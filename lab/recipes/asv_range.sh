@@ -174,13 +174,7 @@ for part in $PARTS; do
       "$BPY" -m asv --config "$D/asv.range.json" machine --yes --machine "$MACHINE" > /dev/null 2>&1
       timed setup "$BPY" -m asv --config "$D/asv.range.json" setup ;;
     alone)  # count rows of ALONE_COMMITS (6) commits spread over the range, one asv process, nothing beside it
-      "$BPY" - "$D" "${ALONE_COMMITS:-6}" <<'PY'
-import os, sys
-d, k = sys.argv[1], int(sys.argv[2])
-shas = open(os.path.join(d, "every.txt")).read().split()
-pick = [shas[round(i * (len(shas) - 1) / max(1, k - 1))] for i in range(k)] if k > 1 else shas[-1:]
-open(os.path.join(d, "alone.txt"), "w").write("".join(s + "\n" for s in dict.fromkeys(pick)))
-PY
+      python3 "$LAB_RECIPES/steps.py" alone_commits "$D" "${ALONE_COMMITS:-6}"
       timed alone "$BPY" -m asv --config "$D/asv.range.json" run "HASHFILE:$D/alone.txt" -b bench_counts \
           --machine "$MACHINE" --launch-method forkserver --show-stderr
       costs "$D/asv-results" "$D/costs-alone.json" bench_counts
@@ -191,13 +185,7 @@ PY
       "$epy" "$LAB_RECIPES/count_cost.py" "$D/count-cost.json" --profile "$D/count-cost-profile.txt" > "$D/probe.log" 2>&1
       cat "$D/probe.log" | tail -n 40 ;;
     cpair)  # the C step beside its predecessor, the [1, 1] timing rows at CPAIR_ARGS with CPAIR_ROUNDS processes each
-      "$BPY" - "$D/range.json" > "$D/cpair.txt" <<'PY'
-import json, sys
-m = json.load(open(sys.argv[1]))
-shas = [m["base"]] + [c["sha"] for c in m["commits"]]
-i = next(i for i, c in enumerate(m["commits"], start=1) if c["kind"] == "c")
-print(shas[i - 1]); print(shas[i])
-PY
+      python3 "$LAB_RECIPES/steps.py" c_step_pair "$D/range.json" > "$D/cpair.txt"
       timed cpair "$BPY" -m asv --config "$D/asv.range.json" run "HASHFILE:$D/cpair.txt" \
           -b "TimeLaunchPreconfigured.time_launch\((${CPAIR_ARGS:-0|4}), '\[1, 1\]'[,)]" -a rounds="${CPAIR_ROUNDS:-10}" \
           --machine "$MACHINE" --launch-method forkserver --show-stderr

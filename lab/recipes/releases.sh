@@ -116,30 +116,7 @@ prebuilt() {  # PREBUILT_DIR (the asv range's folder): the wheels of the C step'
     [ -f "$d/plan.txt.json" ] || { echo "prebuilt: no $d/plan.txt.json after ${PREBUILT_WAIT:-900} s"; return 1; }
     mkdir -p "$OUT/prebuilt"
     # the wheels of the commits around the C step, each code-distinct build once, in commit order
-    mapfile -t wheels < <("$PY" - "$d" "$OUT/prebuilt" "${PREBUILT_COUNT:-6}" <<'PY'
-import json, os, shutil, sys
-d, dest, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
-m = json.load(open(os.path.join(d, "range.json")))
-plan = {c["sha"]: c for c in json.load(open(os.path.join(d, "plan.txt.json")))["commits"]}
-shas = [m["base"]] + [c["sha"] for c in m["commits"]]
-at = next(i for i, c in enumerate(m["commits"], start=1) if c["kind"] == "c")
-order = []
-for i in range(at, -1, -1):  # back from the C step until k - 2 distinct builds precede it
-    w = plan[shas[i]]["wheel"]
-    if w not in order:
-        order.insert(0, w)
-    if len(order) >= k - 1:
-        break
-for sha in shas[at + 1:]:
-    w = plan[sha]["wheel"]
-    if w not in order:
-        order.append(w)
-        break
-for w in order:
-    shutil.copy(w, dest)
-    print(os.path.join(dest, os.path.basename(w)))
-PY
-)
+    mapfile -t wheels < <(python3 "$LAB_RECIPES/steps.py" prebuilt_wheels "$d" "$OUT/prebuilt" "${PREBUILT_COUNT:-6}")
     printf '%s\n' "${wheels[@]}" > "$OUT/prebuilt-order.txt"
     RELEASES_MAX_TIME=${PREBUILT_MAX_TIME:-240} RELEASES_ROUNDS=${PREBUILT_ROUNDS:-12} one prebuilt-series "${wheels[@]}" \
         --pin numba==0.65.1 --pin llvmlite==0.47.0 --pin numpy==2.3.5 --pin cuda-core==0.7.0 --args 0,4

@@ -357,11 +357,66 @@ def callees_summary():
                 print(f"  {c['delta']:+} {c['name']} ({c['ref']} -> {c['other']}, {c['status']})")
 
 
+def spread(items: list, k: int) -> list:
+    """*k* items spread evenly over *items*, both ends included (one: the last), each once."""
+    if k <= 1 or len(items) <= 1:
+        return items[-1:]
+    return list(dict.fromkeys(items[round(i * (len(items) - 1) / (k - 1))] for i in range(k)))
+
+
+def alone_commits():
+    """From asv_range.sh's alone part: DIR K -> DIR/alone.txt, K commits of DIR/every.txt spread over the range."""
+    d, k = sys.argv[1], int(sys.argv[2])
+    shas = open(os.path.join(d, "every.txt")).read().split()
+    open(os.path.join(d, "alone.txt"), "w").write("".join(s + "\n" for s in spread(shas, k)))
+
+
+def c_step(manifest: dict) -> tuple:
+    """(index, predecessor's sha, sha) of a planted range's C step (plant_range.py's manifest)."""
+    shas = [manifest["base"]] + [c["sha"] for c in manifest["commits"]]
+    i = next(i for i, c in enumerate(manifest["commits"], start=1) if c["kind"] == "c")
+    return i, shas[i - 1], shas[i]
+
+
+def c_step_pair():
+    """From asv_range.sh's cpair part: RANGE.json -> the C step's predecessor and the C step, a line each."""
+    _i, prev, sha = c_step(json.load(open(sys.argv[1])))
+    print(prev)
+    print(sha)
+
+
+def wheels_around_c_step(manifest: dict, plan: dict, k: int) -> list:
+    """The wheels of a planted range's C step and its neighbourhood, each build once, in commit order:
+    the C step's with the k - 2 distinct builds before it and the first after it (asv-plan's wheels)."""
+    wheel = {c["sha"]: c["wheel"] for c in plan["commits"]}
+    shas = [manifest["base"]] + [c["sha"] for c in manifest["commits"]]
+    at = c_step(manifest)[0]
+    order = []
+    for i in range(at, -1, -1):
+        if wheel[shas[i]] not in order:
+            order.insert(0, wheel[shas[i]])
+        if len(order) >= k - 1:
+            break
+    after = next((wheel[s] for s in shas[at + 1:] if wheel[s] not in order), None)
+    return order + ([after] if after else [])
+
+
+def prebuilt_wheels():
+    """From releases.sh's prebuilt part: RANGE_DIR DEST K -> the wheels copied into DEST, their paths in order."""
+    import shutil
+    d, dest, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    for w in wheels_around_c_step(json.load(open(os.path.join(d, "range.json"))),
+                                  json.load(open(os.path.join(d, "plan.txt.json"))), k):
+        shutil.copy(w, dest)
+        print(os.path.join(dest, os.path.basename(w)))
+
+
 STEPS = {"callees_summary": callees_summary, "wheel_so": wheel_so, "preflight_measured": preflight_measured,
          "asv_releases_summary": asv_releases_summary, "breakdown_summary": breakdown_summary,
          "compare_summary": compare_summary, "contextvar_check": contextvar_check, "lanes_summary": lanes_summary,
          "mechanisms_summary": mechanisms_summary, "peers_summary": peers_summary, "unpack_wheel": unpack_wheel,
-         "env_check": env_check}
+         "env_check": env_check, "alone_commits": alone_commits, "c_step_pair": c_step_pair,
+         "prebuilt_wheels": prebuilt_wheels}
 
 
 def main(argv):
