@@ -15,7 +15,7 @@
 #       bash lab/recipes/releases.sh stage lab/carry
 #       copies what it carries into $LB_TMP/lbwheels (kept while the machine stays warm); once every
 #       part is there it joins split files and unpacks the mlir wheels into $LB_TMP/lbwheels.
-#   then:  bash lab/recipes/releases.sh run OUT_DIR [mlir|numba-cuda|stacks|claims ...]
+#   then:  bash lab/recipes/releases.sh run OUT_DIR [mlir|numba-cuda|stacks|stack-bisect|claims ...]
 #       claims: the runs only the claims page needs (CuPy arguments for numba-cuda-mlir #90; numba-cuda
 #       0.30.4 vs numba-cuda-mlir 0.6.0 with 0/1/16 arrays and 16/256 scalars for the launch ubench's
 #       table; the compiler-lock probe of #243 over 0.4.2, 0.5.0, 0.6.0), then the page from every
@@ -135,10 +135,12 @@ run() {
         case $part in
             mlir) one mlir-series 'numba-cuda-mlir==0.3.0..0.6.0' --args 0,1,4 ;;
             numba-cuda) one numba-cuda-series "$NC_SERIES$NC_STACK" --args 0,1,4 ;;
-            stacks)
+            stacks)  # the stacks side by side, then the bisect between the two ends
                 one stacks 'numba-cuda==0.30.4+pinned' 'numba-cuda==0.30.4' 'numba-cuda==0.30.4+cuda-core==0.7.0' \
                     'numba-cuda==0.30.4+cuda-core==1.2.2' 'numba-cuda==0.29.0+pinned' 'numba-cuda==0.30.0+pinned' \
                     'numba-cuda-mlir==0.6.0'
+                one stack-bisect --stack-bisect 'numba-cuda==0.30.4+pinned' 'numba-cuda==0.30.4' ;;
+            stack-bisect)  # the bisect alone (its chain holds both ends, measured in the same rounds)
                 one stack-bisect --stack-bisect 'numba-cuda==0.30.4+pinned' 'numba-cuda==0.30.4' ;;
             prebuilt)  # per-commit wheels (the asv range's plan built them) as the points, in commit order
                 prebuilt ;;
@@ -174,10 +176,10 @@ go() {  # go RUN_DIR: after every part is staged: zstd, the clone, env-base, the
     local jobs=() job
     for job in ${GO_JOBS:-mlir numba-cuda stacks asv-range}; do
         case $job in
-            mlir|numba-cuda|stacks|claims) jobs+=("$job=$env bash $HERE/releases.sh run $r/$job $job") ;;
+            mlir|numba-cuda|stacks|stack-bisect|claims) jobs+=("$job=$env bash $HERE/releases.sh run $r/$job $job") ;;
             prebuilt) jobs+=("prebuilt=$env PREBUILT_DIR=$r/asv-range bash $HERE/releases.sh run $r/prebuilt prebuilt") ;;
             asv-range) jobs+=("asv-range=$env ASV_RANGE_PARTS='${GO_ASV_PARTS:-plant plan config run before components summary}' BEFORE_COMMITS=2 bash $HERE/asv_range.sh $r/asv-range") ;;
-            *) echo "go: unknown job $job (mlir numba-cuda stacks claims prebuilt asv-range)"; return 2 ;;
+            *) echo "go: unknown job $job (mlir numba-cuda stacks stack-bisect claims prebuilt asv-range)"; return 2 ;;
         esac
     done
     bash "$HERE/parallel.sh" start "$r" "${jobs[@]}"
@@ -196,5 +198,5 @@ case ${1:-} in
     collect) shift; collect "$@" ;;
     stage) shift; stage "$@" ;;
     run) shift; run "$@" ;;
-    *) echo "usage: $0 prepare DEST | stage DIR | go RUN_DIR | collect RUN_DIR DEST | run OUT_DIR [mlir|numba-cuda|stacks|claims|prebuilt ...]" >&2; exit 2 ;;
+    *) echo "usage: $0 prepare DEST | stage DIR | go RUN_DIR | collect RUN_DIR DEST | run OUT_DIR [mlir|numba-cuda|stacks|stack-bisect|claims|prebuilt ...]" >&2; exit 2 ;;
 esac
