@@ -30,6 +30,30 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # mutation (old must occur exactly once); tests: pytest arguments run in the mutated copy.
 MUTATIONS = [
     {
+        "name": "series page: a counts step from the previous measured release",
+        "why": "a refused release between two measured ones would break the chain of counts steps",
+        "file": "launchbench/output/seriespage.py",
+        "old": '            previous = p["sha"] if lv else previous\n',
+        "new": '            previous = p["sha"]\n',
+        "tests": ["tests/test_asv_series.py::test_a_counted_series_shows_each_releases_exact_counts_step_from_the_previous_measured_one"],
+    },
+    {
+        "name": "stack bisect: counts name only the steps whose counts moved",
+        "why": "every counted step would be named, identical ones too",
+        "file": "launchbench/engine/stackbisect.py",
+        "old": '    moved = ["+".join(g) for g, c in usable if c.get("moved")]\n',
+        "new": '    moved = ["+".join(g) for g, c in usable]\n',
+        "tests": ["tests/test_releases.py::test_the_stack_bisect_says_where_the_exact_counts_change"],
+    },
+    {
+        "name": "claims: the ubench ratio takes the exact release label before +pinned",
+        "why": "a stacks run's pinned 0.30.4 would stand for the release on its newest stack",
+        "file": "launchbench/output/claims.py",
+        "old": "            variant[want] = (exact or pinned)[0]\n",
+        "new": "            variant[want] = pinned[0]\n",
+        "tests": ["tests/test_claims.py::test_the_ubench_ratio_takes_the_release_of_the_exact_label_before_its_pinned_stack"],
+    },
+    {
         "name": "bisect: family-wise level",
         "why": "each segment judged at the stage's confidence, not Bonferroni over the stage's segments",
         "file": "launchbench/engine/bisection.py",

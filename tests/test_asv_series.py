@@ -29,7 +29,11 @@ FIXTURE = ROOT / "tests" / "fixtures" / "releases" / "history-1.json.gz"
 RUN = ROOT / "lab" / "results" / "h100" / "2026-11-27-releases"
 #: The second lease's run: all ten numba-cuda-mlir releases, and the two series filed as asv results and published.
 SECOND = ROOT / "lab" / "results" / "h100" / "2026-11-27-claims-mlir-prebuilt"
-SERIES_ARCHIVE = SECOND / "asv-series.tar.gz"
+#: The counted run (a third lease): both series again, each step with its exact counts, filed and published.
+COUNTED = ROOT / "lab" / "results" / "h100" / "2026-11-27-releases-counts"
+#: (archive, the documents filed into it), each as its run README's "Published as asv series" made it
+ARCHIVES = [(SECOND / "asv-series.tar.gz", [SECOND / "mlir-series.json.gz", RUN / "numba-cuda-series.json.gz"]),
+            (COUNTED / "asv-series.tar.gz", [COUNTED / "mlir-series.json.gz", COUNTED / "numba-cuda-series.json.gz"])]
 ROUNDS = 20
 PIN = {"numba": "0.65.1"}
 
@@ -238,16 +242,16 @@ def test_the_fixture_publishes_four_series_of_one_point(tmp_path, capsys):
     assert "numba-cuda on stack cuda-bindings==13.5.0 cuda-core==0.7.0 llvmlite==0.47.0" in capsys.readouterr().out
 
 
-def test_the_committed_asv_results_are_what_asv_series_writes_from_the_committed_documents(tmp_path):
-    """SERIES_ARCHIVE's results/ is generated (its run README, "Published as asv series"): filing the two series
+@pytest.mark.parametrize("archive, docs", ARCHIVES, ids=["second-lease", "counted"])
+def test_the_committed_asv_results_are_what_asv_series_writes_from_the_committed_documents(archive, docs, tmp_path):
+    """An archive's results/ is generated (its run README, "Published as asv series"): filing the two series
     documents again rebuilds the ledger's commits and every file byte for byte."""
     import tarfile
 
-    with tarfile.open(SERIES_ARCHIVE) as tar:
+    with tarfile.open(archive) as tar:
         tar.extractall(tmp_path / "committed", members=[m for m in tar.getmembers() if m.name.startswith("results/")],
                        filter="data")
     committed = tmp_path / "committed" / "results"
-    docs = [SECOND / "mlir-series.json.gz", RUN / "numba-cuda-series.json.gz"]
     assert cli.main(["asv-series", *map(str, docs), "--ledger", str(tmp_path / "ledger"),
                      "--results-dir", str(tmp_path / "results")]) == 0
     made = sorted(os.path.relpath(p, tmp_path / "results") for p in glob.glob(str(tmp_path / "results" / "**" / "*.json"),
@@ -334,3 +338,25 @@ def test_series_page_refuses_a_document_of_another_kind_in_one_line(tmp_path, ca
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1 and "is not a launchbench releases document (kind 'compare')" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["compare.json"]
+
+
+def test_a_counted_series_shows_each_releases_exact_counts_step_from_the_previous_measured_one():
+    """The counts step of a release is the one from the previous *measured* release of its own series:
+    0.30.0 after 0.29.0 (0.29.5, refused, between them), never a step that crosses into another series."""
+    doc = synthetic()
+    doc["points"].insert(3, _point("numba-cuda", "0.29.5", measured=False, refused="does not launch: x"))
+    assert "| counts step |" not in seriespage.render_markdown([doc], ["s.json"], "x.svg")  # not counted: no column
+    moved = {"0": {"kinds": ["bytecodes", "calls"], "per_launch": {"bytecodes": 63, "calls": 7}, "moved": True,
+                   "counts_moved": True, "c_callees": [], "c_callees_changed": 0}}
+    doc["counts"] = {"steps": [
+        {"previous": "numba-cuda==0.29.0", "commit": "numba-cuda==0.30.0", "moved": True, "per_nargs": moved},
+        {"previous": "numba-cuda==0.30.0", "commit": "numba-cuda==0.30.0+numba==0.65.1", "moved": False,
+         "per_nargs": {}},  # across two series: not shown
+        {"previous": "numba-cuda-mlir==0.5.0", "commit": "numba-cuda-mlir==0.6.0", "moved": False, "per_nargs": {}}]}
+    page = seriespage.render_markdown([doc], ["s.json"], "x.svg")
+    assert "| rounds | step | counts step |" in page
+    assert re.search(r"\| 0\.30\.0 \| [^\n]* \| 20 \|  \| \+63 bc, \+7 calls \|", page)
+    assert re.search(r"\| 0\.29\.0 \| [^\n]* \| 20 \|  \|  \|", page)  # the first measured release: no step
+    assert re.search(r"\| 0\.6\.0 \| [^\n]* \| 20 \|  \| = \|", page)
+    pinned = page.split("## numba-cuda, pinned")[1].split("##")[0]
+    assert re.search(r"\| 0\.30\.0 \| [^\n]* \| 20 \|  \|  \|", pinned)

@@ -4,6 +4,8 @@ import json
 import os
 import re
 
+import pytest
+
 from launchbench import cli
 from launchbench.base.atomic import read_json
 from launchbench.output import claims
@@ -182,3 +184,43 @@ def test_claims_reads_a_lock_probe_document(tmp_path, capsys):
 def test_a_cell_neither_ends_the_row_nor_becomes_a_link():
     """The lock probe's form ``k[1, 1](out)`` read as a Markdown link (mkdocs --strict refused the page)."""
     assert claims.markdown_cell("k[1, 1](out) a|b") == "k[1, 1]\\(out) a\\|b"
+
+
+def _counts_step(prev, cur, bc, fn="CUDADispatcher.call"):
+    d = {"kinds": ["bytecodes", "calls"], "per_launch": {"bytecodes": bc, "calls": 1}, "moved": True,
+         "counts_moved": True, "c_callees": [], "c_callees_changed": 0, "functions_changed": 1,
+         "functions": [{"function": fn, "delta": {"bytecodes": bc}, "status": "changed"}]}
+    return {"previous": prev, "commit": cur, "moved": True, "per_nargs": {"0": d}}
+
+
+def test_a_counted_run_puts_its_exact_counts_step_beside_the_microseconds():
+    """The counts step between the claim's two points, with the functions that moved; identical counts
+    say so; a run that counted nothing adds nothing."""
+    p, q = "numba-cuda==0.29.0+pinned", "numba-cuda==0.30.0+pinned"
+    doc = _doc([_step(p, q, 0, 0.9, 1.3)], {p: [_lv(0, 10.0)]})
+    src = "numba-cuda 05922fc4 (#804, 0.30.0: launch-config capture)"
+    assert "counts" not in {r["source"]: r for r in claims.rows([doc])}[src]["measured"]
+    doc["counts"] = {"steps": [_counts_step(p, q, 63)]}
+    got = {r["source"]: r for r in claims.rows([doc])}[src]["measured"]
+    assert "exact counts per launch +63 bc, +1 calls (CUDADispatcher.call +63 bc)" in got
+    doc["counts"] = {"steps": [dict(_counts_step(p, q, 0), moved=False)]}
+    assert "exact counts per launch identical" in {r["source"]: r for r in claims.rows([doc])}[src]["measured"]
+    doc["counts"] = {"steps": [{"previous": p, "commit": q, "error": "counting failed: boom"}]}
+    assert "exact counts not comparable (counting failed: boom)" in {
+        r["source"]: r for r in claims.rows([doc])}[src]["measured"]
+    doc["counts"] = {"steps": [_counts_step("numba-cuda==0.28.2+pinned", q, 5)]}  # another pair's step
+    assert "exact counts" not in {r["source"]: r for r in claims.rows([doc])}[src]["measured"]
+
+
+def test_the_ubench_ratio_takes_the_release_of_the_exact_label_before_its_pinned_stack():
+    """A stacks run holds numba-cuda 0.30.4 twice (+pinned and on its newest stack): the ratio is the
+    newest stack's, as the ubench documents measure it; +pinned only where nothing else matches."""
+    doc = _ratio_doc("array", {0: ([20.0, 20.0], [10.0, 10.0])})
+    doc["points"].insert(0, {"sha": "numba-cuda==0.30.4+pinned", "variant": "r00", "measured": True})
+    doc["samples"] += [dict(s, variant="r00", us=s["us"] * 3) for s in doc["samples"] if s["variant"] == "r01"]
+    assert claims.round_ratios(doc, "numba-cuda==0.30.4", "numba-cuda-mlir==0.6.0", 0) == pytest.approx([2.0, 2.0], rel=1e-2)
+    doc["points"] = [p for p in doc["points"] if p["sha"] != "numba-cuda==0.30.4"]
+    assert claims.round_ratios(doc, "numba-cuda==0.30.4", "numba-cuda-mlir==0.6.0", 0) == pytest.approx([6.0, 6.0], rel=1e-2)
+    doc["counts"] = {"steps": [_counts_step("numba-cuda==0.30.4+pinned", "numba-cuda-mlir==0.6.0", 120, "_array_layout")]}
+    row = {r["source"]: r for r in claims.rows([doc], {id(doc): "a.json"})}[claims.CLAIMS[3]["source"]]
+    assert "a.json): empty, N float32[1] device arrays (arg kind array), exact counts per launch +120 bc" in row["measured"]

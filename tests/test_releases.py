@@ -226,6 +226,48 @@ def test_the_stack_chain_changes_one_dependency_per_point_and_names_the_mover():
     assert got["verdict"].startswith("undecided: not measured at cuda-core; cuda-bindings")
 
 
+def _cstep(pid, moved=None, error=None, bc=0):
+    """A counts step of point *pid* (``commitcounts.step``'s shape at 0 args; none: *error*)."""
+    if error:
+        return {"commit": pid, "error": error}
+    d = {"per_launch": {"bytecodes": bc, "calls": 0}, "moved": moved, "counts_moved": moved, "c_callees": [],
+         "functions": [{"function": "_Kernel.launch", "delta": {"bytecodes": bc}, "status": "changed"}] if moved else [],
+         "functions_changed": int(bool(moved)), "kinds": ["bytecodes", "calls"], "c_callees_changed": 0}
+    return {"commit": pid, "moved": moved, "per_nargs": {"0": d}}
+
+
+def test_the_stack_bisect_says_where_the_exact_counts_change():
+    """A pin whose time step is too small to establish still changes what a launch executes: the counts
+    name it (numba-cuda's #877 branch on cuda-core >= 1.0 is one bytecode in _Kernel.launch)."""
+    pts = [("p0", ()), ("p1", ("numba", "llvmlite")), ("p2", ("numpy",)), ("p3", ("cuda-core",))]
+
+    def step(pid):
+        return {"commit": pid, "nargs": 0, "delta_us": 0.1, "ci_us": [-0.1, 0.3], "n": 20, "established": False}
+    sb = stackbisect.attribute(pts, [step("p1"), step("p2"), step("p3")])
+    assert sb["verdict"] == "no single dependency's step is established"
+    counts = [_cstep("p1", False), _cstep("p2", False), _cstep("p3", True, bc=1)]
+    pairs = stackbisect.counted(sb, counts)
+    assert [(g, c["commit"]) for g, c in pairs] == [(["numba", "llvmlite"], "p1"), (["numpy"], "p2"), (["cuda-core"], "p3")]
+    assert stackbisect.counts_reading(pairs) == "exact counts change only at cuda-core"
+    both = stackbisect.counted(sb, [_cstep("p1", True, bc=4), _cstep("p2", False), _cstep("p3", True, bc=1)])
+    assert stackbisect.counts_reading(both) == "exact counts change at numba+llvmlite; cuda-core"
+    none = stackbisect.counted(sb, [_cstep("p1", False), _cstep("p2", False), _cstep("p3", error="no counter")])
+    assert stackbisect.counts_reading(none) == "exact counts identical at every step; not comparable at cuda-core"
+    assert stackbisect.counts_reading(stackbisect.counted(sb, [])) == ""  # not counted: nothing said
+
+    from launchbench.output import releases as out
+
+    doc = {"range": "a b", "rounds_completed": 20, "settings": {"threshold_us": 0.2, "arg_counts": [0]},
+           "points": [], "levels": {}, "steps": [], "stack_bisect": sb,
+           "counts": {"steps": counts, "per_commit": {}, "unusable": {}}}
+    text = out.render(doc)
+    assert "stack bisect: no single dependency's step is established; exact counts change only at cuda-core" in text
+    assert "  cuda-core: 0 args +0.10 [-0.10, +0.30]; counts +1 bc, +0 calls (_Kernel.launch +1 bc)" in text
+    assert "  numpy: 0 args +0.10 [-0.10, +0.30]; counts =" in text
+    uncounted = out.render({k: v for k, v in doc.items() if k != "counts"})
+    assert "stack bisect: no single dependency's step is established\n" in uncounted and "; counts" not in uncounted
+
+
 # ---------------------------------------------------------------- end to end (stand-in wheels)
 
 
@@ -497,3 +539,22 @@ def test_no_counts_skips_the_pass_for_releases_as_for_history(counted_run):
     doc = read_json(out)
     assert "counts" not in doc and "counts step" not in stdout.getvalue()
     assert not (counted_run["base"] / "uncounted.logs" / "counts").exists()
+
+
+def test_report_renders_a_committed_releases_document_with_todays_renderer(tmp_path, capsys):
+    """The counted GPU run's stack bisect (lab README): ``report`` prints its table with the counts beside
+    the bisect, which the renderer of the day it ran did not write; --markdown writes the Markdown; a
+    compare-only option is one line."""
+    doc = str(Path(__file__).resolve().parent.parent / "lab" / "results" / "h100" / "2026-11-27-releases-counts"
+              / "stack-bisect.json.gz")
+    assert cli.main(["report", doc]) == 0
+    out = capsys.readouterr().out
+    assert "stack bisect: no single dependency's step is established; exact counts change only at cuda-core" in out
+    assert "; counts +1 bc, +0 calls (_Kernel.launch +1 bc)" in out
+    md = tmp_path / "sb.md"
+    assert cli.main(["report", doc, "--markdown", str(md)]) == 0
+    assert md.read_text().startswith("# Launch cost per point, numba-cuda==0.30.4+pinned numba-cuda==0.30.4")
+    capsys.readouterr()
+    assert cli.main(["report", doc, "--plot", str(tmp_path / "p.png")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--plot is for a compare JSON" in err and not (tmp_path / "p.png").exists()

@@ -1,6 +1,7 @@
 """``launchbench report``: Markdown, self-contained HTML and a PNG from a compare JSON
 (launchbench.output.report renders them); for a paired breakdown JSON, its text analysis
-recomputed from the samples by this launchbench (a committed run read with today's quantities)."""
+recomputed from the samples by this launchbench (a committed run read with today's quantities); for a
+releases JSON, its table as today's renderer writes it (the counts beside a stack bisect included)."""
 from __future__ import annotations
 
 from ..base.atomic import write_text_atomic
@@ -8,6 +9,7 @@ from ..base.errors import UserError
 from ..base.outpaths import add_inputs, check_outputs
 from ..output import documents
 from ..output.breakdown import breakdown_markdown, breakdown_text, paired, reanalyzed
+from ..output.releases import render as render_releases
 from ..output.report import default_outputs, export
 from . import common_args as ca
 
@@ -19,13 +21,14 @@ def register(sub) -> None:
         description="Render `launchbench compare` JSON. With no output options, writes <name>.md, "
         "<name>.html and <name>.png next to <name>.json (regenerates a committed reference report). "
         "A `launchbench breakdown` JSON is printed as text instead (--text FILE to write it); a paired "
-        "one is re-analysed from its samples.",
+        "one is re-analysed from its samples. A `launchbench releases` JSON: its table, as text (--text FILE) "
+        "or Markdown (--markdown FILE).",
     )
-    p.add_argument("results", help="results JSON written by `launchbench compare --output` (or breakdown)")
+    p.add_argument("results", help="results JSON written by `launchbench compare --output` (or breakdown, releases)")
     ca.add_markdown(p, "write the Markdown report here", metavar="FILE")
     p.add_argument("--html", metavar="FILE", help="write the self-contained HTML report here")
     p.add_argument("--plot", metavar="FILE", help="write the PNG plot here")
-    p.add_argument("--text", metavar="FILE", help="breakdown JSON: write the text analysis here (default: stdout)")
+    p.add_argument("--text", metavar="FILE", help="breakdown or releases JSON: write the text here (default: stdout)")
     # a paired breakdown JSON takes --markdown too: its analysis and exact counts as Markdown
     p.set_defaults(func=_run)
 
@@ -56,6 +59,8 @@ def _run(args) -> int:
         else:
             print(text, end="")
         return 0
+    if documents.kind_of(raw) == "history" and isinstance(raw, dict) and raw.get("kind") == "releases":
+        return _releases(documents.validate(raw, "history", args.results), args)
     result = documents.validate(raw, "compare", args.results)
     if args.text is not None:
         raise UserError(f"--text is for a breakdown JSON; for {args.results} (a compare JSON) give --markdown, "
@@ -68,4 +73,19 @@ def _run(args) -> int:
                    for key, value in outputs.items() if value is not None])
     for path in export(result, **outputs):
         print(f"wrote {path}")
+    return 0
+
+
+def _releases(doc: dict, args) -> int:
+    """A releases document's table: Markdown to --markdown, text to --text or stdout."""
+    for option, value in (("--html", args.html), ("--plot", args.plot)):
+        if value is not None:
+            raise UserError(f"{option} is for a compare JSON; {args.results} is a releases document, whose table "
+                            "--text FILE or --markdown FILE writes")
+    for path, markdown in ((args.markdown, True), (args.text, False)):
+        if path is not None:
+            write_text_atomic(path, render_releases(doc, markdown=markdown))
+            print(f"wrote {path}")
+    if args.markdown is None and args.text is None:
+        print(render_releases(doc), end="")
     return 0

@@ -4,7 +4,9 @@
 together: a numba release pins its llvmlite), so each measured step of the series differs from the
 previous point in exactly one pin; ``attribute`` reads the series' steps (``history.steps``) back
 onto those pins: a dependency is *named* when its step is established (its interval wholly beyond
-+/- the threshold) at some argument count. The order is a choice: a change that only matters in
++/- the threshold) at some argument count; ``counts_reading`` says at which steps the exact counts of a
+launch change, which names a dependency that changes what a launch executes even where its time step
+is too small to establish. The order is a choice: a change that only matters in
 combination with a later one shows at the later one's step (the docs say so).
 """
 from __future__ import annotations
@@ -67,3 +69,23 @@ def attribute(points: list, step_recs: list) -> dict:
     else:
         verdict = "no single dependency's step is established"
     return {"steps": rows, "named": named, "verdict": verdict}
+
+
+def counted(sb: dict, count_steps: list) -> list:
+    """[(dependencies, counts step or None)] per chain step of a stack bisect *sb* (``attribute``'s
+    result), from the series' counts steps (``commitcounts.steps``: ``commit`` = point id)."""
+    by = {c["commit"]: c for c in count_steps}
+    return [(r["dependencies"], by.get(r["point"])) for r in sb["steps"]]
+
+
+def counts_reading(pairs: list) -> str:
+    """Where the exact counts change along the chain (*pairs*: ``counted``'s), or "" when nothing was
+    counted."""
+    usable = [(g, c) for g, c in pairs if c and "error" not in c]
+    if not usable:
+        return ""
+    moved = ["+".join(g) for g, c in usable if c.get("moved")]
+    text = ("exact counts change only at " if len(moved) == 1 else "exact counts change at ") + "; ".join(moved) \
+        if moved else "exact counts identical at every step"
+    unknown = ["+".join(g) for g, c in pairs if not c or "error" in c]
+    return text + ("; not comparable at " + "; ".join(unknown) if unknown else "")

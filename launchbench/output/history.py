@@ -67,6 +67,12 @@ def counts_cell(cstep: dict | None) -> str:
     return "; ".join(parts)
 
 
+def counts_where(cstep: dict | None) -> str:
+    """A counts step with the functions that moved: '+1 bc, +0 calls (_Kernel.launch +1 bc)'."""
+    where = top_functions(cstep)
+    return counts_cell(cstep) + (f" ({where})" if where else "")
+
+
 def top_functions(cstep: dict, top: int = TOP_FUNCTIONS) -> str:
     """The functions that moved most at the largest arg count: 'Dispatcher.call +47 bc'."""
     if not cstep or "error" in cstep or not cstep.get("moved"):

@@ -7,8 +7,9 @@ import os
 
 from ..base.atomic import write_text_atomic
 from ..base.errors import UserError
+from ..engine import stackbisect
 from ..environments.ledger import version_key
-from .history import counts_cell
+from .history import counts_cell, counts_where
 
 STACK_ABBREV = {"numba": "nb", "llvmlite": "llvm", "numpy": "np", "cuda-core": "core", "cuda-bindings": "bind"}
 
@@ -116,11 +117,13 @@ def render(doc: dict, markdown: bool = False) -> str:
     foot += counts_foot(doc)
     sb = doc.get("stack_bisect")
     if sb:
-        foot.append(f"stack bisect: {sb['verdict']}")
-        for r in sb["steps"]:
+        pairs = stackbisect.counted(sb, (doc.get("counts") or {}).get("steps", []))
+        reading = stackbisect.counts_reading(pairs)
+        foot.append(f"stack bisect: {sb['verdict']}" + (f"; {reading}" if reading else ""))
+        for r, (_group, cstep) in zip(sb["steps"], pairs):
             foot.append(f"  {'+'.join(r['dependencies'])}: " + (", ".join(
                 f"{s['nargs']} args {ci_text(s['delta_us'], s['ci_us'], True)}" + (" <==" if s["established"] else "")
-                for s in r["steps"]) or "not measured"))
+                for s in r["steps"]) or "not measured") + (f"; counts {counts_where(cstep)}" if "counts" in doc else ""))
     if markdown:
         lines = [f"# {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in body]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from xml.sax.saxutils import escape
 
+from .history import counts_cell
 from .releases import NEWEST, arguments_text, ci_text, group_series, stack_cell
 
 #: Line colours by argument count (n % 8: one count, one colour in every panel; colour-blind safe, Okabe-Ito).
@@ -23,17 +24,23 @@ LEFT, RIGHT, TOP, BOTTOM = 58, 96, 36, 62
 
 def series_of(doc: dict) -> list[dict]:
     """Per series of a releases document: ``{project, stack, counts, rows}``, a row per release in version
-    order: ``{version, stack, levels: {nargs: level record}, refused, established}``."""
+    order: ``{version, stack, levels: {nargs: level record}, refused, established, counts_step}`` (the exact
+    counts step from the series' previous measured release; none before the first, or where the run did
+    not count: ``counted``)."""
     counts = list((doc.get("settings") or {}).get("arg_counts") or [])
     levels = doc.get("levels") or {}
     established = set(doc.get("established") or [])
+    csteps = {(c["previous"], c["commit"]): c for c in (doc.get("counts") or {}).get("steps", [])}
     out = []
     for one in group_series(doc.get("points") or []):
-        rows = [{"version": p["version"], "stack": p.get("stack"), "refused": p.get("refused"),
-                 "levels": {int(r["nargs"]): r for r in levels.get(p["sha"]) or []} if p.get("measured") else {},
-                 "established": p["sha"] in established} for p in one["points"]]
+        rows, previous = [], None
+        for p in one["points"]:
+            lv = {int(r["nargs"]): r for r in levels.get(p["sha"]) or []} if p.get("measured") else {}
+            rows.append({"version": p["version"], "stack": p.get("stack"), "refused": p.get("refused"), "levels": lv,
+                         "established": p["sha"] in established, "counts_step": csteps.get((previous, p["sha"]))})
+            previous = p["sha"] if lv else previous
         out.append({"project": one["project"], "stack": one["stack"], "counts": counts, "rows": rows,
-                    "simulator": bool(doc.get("simulator"))})
+                    "simulator": bool(doc.get("simulator")), "counted": "counts" in doc})
     return out
 
 
@@ -114,6 +121,7 @@ def render_svg(docs: list) -> str:
 def _table(series: dict) -> list[str]:
     counts = series["counts"]
     head = ["release", "stack"] + [f"{n} args: µs [95% CI]" for n in counts] + ["rounds", "step"]
+    head += ["counts step"] if series.get("counted") else []
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in series["rows"]:
         if r["refused"]:
@@ -123,8 +131,10 @@ def _table(series: dict) -> list[str]:
             continue
         cells = [ci_text(r["levels"][n]["us"], r["levels"][n]["ci_us"]) if n in r["levels"] else "" for n in counts]
         rounds = sorted({lv.get("rounds") for lv in r["levels"].values()} - {None})
-        lines.append("| " + " | ".join([r["version"], stack_cell(r["stack"]), *cells, "/".join(map(str, rounds)),
-                                        "established" if r["established"] else ""]) + " |")
+        row = [r["version"], stack_cell(r["stack"]), *cells, "/".join(map(str, rounds)),
+               "established" if r["established"] else ""]
+        row += [counts_cell(r["counts_step"]).replace("|", "/")] if series.get("counted") else []
+        lines.append("| " + " | ".join(row) + " |")
     return lines
 
 
@@ -139,7 +149,9 @@ def render_markdown(docs: list, sources: list, svg_name: str) -> str:
              "their steps are paired ([Releases](releases.md)); levels from different documents carry their own "
              "runs' conditions. Refused releases (they did not install, import or launch) are in the tables, not "
              "in the chart; \"established\" marks a release whose step from the previous one has a 95 % interval "
-             "wholly beyond the document's threshold at some argument count. The same values as asv results: "
+             "wholly beyond the document's threshold at some argument count; \"counts step\" (where the run counted) is the "
+             "exact change in bytecodes and calls per launch from the previous measured release, over the argument "
+             "counts (= identical). The same values as asv results: "
              "`launchbench asv-series`.", "",
              f"![Launch cost per release, one line per argument count]({svg_name})", ""]
     for doc, source in zip(docs, sources):
