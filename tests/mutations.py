@@ -30,12 +30,21 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # mutation (old must occur exactly once); tests: pytest arguments run in the mutated copy.
 MUTATIONS = [
     {
+        "name": "claims: #877's branch is in _Kernel.launch at every arg count",
+        "why": "counts that move elsewhere at some arg count would read as the claimed branch",
+        "file": "launchbench/output/claims.py",
+        "old": "    if all(fn in names for names in changed):\n",
+        "new": "    if any(fn in names for names in changed):\n",
+        "tests": ["tests/test_claims.py::test_claim_877_is_read_from_the_exact_counts_of_the_two_stacks"],
+    },
+    {
         "name": "series page: a counts step from the previous measured release",
         "why": "a refused release between two measured ones would break the chain of counts steps",
         "file": "launchbench/output/seriespage.py",
         "old": '            previous = p["sha"] if lv else previous\n',
         "new": '            previous = p["sha"]\n',
-        "tests": ["tests/test_asv_series.py::test_a_counted_series_shows_each_releases_exact_counts_step_from_the_previous_measured_one"],
+        "tests": ["tests/test_asv_series.py::"
+                  "test_a_counted_series_shows_each_releases_exact_counts_step_from_the_previous_measured_one"],
     },
     {
         "name": "stack bisect: counts name only the steps whose counts moved",

@@ -224,3 +224,28 @@ def test_the_ubench_ratio_takes_the_release_of_the_exact_label_before_its_pinned
     doc["counts"] = {"steps": [_counts_step("numba-cuda==0.30.4+pinned", "numba-cuda-mlir==0.6.0", 120, "_array_layout")]}
     row = {r["source"]: r for r in claims.rows([doc], {id(doc): "a.json"})}[claims.CLAIMS[3]["source"]]
     assert "a.json): empty, N float32[1] device arrays (arg kind array), exact counts per launch +120 bc" in row["measured"]
+
+
+def test_claim_877_is_read_from_the_exact_counts_of_the_two_stacks():
+    """#877 claims no cost, only that _Kernel.launch runs another branch on every launch with cuda-core >= 1.0:
+    agree when the counts differ there at every arg count, disagree when they are identical or move
+    elsewhere, undecided where the run did not count."""
+    a, b = "numba-cuda==0.30.4+cuda-core==0.7.0", "numba-cuda==0.30.4+cuda-core==1.2.2"
+    src = "numba-cuda f62f98a8 (#877: the cuda-core >= 1.0 branch)"
+    doc = _doc([_step(a, b, 0, -0.01, 0.39), _step(a, b, 1, 0.15, 0.51)], {a: [_lv(0, 18.0), _lv(1, 28.0)]})
+
+    def row():
+        return {r["source"]: r for r in claims.rows([doc])}[src]
+    assert row()["verdict"] == "undecided" and "did not count" in row()["why"]
+    step = _counts_step(a, b, 1, "_Kernel.launch")
+    step["per_nargs"]["1"] = step["per_nargs"]["0"]
+    doc["counts"] = {"steps": [step]}
+    got = row()
+    assert got["verdict"] == "agree" and "differ in _Kernel.launch and nowhere else, at every arg count (2)" in got["why"]
+    assert "exact counts per launch +1 bc, +1 calls (_Kernel.launch +1 bc)" in got["measured"]
+    step["per_nargs"]["1"] = _counts_step(a, b, 2, "CUDADispatcher.call")["per_nargs"]["0"]  # elsewhere at 1 arg
+    assert row()["verdict"] == "disagree" and "not in _Kernel.launch at every arg count" in row()["why"]
+    doc["counts"] = {"steps": [dict(step, moved=False)]}
+    assert row()["verdict"] == "disagree" and "identical at both points" in row()["why"]
+    doc["counts"] = {"steps": [{"previous": a, "commit": b, "error": "counting failed: boom"}]}
+    assert row()["verdict"] == "undecided" and "boom" in row()["why"]

@@ -16,10 +16,11 @@ from .releases import arguments_text
 #: what each claim needs: the step between two points of a releases run (``from`` -> ``to``, point
 #: labels as ``launchbench releases`` writes them), read as ``expect``:
 #: faster (agree: established faster at every measured arg count), free (agree: the 95 % interval
-#: within +/- ``within_pct`` of the earlier point's cost at every arg count), report (no number was
-#: claimed: the measured step is shown, no verdict), ratio (``rows``: the speed-up of ``to`` over ``from``
-#: per row, from the per-round samples of releases documents of each row's arg kind) or lock (a
-#: lock-probe document probing ``to``). ``arg_kind``: the releases document's --arg-kind (default array).
+#: within +/- ``within_pct`` of the earlier point's cost at every arg count), branch (no cost was claimed:
+#: agree when the exact counts of a launch differ between the two points in ``function`` at every arg
+#: count, i.e. other code runs on every launch; the measured step is its cost), ratio (``rows``: the speed-up
+#: of ``to`` over ``from`` per row, from the per-round samples of releases documents of each row's arg kind)
+#: or lock (a lock-probe document probing ``to``). ``arg_kind``: the releases document's --arg-kind (default array).
 CLAIMS = (
     {"id": "mlir-235", "source": "numba-cuda-mlir #232/#235 (0.4.2)",
      "claim": "up to 0.4.1 every launch synchronized (cuCtxSynchronize plus a device-to-host read of an error "
@@ -51,7 +52,8 @@ CLAIMS = (
      "run": "launchbench releases numba-cuda==0.29.0,0.30.0 on one stack (+pinned)"},
     {"id": "nc-877", "source": "numba-cuda f62f98a8 (#877: the cuda-core >= 1.0 branch)",
      "claim": "_Kernel.launch takes another branch on every launch when cuda-core >= 1.0 (no cost stated)",
-     "from": "numba-cuda==0.30.4+cuda-core==0.7.0", "to": "numba-cuda==0.30.4+cuda-core==1.2.2", "expect": "report",
+     "from": "numba-cuda==0.30.4+cuda-core==0.7.0", "to": "numba-cuda==0.30.4+cuda-core==1.2.2", "expect": "branch",
+     "function": "_Kernel.launch",
      "run": "launchbench releases numba-cuda==0.30.4+cuda-core==0.7.0 numba-cuda==0.30.4+cuda-core==1.2.2"},
 )
 
@@ -87,22 +89,46 @@ def find_step(claim: dict, docs: list):
     return None
 
 
-def counts_text(doc: dict, frm: str, to: str) -> str:
-    """The exact counts step from *frm* to *to* in *doc* (labels as written; ``+pinned`` matches), or ""
+def counts_step(doc: dict, frm: str, to: str) -> dict | None:
+    """The exact counts step from *frm* to *to* in *doc* (labels as written; ``+pinned`` matches), or None
     where the document counted nothing there."""
-    for c in (doc.get("counts") or {}).get("steps", []):
-        if _same(c["previous"], frm) and _same(c["commit"], to):
-            if "error" in c:
-                return f"exact counts not comparable ({c['error']})"
-            return "exact counts per launch " + ("identical" if not c["moved"] else counts_where(c))
-    return ""
+    return next((c for c in (doc.get("counts") or {}).get("steps", [])
+                 if _same(c["previous"], frm) and _same(c["commit"], to)), None)
 
 
-def verdict(claim: dict, steps: list, before: dict, threshold: float) -> tuple[str, str]:
-    """(agree / disagree / undecided / measured, why) from the measured steps."""
+def counts_text(cstep: dict | None) -> str:
+    """*cstep* in words for the "measured" cell ("" for none)."""
+    if cstep is None:
+        return ""
+    if "error" in cstep:
+        return f"exact counts not comparable ({cstep['error']})"
+    return "exact counts per launch " + ("identical" if not cstep["moved"] else counts_where(cstep))
+
+
+def branch_verdict(claim: dict, cstep: dict | None) -> tuple[str, str]:
+    """A claim that other code runs on every launch, read from the exact counts step: agree when
+    ``claim["function"]`` is among the functions whose counts changed, at every arg count."""
+    fn = claim["function"]
+    if cstep is None:
+        return "undecided", "the run did not count its launches: only exact counts can show which code runs"
+    if "error" in cstep:
+        return "undecided", f"the counts do not compare: {cstep['error']}"
+    if not cstep["moved"]:
+        return "disagree", "the exact counts of a launch are identical at both points: the same code runs"
+    changed = [{f["function"] for f in d.get("functions", [])} for d in cstep["per_nargs"].values()]
+    if all(fn in names for names in changed):
+        alone = all(names == {fn} for names in changed)
+        return "agree", (f"the exact counts of every launch differ in {fn}" + (" and nowhere else" if alone else "")
+                         + f", at every arg count ({len(changed)}): another path runs; its cost is the step")
+    return "disagree", f"the exact counts move, but not in {fn} at every arg count"
+
+
+def verdict(claim: dict, steps: list, before: dict, threshold: float, cstep: dict | None = None) -> tuple[str, str]:
+    """(agree / disagree / undecided, why) from the measured steps (and *cstep*, the exact counts step
+    between the claim's points, for a ``branch`` claim)."""
     exp = claim["expect"]
-    if exp == "report":
-        return "measured", "no cost was claimed; the step is the answer"
+    if exp == "branch":
+        return branch_verdict(claim, cstep)
     if exp == "faster":
         if all(s["established"] and s["ci_us"][1] < 0 for s in steps):
             return "agree", f"faster at every arg count, each 95% CI wholly below -{threshold} µs"
@@ -169,7 +195,7 @@ def ratio_row(claim: dict, docs: list, sources: dict):
                 m, lo, hi = stats.mean_ci(ratios)
                 got[label] = (m, lo, hi, len(ratios), claimed)
                 place = f"{(doc.get('device') or {}).get('name') or 'GPU'} ({sources.get(id(doc), doc.get('created', ''))})"
-                counted = counts_text(doc, claim["from"], claim["to"])
+                counted = counts_text(counts_step(doc, claim["from"], claim["to"]))
                 place += f": {arguments_text(doc['settings'])}, {counted}" if counted else ""
                 if place not in where:
                     where.append(place)
@@ -247,12 +273,13 @@ def rows(docs: list, sources: dict | None = None) -> list:
                         "verdict": "not measured yet", "why": f"needs {c['run']}"})
             continue
         doc, steps, before = got
-        v, why = verdict(c, steps, before, doc["settings"]["threshold_us"])
+        cstep = counts_step(doc, c["from"], c["to"])
+        v, why = verdict(c, steps, before, doc["settings"]["threshold_us"], cstep)
         where = (sources or {}).get(id(doc), doc.get("created", ""))
         dev = (doc.get("device") or {}).get("name") or "GPU"
         kernel = KERNEL if _kind(doc) == "array" else arguments_text(doc["settings"]) + ", launched [1, 1]"
         why += f"; {c['note']}" if c.get("note") else ""
-        counted = counts_text(doc, c["from"], c["to"])
+        counted = counts_text(cstep)
         measured = f"{c['from']} -> {c['to']}, {kernel}, on {dev}: {_cell(steps, before)}"
         out.append({"claim": c["claim"], "source": c["source"], "verdict": v, "why": why,
                     "measured": measured + (f"; {counted}" if counted else "") + f" ({where})"})
