@@ -59,7 +59,7 @@ def _run(args) -> int:
         else:
             print(text, end="")
         return 0
-    if documents.kind_of(raw) == "history" and isinstance(raw, dict) and raw.get("kind") == "releases":
+    if documents.kind_of(raw) == "history" and raw.get("kind") == "releases":  # kind_of: a dict with a schema
         return _releases(documents.validate(raw, "history", args.results), args)
     result = documents.validate(raw, "compare", args.results)
     if args.text is not None:

@@ -85,7 +85,9 @@ def counts_reading(pairs: list) -> str:
     if not usable:
         return ""
     moved = ["+".join(g) for g, c in usable if c.get("moved")]
-    text = ("exact counts change only at " if len(moved) == 1 else "exact counts change at ") + "; ".join(moved) \
-        if moved else "exact counts identical at every step"
+    if not moved:
+        text = "exact counts identical at every step"
+    else:
+        text = ("exact counts change only at " if len(moved) == 1 else "exact counts change at ") + "; ".join(moved)
     unknown = ["+".join(g) for g, c in pairs if not c or "error" in c]
     return text + ("; not comparable at " + "; ".join(unknown) if unknown else "")

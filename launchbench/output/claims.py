@@ -187,6 +187,9 @@ def ratio_row(claim: dict, docs: list, sources: dict):
     points, newest first per row; None when no row is measured."""
     got, where = {}, []
     for doc in _measured(docs, "releases"):
+        place = f"{(doc.get('device') or {}).get('name') or 'GPU'} ({sources.get(id(doc), doc.get('created', ''))})"
+        counted = counts_text(counts_step(doc, claim["from"], claim["to"]))
+        place += f": {arguments_text(doc['settings'])}, {counted}" if counted else ""
         for label, kind, n, claimed in claim["rows"]:
             if label in got or (kind is not None and kind != _kind(doc)) or n not in doc["settings"].get("arg_counts", ()):
                 continue
@@ -194,9 +197,6 @@ def ratio_row(claim: dict, docs: list, sources: dict):
             if len(ratios) >= 2:
                 m, lo, hi = stats.mean_ci(ratios)
                 got[label] = (m, lo, hi, len(ratios), claimed)
-                place = f"{(doc.get('device') or {}).get('name') or 'GPU'} ({sources.get(id(doc), doc.get('created', ''))})"
-                counted = counts_text(counts_step(doc, claim["from"], claim["to"]))
-                place += f": {arguments_text(doc['settings'])}, {counted}" if counted else ""
                 if place not in where:
                     where.append(place)
     if not got:
